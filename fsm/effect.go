@@ -1,0 +1,138 @@
+package fsm
+
+import (
+	"strconv"
+	"time"
+)
+
+// EffectKind says what a runtime must do. Effects are imperatives.
+type EffectKind uint8
+
+// Effect kinds.
+const (
+	// Dial: open connection Conn for Slot (transport, then handshake). Attempt is the one-based
+	// policy attempt, or 0 for initial connections and attempts without a policy.
+	Dial EffectKind = iota + 1
+	// ArmTimer: fire Timer after After.
+	ArmTimer
+	// CancelTimer: Timer need not fire (a late fire is ignored anyway).
+	CancelTimer
+	// Close: close Conn (abort an attempt in progress, or a ready connection). With Drain, a
+	// ready connection first completes the commands it accepted.
+	Close
+	// Route: Slot now routes to Conn (zero: no connection) and is in State. Runtimes publish this
+	// in their routing snapshot.
+	Route
+	// Emit: deliver the Lifecycle observation, in order, off the event loop.
+	Emit
+	// Record: record Metric.
+	Record
+	// Complete: answer Waiter with Outcome (Slot and Conn when granted, Err when failed).
+	Complete
+)
+
+var effectNames = [...]string{"none", "dial", "arm-timer", "cancel-timer", "close", "route",
+	"emit", "record", "complete"}
+
+// String returns the kebab-case name of the kind.
+func (k EffectKind) String() string {
+	if int(k) < len(effectNames) {
+		return effectNames[k]
+	}
+	return "effect(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Effect is one output of a machine: plain data for a runtime to execute.
+type Effect struct {
+	// Kind says what to do.
+	Kind EffectKind
+	// Slot is the slot concerned (Dial, Route, Complete).
+	Slot int
+	// Conn is the connection concerned (Dial, Close, Route, Complete).
+	Conn ConnID
+	// Timer is the timer concerned (ArmTimer, CancelTimer).
+	Timer TimerID
+	// Waiter is the waiter answered by Complete.
+	Waiter WaiterID
+	// Attempt is the attempt number of a Dial.
+	Attempt int
+	// After is the delay of ArmTimer.
+	After time.Duration
+	// State is the slot state published by Route.
+	State SlotState
+	// Drain asks Close to let accepted commands finish first.
+	Drain bool
+	// Outcome is the answer of Complete.
+	Outcome Outcome
+	// Err is the error of a failed Complete.
+	Err error
+	// Lifecycle is the observation of Emit.
+	Lifecycle Lifecycle
+	// Metric is the measurement of Record.
+	Metric Metric
+}
+
+// AppendTo appends a deterministic, single-line description of f to dst.
+func (f *Effect) AppendTo(dst []byte) []byte {
+	dst = append(dst, f.Kind.String()...)
+	switch f.Kind {
+	case Dial:
+		dst = appendUint(dst, " slot=", uint64(f.Slot))
+		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		dst = appendUint(dst, " attempt=", uint64(f.Attempt))
+	case ArmTimer:
+		dst = appendUint(dst, " timer=", uint64(f.Timer))
+		dst = append(dst, " after="...)
+		dst = appendDuration(dst, f.After)
+	case CancelTimer:
+		dst = appendUint(dst, " timer=", uint64(f.Timer))
+	case Close:
+		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		if f.Drain {
+			dst = append(dst, " drain"...)
+		}
+	case Route:
+		dst = appendUint(dst, " slot=", uint64(f.Slot))
+		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		dst = append(dst, " state="...)
+		dst = append(dst, f.State.String()...)
+	case Emit:
+		dst = append(dst, ' ')
+		dst = f.Lifecycle.AppendTo(dst)
+	case Record:
+		dst = append(dst, ' ')
+		dst = append(dst, f.Metric.Instrument.Name()...)
+		dst = append(dst, " source="...)
+		dst = append(dst, f.Metric.Source.String()...)
+		dst = append(dst, " value="...)
+		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
+	case Complete:
+		dst = appendUint(dst, " waiter=", uint64(f.Waiter))
+		dst = append(dst, " outcome="...)
+		dst = append(dst, f.Outcome.String()...)
+		if f.Outcome == OutcomeGranted {
+			dst = appendUint(dst, " slot=", uint64(f.Slot))
+			dst = appendUint(dst, " conn=", uint64(f.Conn))
+		}
+		if f.Err != nil {
+			dst = append(dst, " err="...)
+			dst = strconv.AppendQuote(dst, f.Err.Error())
+		}
+	}
+	return dst
+}
+
+// String returns AppendTo's description.
+func (f Effect) String() string { return string(f.AppendTo(nil)) }
+
+// Outbox collects the effects of steps. Reuse one Outbox (Reset between steps) so that stepping
+// allocates nothing once its capacity has grown.
+type Outbox struct {
+	// Effects are the effects appended so far, in order.
+	Effects []Effect
+}
+
+// Reset empties the outbox, keeping its capacity.
+func (o *Outbox) Reset() { o.Effects = o.Effects[:0] }
+
+func (o *Outbox) add(f Effect) { o.Effects = append(o.Effects, f) }

@@ -1,0 +1,170 @@
+package fsm
+
+import (
+	"strconv"
+	"time"
+)
+
+// EventKind says what happened. Events are past-tense facts.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// Demanded: a caller needs a connection (Waiter, Need).
+	Demanded EventKind = iota + 1
+	// Noticed: a caller saw that Slot has no connection and is waiting for use; the slot's next
+	// attempt may start. The caller itself is served elsewhere or demands separately.
+	Noticed
+	// Withdrew: Waiter stopped waiting (cancellation or deadline).
+	Withdrew
+	// DialSucceeded: the transport connection of Conn is established; its handshake runs.
+	DialSucceeded
+	// HandshakeDone: Conn finished its handshake and required identity; it is ready.
+	HandshakeDone
+	// DialFailed: establishing or handshaking Conn failed with Err (Class classifies it).
+	DialFailed
+	// ConnLost: the ready (or handshaking) connection Conn failed with Err.
+	ConnLost
+	// TimerFired: Timer expired.
+	TimerFired
+	// Retired: the generation stops taking new work; accepted commands drain.
+	Retired
+	// Disposed: the client is closing; everything stops now.
+	Disposed
+)
+
+var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
+	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed"}
+
+// String returns the kebab-case name of the kind.
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return "event(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Need says what a demand needs.
+type Need uint8
+
+// Demand needs.
+const (
+	// NeedAny: any ready slot will do (an ordinary command).
+	NeedAny Need = iota
+	// NeedAll: every slot must be ready (initial eager connect, identity setup).
+	NeedAll
+)
+
+// String returns "any" or "all".
+func (n Need) String() string {
+	if n == NeedAll {
+		return "all"
+	}
+	return "any"
+}
+
+// FailureClass classifies a connection failure for retry decisions.
+type FailureClass uint8
+
+// Failure classes.
+const (
+	// Transient failures (refused, reset, timeouts, transient server errors) may be retried.
+	Transient FailureClass = iota
+	// Permanent failures (authentication, ACL, TLS authentication, protocol or configuration
+	// errors) are never retried by a dedicated rent.
+	Permanent
+)
+
+// String returns "transient" or "permanent".
+func (c FailureClass) String() string {
+	if c == Permanent {
+		return "permanent"
+	}
+	return "transient"
+}
+
+// Event is one input to a machine. It is a flat value (no interfaces but Err) so that stepping
+// allocates nothing and a journal of events is a plain slice.
+type Event struct {
+	// Kind says what happened.
+	Kind EventKind
+	// At is the runtime's time, as an offset from its origin, when the event was stepped.
+	At time.Duration
+	// Draw is a number drawn uniformly from [0, 1) by the runtime for this event; machines use it
+	// for jitter.
+	Draw float64
+	// Slot is the slot of a Noticed event.
+	Slot int
+	// Conn is the connection of dial and connection events.
+	Conn ConnID
+	// Timer is the timer of a TimerFired event.
+	Timer TimerID
+	// Waiter is the waiter of Demanded and Withdrew events.
+	Waiter WaiterID
+	// Need is what a Demanded event needs.
+	Need Need
+	// Class classifies the Err of a DialFailed event.
+	Class FailureClass
+	// Err is the failure of DialFailed and ConnLost events.
+	Err error
+}
+
+// AppendTo appends a deterministic, single-line description of e to dst.
+func (e *Event) AppendTo(dst []byte) []byte {
+	dst = appendClock(dst, e.At)
+	dst = append(dst, ' ')
+	dst = append(dst, e.Kind.String()...)
+	switch e.Kind {
+	case Demanded:
+		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
+		dst = append(dst, " need="...)
+		dst = append(dst, e.Need.String()...)
+	case Noticed:
+		dst = appendUint(dst, " slot=", uint64(e.Slot))
+	case Withdrew:
+		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
+	case DialSucceeded, HandshakeDone:
+		dst = appendUint(dst, " conn=", uint64(e.Conn))
+	case DialFailed, ConnLost:
+		dst = appendUint(dst, " conn=", uint64(e.Conn))
+		if e.Kind == DialFailed {
+			dst = append(dst, " class="...)
+			dst = append(dst, e.Class.String()...)
+		}
+		if e.Err != nil {
+			dst = append(dst, " err="...)
+			dst = strconv.AppendQuote(dst, e.Err.Error())
+		}
+	case TimerFired:
+		dst = appendUint(dst, " timer=", uint64(e.Timer))
+	}
+	dst = append(dst, " draw="...)
+	return strconv.AppendFloat(dst, e.Draw, 'g', -1, 64)
+}
+
+// String returns AppendTo's description.
+func (e Event) String() string { return string(e.AppendTo(nil)) }
+
+func appendUint(dst []byte, label string, v uint64) []byte {
+	dst = append(dst, label...)
+	return strconv.AppendUint(dst, v, 10)
+}
+
+// appendClock appends a fixed-format clock reading: seconds with millisecond and nanosecond
+// precision ("t=12.000250125").
+func appendClock(dst []byte, at time.Duration) []byte {
+	dst = append(dst, "t="...)
+	if at < 0 {
+		dst = append(dst, '-')
+		at = -at
+	}
+	dst = strconv.AppendInt(dst, int64(at/time.Second), 10)
+	dst = append(dst, '.')
+	frac := int64(at % time.Second)
+	var tmp [9]byte
+	for i := 8; i >= 0; i-- {
+		tmp[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(dst, tmp[:]...)
+}

@@ -1,0 +1,498 @@
+package fsm
+
+import (
+	"strconv"
+	"time"
+)
+
+// SlotState is the state of one command slot.
+type SlotState uint8
+
+// Command slot states.
+const (
+	// SlotFresh: never connected; the first demand dials.
+	SlotFresh SlotState = iota
+	// SlotScheduled: a policy delay runs before the next attempt.
+	SlotScheduled
+	// SlotConnecting: an attempt is dialing.
+	SlotConnecting
+	// SlotHandshaking: an attempt's transport is up and its handshake runs.
+	SlotHandshaking
+	// SlotReady: the slot has a ready connection.
+	SlotReady
+	// SlotFailed: the last attempt failed; the next use starts another one.
+	SlotFailed
+	// SlotExhausted: the slot reached the policy's attempt limit. Sticky.
+	SlotExhausted
+	// SlotRetired: the generation was retired or disposed. Terminal.
+	SlotRetired
+)
+
+var slotStateNames = [...]string{"fresh", "scheduled", "connecting", "handshaking", "ready",
+	"failed", "exhausted", "retired"}
+
+// String returns the lower-case name of the state.
+func (s SlotState) String() string {
+	if int(s) < len(slotStateNames) {
+		return slotStateNames[s]
+	}
+	return "slot-state(" + strconv.Itoa(int(s)) + ")"
+}
+
+// InProgress reports whether an attempt is scheduled or running.
+func (s SlotState) InProgress() bool {
+	return s == SlotScheduled || s == SlotConnecting || s == SlotHandshaking
+}
+
+// AwaitsUse reports whether the slot starts an attempt when it is next used.
+func (s SlotState) AwaitsUse() bool { return s == SlotFresh || s == SlotFailed }
+
+// DefaultMaxWaiters is the bound on pending demands of a Mux when MuxConfig.MaxWaiters is zero.
+const DefaultMaxWaiters = 1 << 16
+
+// MuxConfig configures a Mux.
+type MuxConfig struct {
+	// Slots is the number of multiplexed connections (at least 1).
+	Slots int
+	// Policy is the reconnect policy, or nil for none. It must be valid.
+	Policy *Policy
+	// MaxWaiters bounds pending demands; zero means DefaultMaxWaiters. A demand beyond the bound
+	// completes at once with OutcomeOverflow.
+	MaxWaiters int
+	// IDBase is added to every ConnID and TimerID the machine allocates, so that several machines
+	// can share one runtime without clashing identifiers.
+	IDBase uint64
+}
+
+// slot is the recovery state of one command slot.
+type slot struct {
+	state SlotState
+	// conn is the connection being attempted or the ready one.
+	conn ConnID
+	// timer is the armed delay timer while scheduled.
+	timer TimerID
+	// attempt is the policy attempt number of the current attempt (0: initial or no policy).
+	attempt int
+	// failures counts consecutive failed replacement attempts in the current episode.
+	failures int
+	// replacing is true once the slot has been ready: its attempts are replacements, governed by
+	// the policy. Before that, attempts are initial connections: immediate and uncounted.
+	replacing bool
+	// err is the slot's last connection error.
+	err error
+}
+
+type pending struct {
+	waiter WaiterID
+	need   Need
+}
+
+// Mux is the command-slot machine of one multiplexer generation: Slots connections to one
+// endpoint, each replaced on demand after failure under the reconnect policy.
+//
+// Rules (spec "Connection recovery"):
+//   - A ready connection that fails is replaced at once: without a policy the replacement dials
+//     immediately, with one it waits InitialDelay first. A failed replacement is retried on the
+//     next use of the slot (a Demanded or Noticed event), after the policy's next delay.
+//   - Concurrent demands share the slot's in-progress attempt; a slot has at most one attempt.
+//   - The per-slot counter counts consecutive failed replacements; a ready connection resets it,
+//     so a peer that accepts and then drops starts every episode at attempt 1.
+//   - A slot whose failures reach MaxAttempts is exhausted for the life of the generation; other
+//     slots keep serving. When every slot is exhausted, demands fail with OutcomeExhausted. A
+//     NeedAll demand fails as soon as any slot is exhausted.
+//   - Retired and Disposed cancel scheduled delays and attempts in progress.
+//
+// Initial connections (before a slot was ever ready) are not governed by the policy: each is a
+// single immediate attempt, and a later use tries again.
+type Mux struct {
+	cfg     MuxConfig
+	slots   []slot
+	waiters []pending
+	nextID  uint64
+	rr      int
+	closed  bool
+	lastErr error
+}
+
+// NewMux returns a machine for cfg. It panics if cfg.Slots < 1 or the policy is invalid: the
+// caller validates options before building machines.
+func NewMux(cfg MuxConfig) *Mux {
+	if cfg.Slots < 1 {
+		panic("fsm: MuxConfig.Slots must be at least 1")
+	}
+	if err := cfg.Policy.Validate(); err != nil {
+		panic("fsm: " + err.Error())
+	}
+	if cfg.MaxWaiters <= 0 {
+		cfg.MaxWaiters = DefaultMaxWaiters
+	}
+	return &Mux{cfg: cfg, slots: make([]slot, cfg.Slots)}
+}
+
+// Slots returns the number of slots.
+func (m *Mux) Slots() int { return len(m.slots) }
+
+// SlotState returns the state of slot i.
+func (m *Mux) SlotState(i int) SlotState { return m.slots[i].state }
+
+// SlotFailures returns the consecutive failed replacements of slot i in its current episode.
+func (m *Mux) SlotFailures(i int) int { return m.slots[i].failures }
+
+// Pending returns the number of pending demands.
+func (m *Mux) Pending() int { return len(m.waiters) }
+
+// Step applies ev and appends the resulting effects to out.
+func (m *Mux) Step(ev *Event, out *Outbox) {
+	switch ev.Kind {
+	case Demanded:
+		m.demanded(ev, out)
+	case Noticed:
+		if !m.closed && ev.Slot >= 0 && ev.Slot < len(m.slots) && m.slots[ev.Slot].state.AwaitsUse() {
+			m.start(ev.Slot, ev, out)
+		}
+	case Withdrew:
+		m.withdrew(ev.Waiter, out)
+	case DialSucceeded:
+		if i := m.slotOf(ev.Conn); i >= 0 && m.slots[i].state == SlotConnecting {
+			m.slots[i].state = SlotHandshaking
+		} else if i < 0 {
+			m.closeStray(ev.Conn, out)
+		}
+	case HandshakeDone:
+		if i := m.slotOf(ev.Conn); i >= 0 {
+			if s := &m.slots[i]; s.state == SlotConnecting || s.state == SlotHandshaking {
+				m.ready(i, out)
+			}
+		} else {
+			m.closeStray(ev.Conn, out)
+		}
+	case DialFailed:
+		if i := m.slotOf(ev.Conn); i >= 0 {
+			if s := &m.slots[i]; s.state == SlotConnecting || s.state == SlotHandshaking {
+				m.failed(i, ev.Err, out)
+			}
+		}
+	case ConnLost:
+		if i := m.slotOf(ev.Conn); i >= 0 {
+			switch m.slots[i].state {
+			case SlotReady:
+				m.lost(i, ev, out)
+			case SlotConnecting, SlotHandshaking:
+				m.failed(i, ev.Err, out)
+			}
+		}
+	case TimerFired:
+		for i := range m.slots {
+			if s := &m.slots[i]; s.state == SlotScheduled && s.timer == ev.Timer {
+				s.timer = 0
+				m.dial(i, out)
+				return
+			}
+		}
+	case Retired:
+		m.shutdown(true, out)
+	case Disposed:
+		m.shutdown(false, out)
+	}
+}
+
+func (m *Mux) demanded(ev *Event, out *Outbox) {
+	if m.closed {
+		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeClosed})
+		return
+	}
+	switch ev.Need {
+	case NeedAny:
+		if i := m.pickReady(); i >= 0 {
+			m.grant(ev.Waiter, i, out)
+			return
+		}
+		if m.allExhausted() {
+			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeExhausted, Err: m.lastErr})
+			return
+		}
+	case NeedAll:
+		if i := m.firstExhausted(); i >= 0 {
+			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeExhausted, Err: m.slots[i].err})
+			return
+		}
+		if m.allReady() {
+			m.grant(ev.Waiter, m.pickReady(), out)
+			return
+		}
+	}
+	if len(m.waiters) >= m.cfg.MaxWaiters {
+		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeOverflow})
+		return
+	}
+	m.waiters = append(m.waiters, pending{waiter: ev.Waiter, need: ev.Need})
+	for i := range m.slots {
+		if m.slots[i].state.AwaitsUse() {
+			m.start(i, ev, out)
+		}
+	}
+}
+
+// spread derives a distinct uniform draw for slot i from one event's draw, so that slots kicked by
+// the same demand do not share their jitter.
+func spread(draw float64, i int) float64 {
+	const golden = 0.6180339887498949
+	v := draw + float64(i)*golden
+	return v - float64(int64(v))
+}
+
+func (m *Mux) withdrew(w WaiterID, out *Outbox) {
+	for i, p := range m.waiters {
+		if p.waiter == w {
+			m.waiters = append(m.waiters[:i], m.waiters[i+1:]...)
+			out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeCancelled})
+			return
+		}
+	}
+}
+
+// start begins the next attempt of slot i, which awaits use.
+func (m *Mux) start(i int, ev *Event, out *Outbox) {
+	s := &m.slots[i]
+	if !s.replacing || m.cfg.Policy == nil {
+		// Initial connections and policy-less replacements dial at once.
+		s.attempt = 0
+		m.dial(i, out)
+		m.emit(i, SourceConnecting, 0, 0, false, false, nil, out)
+		return
+	}
+	m.schedule(i, s.failures+1, spread(ev.Draw, i), out)
+}
+
+// schedule arranges policy attempt n of slot i after its delay.
+func (m *Mux) schedule(i, n int, draw float64, out *Outbox) {
+	s := &m.slots[i]
+	p := m.cfg.Policy
+	delay := p.Delay(n, draw)
+	s.attempt = n
+	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentAttempt, Source: SourceCommand, Value: float64(n)}})
+	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentDelay, Source: SourceCommand, Value: delay.Seconds()}})
+	if delay <= 0 {
+		m.dial(i, out)
+	} else {
+		s.state = SlotScheduled
+		s.timer = TimerID(m.newID())
+		out.add(Effect{Kind: ArmTimer, Timer: s.timer, After: delay})
+		m.route(i, out)
+	}
+	m.emit(i, SourceConnecting, n, delay, true, false, nil, out)
+}
+
+func (m *Mux) dial(i int, out *Outbox) {
+	s := &m.slots[i]
+	s.state = SlotConnecting
+	s.conn = ConnID(m.newID())
+	out.add(Effect{Kind: Dial, Slot: i, Conn: s.conn, Attempt: s.attempt})
+	m.route(i, out)
+}
+
+func (m *Mux) ready(i int, out *Outbox) {
+	s := &m.slots[i]
+	attempt := s.attempt
+	s.state = SlotReady
+	s.failures = 0
+	s.attempt = 0
+	s.replacing = true
+	s.err = nil
+	m.route(i, out)
+	m.emit(i, SourceConnected, attempt, 0, false, false, nil, out)
+	// Answer waiters this slot can serve.
+	all := m.allReady()
+	kept := m.waiters[:0]
+	for _, p := range m.waiters {
+		if p.need == NeedAny || all {
+			m.grant(p.waiter, i, out)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	m.waiters = kept
+}
+
+// lost handles the failure of slot i's ready connection: a new episode starts at once.
+func (m *Mux) lost(i int, ev *Event, out *Outbox) {
+	s := &m.slots[i]
+	s.err = ev.Err
+	m.lastErr = ev.Err
+	s.state = SlotFailed
+	m.route(i, out)
+	m.emit(i, SourceDisconnected, 0, 0, false, false, ev.Err, out)
+	m.start(i, ev, out)
+}
+
+// failed handles a failed attempt of slot i.
+func (m *Mux) failed(i int, err error, out *Outbox) {
+	s := &m.slots[i]
+	s.err = err
+	m.lastErr = err
+	s.conn = 0
+	attempt := s.attempt
+	exhausted := false
+	if s.replacing {
+		s.failures++
+		exhausted = m.cfg.Policy != nil && m.cfg.Policy.Exhausts(s.failures)
+	}
+	if exhausted {
+		s.state = SlotExhausted
+		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentExhausted, Source: SourceCommand, Value: 1}})
+	} else {
+		s.state = SlotFailed
+	}
+	m.route(i, out)
+	m.emit(i, SourceDisconnected, attempt, 0, false, exhausted, err, out)
+	m.settleWaiters(i, out)
+}
+
+// settleWaiters fails the waiters that can no longer be served after slot i failed: NeedAll
+// waiters at once, NeedAny waiters when no slot is ready or in progress.
+func (m *Mux) settleWaiters(i int, out *Outbox) {
+	if len(m.waiters) == 0 {
+		return
+	}
+	s := &m.slots[i]
+	outcome := OutcomeFailed
+	if s.state == SlotExhausted {
+		outcome = OutcomeExhausted
+	}
+	anyHope := false
+	for j := range m.slots {
+		if st := m.slots[j].state; st == SlotReady || st.InProgress() {
+			anyHope = true
+			break
+		}
+	}
+	anyOutcome := OutcomeFailed
+	if m.allExhausted() {
+		anyOutcome = OutcomeExhausted
+	}
+	kept := m.waiters[:0]
+	for _, p := range m.waiters {
+		switch {
+		case p.need == NeedAll:
+			out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: outcome, Err: s.err})
+		case !anyHope:
+			out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: anyOutcome, Err: s.err})
+		default:
+			kept = append(kept, p)
+		}
+	}
+	m.waiters = kept
+}
+
+func (m *Mux) shutdown(drain bool, out *Outbox) {
+	if m.closed {
+		return
+	}
+	m.closed = true
+	for i := range m.slots {
+		s := &m.slots[i]
+		switch s.state {
+		case SlotScheduled:
+			out.add(Effect{Kind: CancelTimer, Timer: s.timer})
+		case SlotConnecting, SlotHandshaking:
+			out.add(Effect{Kind: Close, Conn: s.conn})
+		case SlotReady:
+			out.add(Effect{Kind: Close, Conn: s.conn, Drain: drain})
+		}
+		s.state = SlotRetired
+		s.conn = 0
+		s.timer = 0
+		m.route(i, out)
+	}
+	for _, p := range m.waiters {
+		out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: OutcomeClosed})
+	}
+	m.waiters = m.waiters[:0]
+}
+
+func (m *Mux) grant(w WaiterID, i int, out *Outbox) {
+	out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeGranted, Slot: i, Conn: m.slots[i].conn})
+}
+
+func (m *Mux) route(i int, out *Outbox) {
+	s := &m.slots[i]
+	conn := ConnID(0)
+	if s.state == SlotReady {
+		conn = s.conn
+	}
+	out.add(Effect{Kind: Route, Slot: i, Conn: conn, State: s.state})
+}
+
+func (m *Mux) emit(i int, state SourceState, attempt int, delay time.Duration, scheduled, exhausted bool, err error, out *Outbox) {
+	agg := EndpointDisconnected
+	if m.allReady() {
+		agg = EndpointConnected
+	}
+	out.add(Effect{Kind: Emit, Lifecycle: Lifecycle{
+		State: agg, Source: SourceCommand, SourceState: state, Slot: i, Attempt: attempt,
+		NextDelay: delay, Scheduled: scheduled, Exhausted: exhausted, Err: err,
+	}})
+}
+
+func (m *Mux) closeStray(c ConnID, out *Outbox) {
+	if c != 0 {
+		out.add(Effect{Kind: Close, Conn: c})
+	}
+}
+
+// pickReady returns a ready slot, rotating among ready slots, or -1.
+func (m *Mux) pickReady() int {
+	n := len(m.slots)
+	for k := 0; k < n; k++ {
+		i := (m.rr + k) % n
+		if m.slots[i].state == SlotReady {
+			m.rr = i + 1
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Mux) allReady() bool {
+	for i := range m.slots {
+		if m.slots[i].state != SlotReady {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Mux) allExhausted() bool {
+	for i := range m.slots {
+		if m.slots[i].state != SlotExhausted {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Mux) firstExhausted() int {
+	for i := range m.slots {
+		if m.slots[i].state == SlotExhausted {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Mux) slotOf(c ConnID) int {
+	if c == 0 {
+		return -1
+	}
+	for i := range m.slots {
+		if m.slots[i].conn == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Mux) newID() uint64 {
+	m.nextID++
+	return m.cfg.IDBase + m.nextID
+}

@@ -1,0 +1,191 @@
+package fsm
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected effects in testdata/*.txt")
+
+// TestScripts runs the narrative scripts in testdata: each "> event" line is stepped into a fresh
+// machine built by the script's "config" line, and the lines below it are the expected effects.
+// Run with -rewrite to regenerate the expectations after an intended change, then review the diff.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
+	}
+}
+
+func runScript(t *testing.T, file string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mux    *Mux
+		out    Outbox
+		result strings.Builder
+		got    []string
+		want   []string
+		at     time.Duration
+	)
+	flush := func(lineNo int, event string) {
+		if event == "" {
+			return
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") && !*rewrite {
+			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, lineNo, event,
+				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+		for _, g := range got {
+			result.WriteString(g + "\n")
+		}
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	event, eventLine := "", 0
+	for n, line := range lines {
+		switch {
+		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
+			flush(eventLine, event)
+			event, got, want = "", nil, nil
+			result.WriteString(line + "\n")
+		case strings.HasPrefix(line, "config "):
+			flush(eventLine, event)
+			event, got, want = "", nil, nil
+			mux = NewMux(parseConfig(t, line))
+			at = 0
+			result.WriteString(line + "\n")
+		case strings.HasPrefix(line, "> "):
+			flush(eventLine, event)
+			event, eventLine, want = line, n+1, nil
+			ev := parseEvent(t, line[2:], &at)
+			out.Reset()
+			mux.Step(&ev, &out)
+			got = got[:0]
+			for i := range out.Effects {
+				got = append(got, out.Effects[i].String())
+			}
+			result.WriteString(line + "\n")
+		default:
+			want = append(want, line)
+		}
+	}
+	flush(eventLine, event)
+	if *rewrite {
+		if err := os.WriteFile(file, []byte(result.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func parseConfig(t *testing.T, line string) MuxConfig {
+	cfg := MuxConfig{Slots: 1}
+	for _, f := range strings.Fields(line)[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "slots":
+			cfg.Slots = atoi(t, v)
+		case "policy":
+			p := &Policy{}
+			for _, kv := range strings.Split(v, ",") {
+				pk, pv, _ := strings.Cut(kv, ":")
+				switch pk {
+				case "initial":
+					p.InitialDelay = dur(t, pv)
+				case "mult":
+					p.BackoffMultiplier = atof(t, pv)
+				case "max":
+					p.MaxDelay = dur(t, pv)
+				case "jitter":
+					p.JitterRatio = atof(t, pv)
+				case "attempts":
+					p.MaxAttempts = atoi(t, pv)
+				default:
+					t.Fatalf("unknown policy field %q", pk)
+				}
+			}
+			cfg.Policy = p
+		case "waiters":
+			cfg.MaxWaiters = atoi(t, v)
+		default:
+			t.Fatalf("unknown config field %q", k)
+		}
+	}
+	return cfg
+}
+
+func parseEvent(t *testing.T, s string, at *time.Duration) Event {
+	fields := strings.Fields(s)
+	ev := Event{}
+	kinds := map[string]EventKind{"demand": Demanded, "notice": Noticed, "withdraw": Withdrew,
+		"dialed": DialSucceeded, "handshake": HandshakeDone, "dial-failed": DialFailed,
+		"lost": ConnLost, "timer": TimerFired, "retire": Retired, "dispose": Disposed}
+	k, ok := kinds[fields[0]]
+	if !ok {
+		t.Fatalf("unknown event %q", fields[0])
+	}
+	ev.Kind = k
+	for _, f := range fields[1:] {
+		key, v, _ := strings.Cut(f, "=")
+		switch key {
+		case "at":
+			*at = dur(t, v)
+		case "draw":
+			ev.Draw = atof(t, v)
+		case "waiter":
+			ev.Waiter = WaiterID(atoi(t, v))
+		case "need":
+			if v == "all" {
+				ev.Need = NeedAll
+			}
+		case "slot":
+			ev.Slot = atoi(t, v)
+		case "conn":
+			ev.Conn = ConnID(atoi(t, v))
+		case "timer":
+			ev.Timer = TimerID(atoi(t, v))
+		case "err":
+			ev.Err = errors.New(v)
+		case "permanent":
+			ev.Class = Permanent
+		default:
+			t.Fatalf("unknown event field %q", key)
+		}
+	}
+	ev.At = *at
+	return ev
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func atof(t *testing.T, s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func dur(t *testing.T, s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

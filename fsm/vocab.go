@@ -1,0 +1,274 @@
+package fsm
+
+import (
+	"strconv"
+	"time"
+)
+
+// ConnID identifies one physical connection attempt. Machines allocate them; runtimes map them to
+// real or simulated connections. Zero means "no connection".
+type ConnID uint64
+
+// TimerID identifies one armed timer. Machines allocate them; a TimerFired for a timer the machine
+// no longer expects is ignored, so runtimes need not win races against cancellation.
+type TimerID uint64
+
+// WaiterID identifies a caller waiting for a machine's answer (a connection grant or an error).
+// Runtimes allocate them.
+type WaiterID uint64
+
+// Source says which recovery path produced a lifecycle event or measurement.
+type Source uint8
+
+// Sources of recovery work, matching the spec's ReconnectSource.
+const (
+	SourceUnspecified Source = iota
+	SourceCommand
+	SourceDedicated
+	SourcePubSub
+	SourceClusterDiscovery
+)
+
+var sourceNames = [...]string{"unspecified", "command", "dedicated", "pubsub", "cluster-discovery"}
+
+// String returns the metric tag form of the source ("command", "dedicated", ...).
+func (s Source) String() string {
+	if int(s) < len(sourceNames) {
+		return sourceNames[s]
+	}
+	return "source(" + strconv.Itoa(int(s)) + ")"
+}
+
+// SourceState is the state of the source connection (slot, rent or episode) before endpoint
+// health aggregation.
+type SourceState uint8
+
+// Source connection states.
+const (
+	SourceStateUnknown SourceState = iota
+	// SourceConnecting: an attempt is scheduled or in progress.
+	SourceConnecting
+	// SourceConnected: the source has a ready connection.
+	SourceConnected
+	// SourceDisconnected: the source lost its connection or an attempt failed.
+	SourceDisconnected
+)
+
+var sourceStateNames = [...]string{"unknown", "connecting", "connected", "disconnected"}
+
+// String returns the lower-case name of the state.
+func (s SourceState) String() string {
+	if int(s) < len(sourceStateNames) {
+		return sourceStateNames[s]
+	}
+	return "source-state(" + strconv.Itoa(int(s)) + ")"
+}
+
+// EndpointState is the aggregate health of an endpoint.
+type EndpointState uint8
+
+// Aggregate endpoint states.
+const (
+	// EndpointDisconnected: at least one slot of the endpoint has no ready connection.
+	EndpointDisconnected EndpointState = iota
+	// EndpointConnected: every slot of the endpoint has a ready connection.
+	EndpointConnected
+)
+
+// String returns "connected" or "disconnected".
+func (s EndpointState) String() string {
+	if s == EndpointConnected {
+		return "connected"
+	}
+	return "disconnected"
+}
+
+// Lifecycle is a connection-state-change observation, the payload of an Emit effect. It carries
+// the spec's metadata; the runtime adds the endpoint.
+type Lifecycle struct {
+	// State is the aggregate endpoint health after the transition.
+	State EndpointState
+	// Source is the recovery path.
+	Source Source
+	// SourceState is the state of the source connection.
+	SourceState SourceState
+	// Slot is the command slot, or -1 for events that concern no slot.
+	Slot int
+	// Attempt is the one-based configured attempt, or 0 without policy metadata.
+	Attempt int
+	// NextDelay is the actual delay scheduled before Attempt; meaningful only when Scheduled.
+	NextDelay time.Duration
+	// Scheduled reports that an attempt was scheduled (NextDelay is set).
+	Scheduled bool
+	// Exhausted reports that this source reached its configured attempt limit.
+	Exhausted bool
+	// Episode is the process-local episode id, or 0 when the path has none.
+	Episode uint64
+	// Err is the connection error of a failure, or nil.
+	Err error
+}
+
+// AppendTo appends a deterministic description of l to dst.
+func (l *Lifecycle) AppendTo(dst []byte) []byte {
+	dst = append(dst, "lifecycle source="...)
+	dst = append(dst, l.Source.String()...)
+	dst = append(dst, " state="...)
+	dst = append(dst, l.SourceState.String()...)
+	dst = append(dst, " endpoint="...)
+	dst = append(dst, l.State.String()...)
+	if l.Slot >= 0 {
+		dst = append(dst, " slot="...)
+		dst = strconv.AppendInt(dst, int64(l.Slot), 10)
+	}
+	if l.Attempt > 0 {
+		dst = append(dst, " attempt="...)
+		dst = strconv.AppendInt(dst, int64(l.Attempt), 10)
+	}
+	if l.Scheduled {
+		dst = append(dst, " delay="...)
+		dst = appendDuration(dst, l.NextDelay)
+	}
+	if l.Exhausted {
+		dst = append(dst, " exhausted"...)
+	}
+	if l.Episode != 0 {
+		dst = append(dst, " episode="...)
+		dst = strconv.AppendUint(dst, l.Episode, 10)
+	}
+	if l.Err != nil {
+		dst = append(dst, " err="...)
+		dst = strconv.AppendQuote(dst, l.Err.Error())
+	}
+	return dst
+}
+
+// Instrument names a recovery measurement.
+type Instrument uint8
+
+// Recovery instruments, matching the spec's metric names.
+const (
+	// InstrumentAttempt is respire.connection.reconnect.attempt (value: attempt number).
+	InstrumentAttempt Instrument = iota + 1
+	// InstrumentDelay is respire.connection.reconnect.delay (value: seconds).
+	InstrumentDelay
+	// InstrumentExhausted is respire.connection.reconnect.exhausted (value: 1).
+	InstrumentExhausted
+)
+
+// Name returns the OpenTelemetry instrument name.
+func (i Instrument) Name() string {
+	switch i {
+	case InstrumentAttempt:
+		return "respire.connection.reconnect.attempt"
+	case InstrumentDelay:
+		return "respire.connection.reconnect.delay"
+	case InstrumentExhausted:
+		return "respire.connection.reconnect.exhausted"
+	}
+	return "instrument(" + strconv.Itoa(int(i)) + ")"
+}
+
+// Metric is a measurement, the payload of a Record effect. The runtime adds endpoint tags.
+type Metric struct {
+	// Instrument is what is measured.
+	Instrument Instrument
+	// Source is the recovery path (the respire.connection.source tag).
+	Source Source
+	// Value is the attempt number, the delay in seconds, or 1 for an exhaustion.
+	Value float64
+}
+
+// Outcome is the answer a machine gives a waiter.
+type Outcome uint8
+
+// Waiter outcomes.
+const (
+	// OutcomeGranted: the waiter may use the granted slot's connection.
+	OutcomeGranted Outcome = iota + 1
+	// OutcomeFailed: a connection attempt failed; Err is the connection error.
+	OutcomeFailed
+	// OutcomeExhausted: reconnect limit reached; Err is the last connection error.
+	OutcomeExhausted
+	// OutcomeClosed: the generation was retired or disposed.
+	OutcomeClosed
+	// OutcomeCancelled: the waiter withdrew.
+	OutcomeCancelled
+	// OutcomeOverflow: too many waiters are pending; the demand was not queued.
+	OutcomeOverflow
+)
+
+var outcomeNames = [...]string{"none", "granted", "failed", "exhausted", "closed", "cancelled", "overflow"}
+
+// String returns the lower-case name of the outcome.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// appendDuration appends d in Go's duration syntax without allocating.
+func appendDuration(dst []byte, d time.Duration) []byte {
+	var buf [32]byte
+	return append(dst, formatDuration(buf[:0], d)...)
+}
+
+// formatDuration writes d like time.Duration.String but into buf.
+func formatDuration(buf []byte, d time.Duration) []byte {
+	if d == 0 {
+		return append(buf, "0s"...)
+	}
+	if d < 0 {
+		buf = append(buf, '-')
+		d = -d
+	}
+	switch {
+	case d < time.Microsecond:
+		buf = strconv.AppendInt(buf, int64(d), 10)
+		return append(buf, "ns"...)
+	case d < time.Millisecond:
+		buf = appendFraction(buf, int64(d), int64(time.Microsecond))
+		return append(buf, "µs"...)
+	case d < time.Second:
+		buf = appendFraction(buf, int64(d), int64(time.Millisecond))
+		return append(buf, "ms"...)
+	}
+	h := d / time.Hour
+	d -= h * time.Hour
+	m := d / time.Minute
+	d -= m * time.Minute
+	if h > 0 {
+		buf = strconv.AppendInt(buf, int64(h), 10)
+		buf = append(buf, 'h')
+	}
+	if h > 0 || m > 0 {
+		buf = strconv.AppendInt(buf, int64(m), 10)
+		buf = append(buf, 'm')
+	}
+	buf = appendFraction(buf, int64(d), int64(time.Second))
+	return append(buf, 's')
+}
+
+// appendFraction appends v/unit as a decimal with trailing zeros removed.
+func appendFraction(buf []byte, v, unit int64) []byte {
+	buf = strconv.AppendInt(buf, v/unit, 10)
+	frac := v % unit
+	if frac == 0 {
+		return buf
+	}
+	digits := 0
+	for u := unit; u > 1; u /= 10 {
+		digits++
+	}
+	var tmp [20]byte
+	for i := digits - 1; i >= 0; i-- {
+		tmp[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	end := digits
+	for end > 0 && tmp[end-1] == '0' {
+		end--
+	}
+	buf = append(buf, '.')
+	return append(buf, tmp[:end]...)
+}
