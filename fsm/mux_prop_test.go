@@ -29,7 +29,7 @@ type runtimeModel struct {
 	// failuresInEpisode counts failed policy attempts of each slot since its last ready.
 	failuresInEpisode []int
 	// everReady marks slots that have been ready (their attempts are replacements).
-	everReady []bool
+	everReady  []bool
 	nextWaiter WaiterID
 	allTimers  []TimerID
 }
