@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"strconv"
+	"sync/atomic"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Stage is how far a command travelled. It decides whether a failure is definite (the bytes never
+// left) or leaves the outcome unknown (the server may have executed it).
+type Stage uint32
+
+// Command stages, in order.
+const (
+	// StageQueued: accepted by the engine, waiting for a connection. Nothing was sent.
+	StageQueued Stage = iota
+	// StageBuffered: in a connection's queue, not yet written.
+	StageBuffered
+	// StageWriting: its bytes are being written; some may have reached the server.
+	StageWriting
+	// StageAwaitingReply: written; the reply has not arrived.
+	StageAwaitingReply
+	// StageDone: completed (see Command.FinalStage for where it ended).
+	StageDone
+	// StageAbandoned: withdrawn by its caller while queued; it will never be sent.
+	StageAbandoned
+)
+
+var stageNames = [...]string{"queued", "buffered", "writing", "awaiting-reply", "done", "abandoned"}
+
+// String returns the kebab-case name of the stage.
+func (s Stage) String() string {
+	if int(s) < len(stageNames) {
+		return stageNames[s]
+	}
+	return "stage(" + strconv.FormatUint(uint64(s), 10) + ")"
+}
+
+// Command is one application command on its way to a connection and back. Callers reuse Commands
+// (pool them) to keep the hot path free of allocations.
+//
+// Ownership: after Submit, the engine and then a connection own the command until Done is called,
+// exactly once. Done may run on any goroutine; after it returns to the caller, the caller owns the
+// command again and may read Reply, Err and FinalStage.
+type Command struct {
+	// Name is the upper-case command name, for errors and diagnostics. It never holds keys,
+	// values or credentials.
+	Name string
+	// Frame is the encoded RESP request.
+	Frame []byte
+	// ID is the caller's identifier for the command (the simulator's command id); zero if unused.
+	ID uint64
+	// Reply is the server's reply when Err is nil. Server error replies are replies.
+	Reply resp.Value
+	// Err is the failure that prevented a reply: an engine or transport error.
+	Err error
+	// Done is called exactly once when the command completes.
+	Done func(*Command)
+
+	stage atomic.Uint32
+	final Stage
+	// waiter is the engine's waiter id while the command waits for a connection.
+	waiter fsm.WaiterID
+}
+
+// Reset prepares a completed or new command for reuse: stage Queued, no reply, no error. It keeps
+// Frame's and Reply's storage.
+func (c *Command) Reset() {
+	c.stage.Store(uint32(StageQueued))
+	c.final = StageQueued
+	c.Err = nil
+	c.waiter = 0
+}
+
+// Stage returns the command's current stage.
+func (c *Command) Stage() Stage { return Stage(c.stage.Load()) }
+
+// FinalStage returns the stage the command had reached when it completed: StageAwaitingReply for
+// a normal reply, or the stage at which a failure hit it. Read it only after Done.
+func (c *Command) FinalStage() Stage { return c.final }
+
+// MaybeSent reports, after Done, whether the command's bytes may have reached a server: a failure
+// with MaybeSent is an unknown outcome; without it the command was definitely not executed.
+func (c *Command) MaybeSent() bool { return c.final >= StageWriting && c.final < StageDone }
+
+// Enqueued moves a queued command to StageBuffered just before it is handed to a connection. It
+// reports false if the caller abandoned the command first; it must then not be sent.
+func (c *Command) Enqueued() bool {
+	return c.stage.CompareAndSwap(uint32(StageQueued), uint32(StageBuffered))
+}
+
+// Writing marks the command's bytes as leaving for the server. Transports call it just before the
+// first byte is written.
+func (c *Command) Writing() { c.stage.Store(uint32(StageWriting)) }
+
+// Written marks the command as fully written; its reply is awaited.
+func (c *Command) Written() { c.stage.Store(uint32(StageAwaitingReply)) }
+
+// Complete records err (nil for a reply in Reply), fixes the final stage and calls Done. Exactly
+// one party completes a command.
+func (c *Command) Complete(err error) {
+	c.final = c.Stage()
+	c.Err = err
+	c.stage.Store(uint32(StageDone))
+	if c.Done != nil {
+		c.Done(c)
+	}
+}
+
+// failQueued completes a command that never left the engine, if nobody else claimed it first.
+func (c *Command) failQueued(err error) {
+	if !c.stage.CompareAndSwap(uint32(StageQueued), uint32(StageDone)) {
+		return
+	}
+	c.final = StageQueued
+	c.Err = err
+	if c.Done != nil {
+		c.Done(c)
+	}
+}
+
+// Abandon withdraws a queued command. It reports true if the command had not been handed to a
+// connection: it will never be sent and Done will not be called. It reports false if a connection
+// already owns it: Done will still be called.
+func (c *Command) Abandon() bool {
+	return c.stage.CompareAndSwap(uint32(StageQueued), uint32(StageAbandoned))
+}

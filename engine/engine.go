@@ -1,0 +1,471 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/respire-go/respire/fsm"
+)
+
+// DefaultJournalSize is the number of events the engine's journal retains when Config.JournalSize
+// is zero.
+const DefaultJournalSize = 4096
+
+// Config configures an Engine.
+type Config struct {
+	// Endpoint is the standalone endpoint the slots connect to.
+	Endpoint Endpoint
+	// Slots is the number of multiplexed command connections (at least 1).
+	Slots int
+	// Policy is the reconnect policy, or nil. It must be valid.
+	Policy *fsm.Policy
+	// MaxWaiters bounds callers waiting for a connection (zero: fsm.DefaultMaxWaiters).
+	MaxWaiters int
+	// JournalSize bounds the in-memory journal (zero: DefaultJournalSize; negative: no journal).
+	JournalSize int
+}
+
+func (c Config) muxConfig() fsm.MuxConfig {
+	return fsm.MuxConfig{Slots: c.Slots, Policy: c.Policy, MaxWaiters: c.MaxWaiters}
+}
+
+// Deps are the engine's narrow interfaces to the outside world.
+type Deps struct {
+	// Runtime supplies time, randomness and timers. Required.
+	Runtime Runtime
+	// Transport opens connections. Required.
+	Transport Transport
+	// Observer receives lifecycle observations in order; nil discards them.
+	Observer Observer
+	// Meter records recovery measurements; nil discards them.
+	Meter Meter
+	// OnStep, when set, is called after every step with the stamped event and the effects it
+	// produced, before they are executed. The simulator builds its trace from it; tests use it to
+	// check replay. The effects slice is reused: copy what you keep.
+	OnStep func(ev *fsm.Event, effects []fsm.Effect)
+}
+
+// item is one entry of the inbox: an event and the objects that travel with it but stay out of
+// the journal (the ready connection, the demanding command or acquisition).
+type item struct {
+	ev     fsm.Event
+	conn   Conn
+	waiter *waiter
+}
+
+// waiter is a caller waiting for a connection: a command to send, or an acquisition to notify.
+type waiter struct {
+	cmd    *Command
+	notify func(Grant)
+}
+
+// Grant is the answer to an acquisition: a granted slot, or the outcome and error that ended it.
+type Grant struct {
+	// Outcome is the machine's answer.
+	Outcome fsm.Outcome
+	// Slot is the granted slot when Outcome is fsm.OutcomeGranted.
+	Slot int
+	// Err is the last connection error for failed outcomes.
+	Err error
+}
+
+// route is the loop's view of one slot, published in snapshots.
+type route struct {
+	conn  Conn
+	state fsm.SlotState
+}
+
+// snapshot is an immutable routing table published after each step that changed a route.
+// Callers read it without locks; only the notice flags are written, once each.
+type snapshot struct {
+	slots     []slotView
+	connected bool
+	closed    bool
+}
+
+type slotView struct {
+	conn      Conn
+	awaitsUse bool
+	noticed   atomic.Bool
+}
+
+// Engine drives the command-slot machine of one standalone endpoint. Every input becomes an
+// event: it is stamped with the runtime's time and a random draw, appended to the journal, stepped
+// into the machine, and the effects are executed through the Deps. Commands on healthy connections
+// never touch the loop: they read the published snapshot and go straight to a connection.
+//
+// The engine runs either with its own goroutine (Start) or driven synchronously by a stepper
+// (RunPending), as the simulator does.
+type Engine struct {
+	cfg  Config
+	deps Deps
+	mux  *fsm.Mux
+
+	snap      atomic.Pointer[snapshot]
+	rr        atomic.Uint64
+	waiterSeq atomic.Uint64
+
+	mu      sync.Mutex
+	inbox   []item
+	spare   []item
+	wake    chan struct{}
+	stopped bool
+
+	// Loop-owned state.
+	out     fsm.Outbox
+	routes  []route
+	conns   map[fsm.ConnID]Conn
+	opening map[fsm.ConnID]context.CancelFunc
+	waiters map[fsm.WaiterID]*waiter
+	journal *Journal
+	dirty   bool
+	closed  bool
+
+	opens sync.WaitGroup
+	done  chan struct{}
+}
+
+// New builds an engine. It panics on an invalid Config: validate options first.
+func New(cfg Config, deps Deps) *Engine {
+	if deps.Runtime == nil || deps.Transport == nil {
+		panic("engine: Deps.Runtime and Deps.Transport are required")
+	}
+	size := cfg.JournalSize
+	if size == 0 {
+		size = DefaultJournalSize
+	}
+	e := &Engine{
+		cfg:     cfg,
+		deps:    deps,
+		mux:     fsm.NewMux(cfg.muxConfig()),
+		wake:    make(chan struct{}, 1),
+		routes:  make([]route, cfg.Slots),
+		conns:   make(map[fsm.ConnID]Conn),
+		opening: make(map[fsm.ConnID]context.CancelFunc),
+		waiters: make(map[fsm.WaiterID]*waiter),
+		journal: NewJournal(size),
+		done:    make(chan struct{}),
+	}
+	e.publish()
+	return e
+}
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Journal returns the engine's journal. Read it only from the loop or after Close.
+func (e *Engine) Journal() *Journal { return e.journal }
+
+// Submit sends cmd on a ready connection, or queues it until one is ready. It never blocks on the
+// network. cmd completes through cmd.Done, exactly once, unless the caller abandons it (Withdraw)
+// while it is still queued.
+//
+// The hot path reads the published snapshot and rotates among ready slots. A slot that awaits use
+// (its last attempt failed) is noticed on the way, which starts its next attempt; the command
+// itself goes to another ready slot, or waits for the machine's answer.
+func (e *Engine) Submit(cmd *Command) {
+	s := e.snap.Load()
+	n := uint64(len(s.slots))
+	start := e.rr.Add(1)
+	for k := uint64(0); k < n; k++ {
+		i := (start + k) % n
+		v := &s.slots[i]
+		if v.conn != nil {
+			if cmd.Enqueued() {
+				v.conn.Send(cmd)
+			}
+			return
+		}
+		if v.awaitsUse && v.noticed.CompareAndSwap(false, true) {
+			e.post(item{ev: fsm.Event{Kind: fsm.Noticed, Slot: int(i)}})
+		}
+	}
+	e.demand(fsm.NeedAny, &waiter{cmd: cmd})
+}
+
+// Withdraw abandons cmd if it still waits for a connection. It reports true if cmd will never be
+// sent (and Done will not be called), false if a connection already owns it.
+func (e *Engine) Withdraw(cmd *Command) bool {
+	if !cmd.Abandon() {
+		return false
+	}
+	if cmd.waiter != 0 {
+		e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: cmd.waiter}})
+	}
+	return true
+}
+
+// Acquire asks for a connection with the given need and calls notify with the machine's answer.
+// It returns the waiter id, for Release when the caller gives up. NeedAll waits until every slot
+// is ready (eager connect, identity setup).
+func (e *Engine) Acquire(need fsm.Need, notify func(Grant)) fsm.WaiterID {
+	return e.demand(need, &waiter{notify: notify})
+}
+
+// Release withdraws an acquisition; its notify is called with fsm.OutcomeCancelled unless an
+// answer was already delivered.
+func (e *Engine) Release(id fsm.WaiterID) {
+	e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: id}})
+}
+
+func (e *Engine) demand(need fsm.Need, w *waiter) fsm.WaiterID {
+	id := fsm.WaiterID(e.waiterSeq.Add(1))
+	if w.cmd != nil {
+		w.cmd.waiter = id
+	}
+	e.post(item{ev: fsm.Event{Kind: fsm.Demanded, Waiter: id, Need: need}, waiter: w})
+	return id
+}
+
+// Connected reports whether at least one slot has a ready connection.
+func (e *Engine) Connected() bool { return e.snap.Load().connected }
+
+// post appends an item to the inbox. The inbox is unbounded by type but bounded by construction:
+// transports post at most four events per connection attempt, timers one per arming, callers one
+// demand and one withdrawal per waiting command (and waiting commands are bounded by MaxWaiters
+// plus the callers' own concurrency), and notices at most one per slot per snapshot.
+func (e *Engine) post(it item) {
+	e.mu.Lock()
+	if e.stopped {
+		e.mu.Unlock()
+		e.rejectLate(it)
+		return
+	}
+	e.inbox = append(e.inbox, it)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// rejectLate answers items that arrive after the loop stopped: demands complete as closed,
+// ready connections are closed.
+func (e *Engine) rejectLate(it item) {
+	if it.conn != nil {
+		it.conn.Close()
+	}
+	if w := it.waiter; w != nil {
+		if w.cmd != nil {
+			w.cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeClosed})
+		} else if w.notify != nil {
+			w.notify(Grant{Outcome: fsm.OutcomeClosed})
+		}
+	}
+}
+
+// Start runs the event loop on its own goroutine until Close.
+func (e *Engine) Start() {
+	go e.loop()
+}
+
+func (e *Engine) loop() {
+	defer close(e.done)
+	for {
+		<-e.wake
+		if e.RunPending() {
+			return
+		}
+	}
+}
+
+// RunPending steps every queued event, in order, and reports whether the engine has stopped.
+// The simulator calls it after each of its own actions instead of running the loop goroutine.
+func (e *Engine) RunPending() bool {
+	for {
+		e.mu.Lock()
+		if len(e.inbox) == 0 {
+			stopped := e.stopped
+			e.mu.Unlock()
+			return stopped
+		}
+		// Double buffering: producers append to one slice while the loop steps the other.
+		batch := e.inbox
+		e.inbox = e.spare[:0]
+		e.mu.Unlock()
+		for i := range batch {
+			e.step(&batch[i])
+			batch[i] = item{}
+		}
+		e.spare = batch[:0]
+	}
+}
+
+// Close disposes the engine: it steps a Disposed event (cancelling delays, aborting attempts and
+// closing connections), stops the loop and waits for owned recovery work (attempts in progress) to
+// end. Commands waiting for a connection complete with an AcquireError of outcome closed.
+// Close is idempotent. With a stepper, call RunPending after Close.
+func (e *Engine) Close() {
+	e.post(item{ev: fsm.Event{Kind: fsm.Disposed}})
+}
+
+// Wait blocks until the loop started by Start has stopped after Close, and every connection
+// attempt it started has returned.
+func (e *Engine) Wait() {
+	<-e.done
+	e.opens.Wait()
+}
+
+// step executes one event: stamp, journal, machine, effects, snapshot.
+func (e *Engine) step(it *item) {
+	ev := &it.ev
+	ev.At = e.deps.Runtime.Now()
+	ev.Draw = e.deps.Runtime.Draw()
+	e.journal.Append(ev)
+	switch ev.Kind {
+	case fsm.Demanded:
+		e.waiters[ev.Waiter] = it.waiter
+	case fsm.HandshakeDone:
+		delete(e.opening, ev.Conn)
+		if it.conn != nil {
+			e.conns[ev.Conn] = it.conn
+		}
+	case fsm.DialFailed:
+		delete(e.opening, ev.Conn)
+	case fsm.ConnLost:
+		if c := e.conns[ev.Conn]; c != nil {
+			delete(e.conns, ev.Conn)
+			c.Close()
+		}
+	}
+	e.out.Reset()
+	e.mux.Step(ev, &e.out)
+	if e.deps.OnStep != nil {
+		e.deps.OnStep(ev, e.out.Effects)
+	}
+	for i := range e.out.Effects {
+		e.execute(&e.out.Effects[i])
+	}
+	if ev.Kind == fsm.Disposed {
+		e.closed = true
+		e.dirty = true
+		e.mu.Lock()
+		e.stopped = true
+		rest := e.inbox
+		e.inbox = nil
+		e.mu.Unlock()
+		for i := range rest {
+			e.rejectLate(rest[i])
+		}
+	}
+	if e.dirty {
+		e.publish()
+	}
+}
+
+func (e *Engine) execute(f *fsm.Effect) {
+	switch f.Kind {
+	case fsm.Dial:
+		ctx, cancel := context.WithCancel(context.Background())
+		e.opening[f.Conn] = cancel
+		e.opens.Add(1)
+		e.deps.Transport.Open(ctx, OpenRequest{
+			Conn: f.Conn, Slot: f.Slot, Attempt: f.Attempt, Endpoint: e.cfg.Endpoint,
+			Sink: sink{e},
+		})
+	case fsm.ArmTimer:
+		id := f.Timer
+		e.deps.Runtime.ArmTimer(id, f.After, func() {
+			e.post(item{ev: fsm.Event{Kind: fsm.TimerFired, Timer: id}})
+		})
+	case fsm.CancelTimer:
+		e.deps.Runtime.CancelTimer(f.Timer)
+	case fsm.Close:
+		if cancel := e.opening[f.Conn]; cancel != nil {
+			cancel()
+			delete(e.opening, f.Conn)
+		}
+		if c := e.conns[f.Conn]; c != nil {
+			delete(e.conns, f.Conn)
+			if f.Drain {
+				c.Drain()
+			} else {
+				c.Close()
+			}
+		}
+	case fsm.Route:
+		r := &e.routes[f.Slot]
+		r.state = f.State
+		r.conn = nil
+		if f.Conn != 0 {
+			r.conn = e.conns[f.Conn]
+		}
+		e.dirty = true
+	case fsm.Emit:
+		if e.deps.Observer != nil {
+			e.deps.Observer.Observe(StateChange{Endpoint: e.cfg.Endpoint, Lifecycle: f.Lifecycle})
+		}
+	case fsm.Record:
+		if e.deps.Meter != nil {
+			e.deps.Meter.Record(e.cfg.Endpoint, f.Metric)
+		}
+	case fsm.Complete:
+		e.complete(f)
+	}
+}
+
+func (e *Engine) complete(f *fsm.Effect) {
+	w := e.waiters[f.Waiter]
+	delete(e.waiters, f.Waiter)
+	if w == nil {
+		return
+	}
+	if w.notify != nil {
+		w.notify(Grant{Outcome: f.Outcome, Slot: f.Slot, Err: f.Err})
+		return
+	}
+	cmd := w.cmd
+	switch f.Outcome {
+	case fsm.OutcomeGranted:
+		c := e.conns[f.Conn]
+		if c == nil {
+			cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeFailed})
+		} else if cmd.Enqueued() {
+			c.Send(cmd)
+		}
+	case fsm.OutcomeCancelled:
+		// The caller abandoned the command; it owns it again.
+	default:
+		// Nothing was sent; a concurrent Abandon and this failure claim the command only once.
+		cmd.failQueued(&AcquireError{Outcome: f.Outcome, Err: f.Err})
+	}
+}
+
+// publish builds and stores a new immutable snapshot from the loop's routes.
+func (e *Engine) publish() {
+	s := &snapshot{slots: make([]slotView, len(e.routes)), closed: e.closed}
+	for i, r := range e.routes {
+		if e.closed {
+			continue
+		}
+		s.slots[i].conn = r.conn
+		s.slots[i].awaitsUse = r.state.AwaitsUse() && r.state != fsm.SlotFresh
+		if r.conn != nil {
+			s.connected = true
+		}
+	}
+	e.snap.Store(s)
+	e.dirty = false
+}
+
+// sink turns transport callbacks into events.
+type sink struct{ e *Engine }
+
+func (s sink) Dialed(id fsm.ConnID) {
+	s.e.post(item{ev: fsm.Event{Kind: fsm.DialSucceeded, Conn: id}})
+}
+
+func (s sink) Ready(id fsm.ConnID, conn Conn) {
+	s.e.opens.Done()
+	s.e.post(item{ev: fsm.Event{Kind: fsm.HandshakeDone, Conn: id}, conn: conn})
+}
+
+func (s sink) Failed(id fsm.ConnID, err error, class fsm.FailureClass) {
+	s.e.opens.Done()
+	s.e.post(item{ev: fsm.Event{Kind: fsm.DialFailed, Conn: id, Err: err, Class: class}})
+}
+
+func (s sink) Lost(id fsm.ConnID, err error) {
+	s.e.post(item{ev: fsm.Event{Kind: fsm.ConnLost, Conn: id, Err: err}})
+}

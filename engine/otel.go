@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/respire-go/respire/fsm"
+)
+
+// MeterName is the instrumentation scope of respire's metrics.
+const MeterName = "github.com/respire-go/respire"
+
+// OTelMeter records recovery measurements through the OpenTelemetry metric API, with the spec's
+// instrument names and the server.address, server.port and respire.connection.source attributes.
+// Episode ids are never attributes.
+type OTelMeter struct {
+	attempt   metric.Int64Histogram
+	delay     metric.Float64Histogram
+	exhausted metric.Int64Counter
+}
+
+// NewOTelMeter creates the instruments on provider, or on the global provider when it is nil.
+func NewOTelMeter(provider metric.MeterProvider) (*OTelMeter, error) {
+	if provider == nil {
+		provider = otel.GetMeterProvider()
+	}
+	m := provider.Meter(MeterName)
+	attempt, err := m.Int64Histogram(fsm.InstrumentAttempt.Name(),
+		metric.WithDescription("Scheduled reconnect attempt numbers."), metric.WithUnit("{attempt}"))
+	if err != nil {
+		return nil, err
+	}
+	delay, err := m.Float64Histogram(fsm.InstrumentDelay.Name(),
+		metric.WithDescription("Scheduled delay before each reconnect attempt."), metric.WithUnit("s"))
+	if err != nil {
+		return nil, err
+	}
+	exhausted, err := m.Int64Counter(fsm.InstrumentExhausted.Name(),
+		metric.WithDescription("Recovery episodes stopped by their attempt limit."), metric.WithUnit("{episode}"))
+	if err != nil {
+		return nil, err
+	}
+	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted}, nil
+}
+
+// Record implements Meter.
+func (m *OTelMeter) Record(ep Endpoint, x fsm.Metric) {
+	attrs := metric.WithAttributes(
+		attribute.String("server.address", ep.Host),
+		attribute.Int("server.port", ep.Port),
+		attribute.String("respire.connection.source", x.Source.String()),
+	)
+	ctx := context.Background()
+	switch x.Instrument {
+	case fsm.InstrumentAttempt:
+		m.attempt.Record(ctx, int64(x.Value), attrs)
+	case fsm.InstrumentDelay:
+		m.delay.Record(ctx, x.Value, attrs)
+	case fsm.InstrumentExhausted:
+		m.exhausted.Add(ctx, int64(x.Value), attrs)
+	}
+}

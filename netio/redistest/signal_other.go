@@ -1,0 +1,13 @@
+//go:build !unix
+
+package redistest
+
+import (
+	"errors"
+	"os"
+)
+
+var errNoJobControl = errors.New("redistest: pausing processes needs a unix platform")
+
+func stopProcess(*os.Process) error   { return errNoJobControl }
+func resumeProcess(*os.Process) error { return errNoJobControl }
