@@ -65,8 +65,9 @@ type Command struct {
 	waiter fsm.WaiterID
 }
 
-// Reset prepares a completed or new command for reuse: stage Queued, no reply, no error. It keeps
-// Frame's and Reply's storage.
+// Reset prepares a completed or new command for reuse: stage Queued, no error. It keeps Frame's
+// storage. Reply keeps whatever storage the last connection left in it (transports may swap reply
+// storage between commands to avoid copying); its contents are stale until the next completion.
 func (c *Command) Reset() {
 	c.stage.Store(uint32(StageQueued))
 	c.final = StageQueued

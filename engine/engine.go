@@ -317,12 +317,12 @@ func (e *Engine) step(it *item) {
 	case fsm.Demanded:
 		e.waiters[ev.Waiter] = it.waiter
 	case fsm.HandshakeDone:
-		delete(e.opening, ev.Conn)
+		e.finishOpen(ev.Conn)
 		if it.conn != nil {
 			e.conns[ev.Conn] = it.conn
 		}
 	case fsm.DialFailed:
-		delete(e.opening, ev.Conn)
+		e.finishOpen(ev.Conn)
 	case fsm.ConnLost:
 		if c := e.conns[ev.Conn]; c != nil {
 			delete(e.conns, ev.Conn)
@@ -429,6 +429,14 @@ func (e *Engine) complete(f *fsm.Effect) {
 	default:
 		// Nothing was sent; a concurrent Abandon and this failure claim the command only once.
 		cmd.failQueued(&AcquireError{Outcome: f.Outcome, Err: f.Err})
+	}
+}
+
+// finishOpen releases the context of an attempt that reported its outcome.
+func (e *Engine) finishOpen(id fsm.ConnID) {
+	if cancel := e.opening[id]; cancel != nil {
+		cancel()
+		delete(e.opening, id)
 	}
 }
 

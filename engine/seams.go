@@ -42,7 +42,7 @@ type Conn interface {
 	// Drain stops taking commands and closes the connection once every accepted command has
 	// completed.
 	Drain()
-	// Close aborts the connection at once. Commands not yet written complete with an error at
+	// Close aborts the connection at once. It may be called from inside Sink.Ready and Sink.Lost. Commands not yet written complete with an error at
 	// StageBuffered; written ones complete with an error at their later stage (unknown outcome).
 	// Close does not report Lost to the Sink.
 	Close()

@@ -71,6 +71,8 @@ type HandshakeError struct {
 	Message string
 	// Hint is an extra explanation added by respire, or empty.
 	Hint string
+
+	maxClients bool
 }
 
 // Error implements error.
@@ -82,9 +84,10 @@ func (e *HandshakeError) Error() string {
 	return msg
 }
 
-// Class classifies the rejection: transient codes may be retried, everything else is permanent.
+// Class classifies the rejection: transient codes (and "ERR max number of clients reached", a
+// capacity condition) may be retried; everything else, including ordinary ERR, is permanent.
 func (e *HandshakeError) Class() fsm.FailureClass {
-	if IsTransientCode(e.Code) {
+	if IsTransientCode(e.Code) || e.maxClients {
 		return fsm.Transient
 	}
 	return fsm.Permanent
@@ -183,10 +186,9 @@ func (h *Handshake) Reply(v *resp.Value) error {
 			h.fallback = true
 			h.proto = 2
 		case st.hello && code == "ERR" && strings.Contains(strings.ToLower(msg), "unknown"):
-			return &HandshakeError{Command: st.command, Code: code, Message: msg,
-				Hint: "the server or a proxy does not support HELLO; set the protocol to RESP2 explicitly"}
+			return h.reject(st, code, msg, "the server or a proxy does not support HELLO; set the protocol to RESP2 explicitly")
 		default:
-			return &HandshakeError{Command: st.command, Code: code, Message: msg}
+			return h.reject(st, code, msg, "")
 		}
 	} else if st.hello {
 		if v.Kind != resp.KindMap && v.Kind != resp.KindArray {
@@ -198,6 +200,23 @@ func (h *Handshake) Reply(v *resp.Value) error {
 		h.phase = 3
 	}
 	return nil
+}
+
+// echoMarker introduces the arguments Redis echoes in an unknown-command error.
+const echoMarker = "with args beginning with:"
+
+// reject builds the error of a rejected setup command. Redis echoes the first arguments of an
+// unknown command ("ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default'
+// '<password>'"), possibly cutting the password short, so the echoed arguments are dropped as a
+// whole and any other occurrence of the password is replaced.
+func (h *Handshake) reject(st step, code, msg, hint string) *HandshakeError {
+	if i := strings.Index(msg, echoMarker); i >= 0 {
+		msg = msg[:i+len(echoMarker)] + " [redacted]"
+	}
+	if h.cfg.Password != "" {
+		msg = strings.ReplaceAll(msg, h.cfg.Password, "[redacted]")
+	}
+	return &HandshakeError{Command: st.command, Code: code, Message: msg, Hint: hint, maxClients: code == "ERR" && strings.Contains(msg, "max number of clients")}
 }
 
 // isUnknownHello recognizes Redis's unknown-command wording for HELLO.

@@ -180,3 +180,35 @@ func equalBatches(a, b [][]string) bool {
 	}
 	return true
 }
+
+// TestRejectionsNeverEchoThePassword: Redis echoes the first arguments of an unknown command,
+// which for HELLO include the password (cut at 128 bytes). The machine drops them.
+func TestRejectionsNeverEchoThePassword(t *testing.T) {
+	for _, pw := range []string{"s3cret-value", strings.Repeat("p", 200)} {
+		echoed := pw[:min(len(pw), 100)]
+		for _, proto := range []Protocol{ProtocolRESP3, ProtocolAuto} {
+			h := NewHandshake(HandshakeConfig{Protocol: proto, Password: pw})
+			_, err := runHandshake(t, h, func(string) resp.Value {
+				// Not Redis's exact unknown-command wording, so Auto does not fall back either.
+				return resp.ErrorValue("ERR unknown command or verb 'HELLO', with args beginning with: '3' 'AUTH' 'default' '" + echoed + "' ")
+			})
+			if err == nil || strings.Contains(err.Error(), echoed) || !strings.Contains(err.Error(), "HELLO") {
+				t.Fatalf("%v: %v", proto, err)
+			}
+		}
+		h := NewHandshake(HandshakeConfig{Protocol: ProtocolRESP2, Password: pw})
+		_, err := runHandshake(t, h, func(string) resp.Value { return resp.ErrorValue("ERR weird " + pw + " reply") })
+		if err == nil || strings.Contains(err.Error(), echoed) {
+			t.Fatalf("password survived: %v", err)
+		}
+	}
+}
+
+func TestMaxClientsIsTransient(t *testing.T) {
+	h := NewHandshake(HandshakeConfig{})
+	_, err := runHandshake(t, h, func(string) resp.Value { return resp.ErrorValue("ERR max number of clients reached") })
+	var he *HandshakeError
+	if !errors.As(err, &he) || he.Class() != fsm.Transient {
+		t.Fatalf("max clients must be transient: %v", err)
+	}
+}

@@ -1,0 +1,465 @@
+package netio
+
+import (
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+const (
+	// maxBatchBytes is how much the writer gathers before it writes even though more commands are
+	// queued. Below it, the writer writes only when its queue is empty.
+	maxBatchBytes = 256 << 10
+	// maxRetainedBuffer is the largest write buffer kept for reuse; a larger one (a batch holding a
+	// big value) is dropped after its write so that one large command does not pin memory.
+	maxRetainedBuffer = 1 << 20
+)
+
+// connState says whether a connection takes commands.
+type connState uint8
+
+const (
+	stateOpen     connState = iota // taking commands
+	stateDraining                  // finishing accepted commands, then closing
+	stateClosed                    // failed, closed or drained
+)
+
+// Conn is one established, handshaken connection to a Redis server: the netio implementation of
+// engine.Conn. It pipelines: Send only queues, a writer goroutine writes everything queued in one
+// batch (flushing only when its queue is empty), and a reader goroutine parses replies into the
+// commands' own Reply values and completes them strictly in FIFO order. RESP3 pushes never
+// complete a command; they go to TransportConfig.Push.
+//
+// Commands complete (their Done runs) on the reader goroutine, or on the caller's goroutine when
+// Send rejects them at once. A Done callback must not block, and must not call Close of the
+// connection that completes it (Close waits for the reader): replies arrive in order behind it.
+// Send and Drain may be called from a Done callback.
+//
+// When the connection fails (a read or write error, the server closing it, a protocol error) it
+// fails once: every pending command completes with the same *IOError (those never written at
+// StageBuffered, written ones at their later stage, so MaybeSent tells an unknown outcome from a
+// definite failure), the socket closes, and the Sink's Lost is called exactly once. After Close or
+// Drain the connection reports nothing to the Sink.
+//
+// Bounds: the queue and the in-flight list are bounded only by the commands callers have sent
+// and not yet seen complete; the engine and client above bound those. The write buffer holds one
+// write: it stops gathering once it reaches maxBatchBytes (so it holds at most that plus the
+// last take of the queue), and a buffer grown beyond maxRetainedBuffer is dropped after its
+// write. The read buffer is bounded by resp.Limits.
+//
+// Liveness bounds (the spec's ConnectionIdleReadTimeout and GatheredWriteStallTimeout) are not
+// implemented yet. Their place: the reader arms a read deadline while inFlight > 0 and clears it
+// when nothing is pending; the writer arms a write deadline around each write. An expired
+// deadline fails the connection like any other I/O error (an *IOError whose Timeout is true).
+type Conn struct {
+	id    fsm.ConnID
+	ep    engine.Endpoint
+	nc    net.Conn
+	sink  engine.Sink
+	push  func(resp.Value)
+	proto int
+
+	// Errors shared by every command they complete.
+	closedErr   error // Close and Drain: commands pending at that moment
+	rejectedErr error // Send after Close or Drain
+
+	// Sender side, guarded by qmu.
+	qmu        sync.Mutex
+	queue      []*engine.Command
+	state      connState
+	writerIdle bool   // the writer waits on wake
+	accepted   uint64 // commands taken by Send
+	failErr    error  // the first failure; set once
+	quiet      bool   // the failure came from Close or Drain: report nothing
+	wake       chan struct{}
+	failed     atomic.Bool // failErr is set (read without the lock by the writer)
+
+	// Writer-owned.
+	spare []*engine.Command // the writer's spare queue slice, swapped with queue
+	held  []*engine.Command // taken from the queue, not yet handed to the reader
+	buf   []byte            // frames of held
+
+	// In flight: written or being written, guarded by fmu.
+	fmu    sync.Mutex
+	flight ring
+	pushed uint64 // commands ever pushed to flight
+	popped uint64 // commands ever popped from flight
+
+	// inFlight is pushed-popped, readable without fmu: the writer's hint that other callers
+	// are active.
+	inFlight atomic.Int64
+
+	// Reader-owned.
+	rd        *resp.Reader
+	scratch   resp.Value
+	completed atomic.Uint64 // replies delivered, for Drain
+	draining  atomic.Bool
+
+	writerDone chan struct{}
+	announced  chan struct{} // closed once Sink.Ready returned: Lost may follow
+	done       chan struct{}
+}
+
+var _ engine.Conn = (*Conn)(nil)
+
+// newConn wraps an established transport connection; its goroutines start with start.
+func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
+	c := &Conn{
+		id:         req.Conn,
+		ep:         req.Endpoint,
+		nc:         nc,
+		sink:       req.Sink,
+		push:       cfg.Push,
+		proto:      2,
+		rd:         resp.NewReader(nc, cfg.Limits),
+		wake:       make(chan struct{}, 1),
+		writerDone: make(chan struct{}),
+		announced:  make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	c.closedErr = &IOError{Endpoint: c.ep, Conn: c.id, Op: "close", Err: ErrClosed}
+	c.rejectedErr = &IOError{Endpoint: c.ep, Conn: c.id, Op: "send", Err: ErrClosed}
+	return c
+}
+
+// ID returns the connection's id.
+func (c *Conn) ID() fsm.ConnID { return c.id }
+
+// Endpoint returns the connection's destination.
+func (c *Conn) Endpoint() engine.Endpoint { return c.ep }
+
+// Protocol returns the negotiated RESP version, 2 or 3.
+func (c *Conn) Protocol() int { return c.proto }
+
+// Err returns the error the connection failed or closed with, or nil while it is open.
+func (c *Conn) Err() error {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.failErr
+}
+
+// Send queues cmd, which must be at engine.StageBuffered, for writing and returns without waiting
+// for the network. On a connection that failed, closed or drains, it completes cmd at once, on
+// the caller's goroutine, with an error at StageBuffered: the failure's *IOError, or an *IOError
+// wrapping ErrClosed after Close or Drain.
+func (c *Conn) Send(cmd *engine.Command) {
+	c.qmu.Lock()
+	if c.state != stateOpen {
+		err := c.rejectedErr
+		if c.failErr != nil && !c.quiet {
+			err = c.failErr
+		}
+		c.qmu.Unlock()
+		cmd.Complete(err)
+		return
+	}
+	c.queue = append(c.queue, cmd)
+	c.accepted++
+	wake := c.writerIdle
+	c.writerIdle = false
+	c.qmu.Unlock()
+	if wake {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Drain stops taking commands and closes the connection once every accepted command has
+// completed. It returns at once and reports nothing to the Sink, even if the connection fails
+// while draining.
+func (c *Conn) Drain() {
+	c.qmu.Lock()
+	if c.state != stateOpen {
+		c.qmu.Unlock()
+		return
+	}
+	c.state = stateDraining
+	accepted := c.accepted
+	c.qmu.Unlock()
+	c.draining.Store(true)
+	if c.completed.Load() == accepted {
+		c.shutdown(c.closedErr, true)
+	}
+}
+
+// Close aborts the connection: it closes the socket, completes every pending command with an
+// *IOError wrapping ErrClosed (never-written ones at StageBuffered, written ones at their later
+// stage) and returns once both of the connection's goroutines have finished. It reports nothing
+// to the Sink. Close is idempotent; it must not be called from a command's Done callback.
+func (c *Conn) Close() {
+	c.shutdown(c.closedErr, true)
+	<-c.done
+}
+
+// shutdown records the connection's first failure, closes the socket and wakes the writer. The
+// reader goroutine then completes everything pending (finish).
+func (c *Conn) shutdown(err error, quiet bool) {
+	c.qmu.Lock()
+	if c.failErr != nil {
+		c.qmu.Unlock()
+		return
+	}
+	c.failErr = err
+	c.quiet = quiet || c.state == stateDraining
+	c.state = stateClosed
+	c.failed.Store(true)
+	c.qmu.Unlock()
+	_ = c.nc.Close()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ioError wraps a failure of the established connection.
+func (c *Conn) ioError(op string, err error) error {
+	return &IOError{Endpoint: c.ep, Conn: c.id, Op: op, Err: err}
+}
+
+// start starts the writer and reader goroutines. Call announce once Sink.Ready has returned.
+func (c *Conn) start() {
+	go c.writeLoop()
+	go c.run()
+}
+
+// announce records that Sink.Ready returned, so that Lost, if it comes, follows it.
+func (c *Conn) announce() { close(c.announced) }
+
+// run is the reader goroutine: it reads replies until the connection fails or closes, then
+// completes everything pending and reports Lost unless the engine closed the connection.
+func (c *Conn) run() {
+	err := c.readLoop()
+	c.shutdown(err, false)
+	<-c.writerDone
+	c.finish()
+}
+
+// readLoop parses replies and completes commands in FIFO order. It returns the read failure.
+func (c *Conn) readLoop() error {
+	var completed uint64
+	for {
+		if err := c.rd.Read(&c.scratch); err != nil {
+			return c.ioError("read", err)
+		}
+		if c.scratch.Kind == resp.KindPush {
+			if c.push != nil {
+				c.push(c.scratch)
+			}
+			continue
+		}
+		cmd := c.next()
+		if cmd == nil {
+			return c.ioError("read", &resp.ProtocolError{Reason: "reply without a pending command"})
+		}
+		// The reply moves into the command and the command's old storage becomes the next
+		// scratch: no copy, no allocation once the storages are large enough.
+		cmd.Reply, c.scratch = c.scratch, cmd.Reply
+		cmd.Complete(nil)
+		completed++
+		c.completed.Store(completed)
+		if c.draining.Load() && c.drained(completed) {
+			c.shutdown(c.closedErr, true)
+		}
+	}
+}
+
+// next pops the oldest command in flight, marking it written if its write has not returned yet
+// (its reply proves the server received all of it). It returns nil when nothing is in flight.
+func (c *Conn) next() *engine.Command {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.flight.n == 0 {
+		return nil
+	}
+	cmd := c.flight.pop()
+	c.popped++
+	c.inFlight.Add(-1)
+	if cmd.Stage() == engine.StageWriting {
+		cmd.Written()
+	}
+	return cmd
+}
+
+// drained reports whether every accepted command has completed.
+func (c *Conn) drained(completed uint64) bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.accepted == completed
+}
+
+// finish completes every pending command with the failure, in FIFO order, and reports Lost unless
+// the engine closed or drained the connection. It runs on the reader goroutine after the writer
+// has exited, so it owns everything left.
+func (c *Conn) finish() {
+	c.qmu.Lock()
+	err, quiet := c.failErr, c.quiet
+	queued := c.queue
+	c.queue = nil
+	c.qmu.Unlock()
+
+	c.fmu.Lock()
+	inFlight := make([]*engine.Command, 0, c.flight.n)
+	for c.flight.n > 0 {
+		inFlight = append(inFlight, c.flight.pop())
+		c.popped++
+	}
+	c.fmu.Unlock()
+
+	for _, cmd := range inFlight {
+		cmd.Complete(err)
+	}
+	for _, cmd := range c.held {
+		cmd.Complete(err)
+	}
+	c.held = nil
+	for _, cmd := range queued {
+		cmd.Complete(err)
+	}
+	// Close waits for done; it is closed before Lost so that a Sink may close the connection
+	// from Lost.
+	close(c.done)
+	if !quiet {
+		<-c.announced
+		c.sink.Lost(c.id, err)
+	}
+}
+
+// writeLoop is the writer goroutine.
+func (c *Conn) writeLoop() {
+	defer close(c.writerDone)
+	for c.collect() && c.flush() {
+	}
+}
+
+// collect waits for commands and gathers the next write: everything queued, again and again while
+// more arrives and the batch is under maxBatchBytes. It reports false when the connection failed;
+// commands it holds then stay in held at StageBuffered for finish.
+func (c *Conn) collect() bool {
+	yielded := false
+	c.qmu.Lock()
+	for {
+		if c.failErr != nil {
+			c.qmu.Unlock()
+			return false
+		}
+		if len(c.queue) == 0 {
+			if len(c.held) > 0 {
+				if !yielded && (len(c.held) > 1 || c.inFlight.Load() > 0) {
+					// Other callers are active: their next commands are likely runnable right
+					// now (woken by the replies just delivered). Let them run once before
+					// flushing so that one write carries them all. A lone sequential caller
+					// (nothing else in flight) is flushed at once. No timer is involved.
+					yielded = true
+					c.qmu.Unlock()
+					runtime.Gosched()
+					c.qmu.Lock()
+					continue
+				}
+				// The queue is empty: time to flush.
+				c.qmu.Unlock()
+				return true
+			}
+			c.writerIdle = true
+			c.qmu.Unlock()
+			<-c.wake
+			c.qmu.Lock()
+			continue
+		}
+		batch := c.queue
+		c.queue = c.spare
+		c.qmu.Unlock()
+		for _, cmd := range batch {
+			c.buf = append(c.buf, cmd.Frame...)
+		}
+		c.held = append(c.held, batch...)
+		clear(batch)
+		c.spare = batch[:0]
+		if len(c.buf) >= maxBatchBytes {
+			return true
+		}
+		c.qmu.Lock()
+	}
+}
+
+// flush hands the held commands to the reader, marks them writing, writes their frames in one
+// write and then marks those still in flight written. It reports false when the connection failed.
+func (c *Conn) flush() bool {
+	if c.failed.Load() {
+		// Failed while gathering: nothing of held left, they complete at StageBuffered.
+		return false
+	}
+	c.fmu.Lock()
+	first := c.pushed
+	for _, cmd := range c.held {
+		cmd.Writing()
+		c.flight.push(cmd)
+	}
+	c.pushed += uint64(len(c.held))
+	c.inFlight.Add(int64(len(c.held)))
+	last := c.pushed
+	c.fmu.Unlock()
+	clear(c.held)
+	c.held = c.held[:0]
+
+	_, err := c.nc.Write(c.buf)
+	if cap(c.buf) > maxRetainedBuffer {
+		c.buf = nil
+	} else {
+		c.buf = c.buf[:0]
+	}
+	if err != nil {
+		c.shutdown(c.ioError("write", err), false)
+		return false
+	}
+	c.fmu.Lock()
+	for seq := max(first, c.popped); seq < last; seq++ {
+		c.flight.at(int(seq - c.popped)).Written()
+	}
+	c.fmu.Unlock()
+	return true
+}
+
+// ring is a FIFO of commands in a power-of-two circular buffer that grows when full.
+type ring struct {
+	buf  []*engine.Command
+	head int
+	n    int
+}
+
+func (r *ring) push(cmd *engine.Command) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = cmd
+	r.n++
+}
+
+func (r *ring) pop() *engine.Command {
+	cmd := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return cmd
+}
+
+// at returns the i-th oldest command.
+func (r *ring) at(i int) *engine.Command {
+	return r.buf[(r.head+i)&(len(r.buf)-1)]
+}
+
+func (r *ring) grow() {
+	size := max(64, 2*len(r.buf))
+	buf := make([]*engine.Command, size)
+	for i := 0; i < r.n; i++ {
+		buf[i] = r.at(i)
+	}
+	r.buf = buf
+	r.head = 0
+}

@@ -1,0 +1,191 @@
+package netio
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// ErrClosed is the cause of the errors that complete commands on a connection the engine closed or
+// drained, and of commands sent after that. Match it with errors.Is.
+var ErrClosed = errors.New("respire: connection closed")
+
+// ConnectStage says where a connection attempt was when it failed.
+type ConnectStage uint8
+
+// Connection attempt stages, in order.
+const (
+	// StageDial: opening the transport connection (TCP, Unix socket or the custom dial hook).
+	StageDial ConnectStage = iota + 1
+	// StageTLS: the TLS handshake after the dial.
+	StageTLS
+	// StageHandshake: the Redis handshake (HELLO, AUTH, SELECT, ...).
+	StageHandshake
+)
+
+var connectStageNames = [...]string{"", "dial", "tls", "handshake"}
+
+// String returns "dial", "tls" or "handshake".
+func (s ConnectStage) String() string {
+	if s > 0 && int(s) < len(connectStageNames) {
+		return connectStageNames[s]
+	}
+	return "stage(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Connecting reports whether the stage belongs to the connect budget (Dialer.ConnectTimeout):
+// the dial and the TLS handshake. The Redis handshake has its own budget.
+func (s ConnectStage) Connecting() bool { return s == StageDial || s == StageTLS }
+
+// ConnectError reports a failed connection attempt: where it failed, whether a budget expired, and
+// why. It never contains credentials. Match it with errors.As; errors.Is reaches the cause (for
+// example context.Canceled when the attempt was cancelled, or a *HandshakeError).
+type ConnectError struct {
+	// Endpoint is the destination of the attempt.
+	Endpoint engine.Endpoint
+	// Conn is the attempt's connection id, or 0 when the dial was not made for an OpenRequest.
+	Conn fsm.ConnID
+	// Stage is where the attempt failed.
+	Stage ConnectStage
+	// TimedOut reports that a budget expired: Dialer.ConnectTimeout in the dial and TLS stages,
+	// TransportConfig.HandshakeTimeout in the handshake stage. Caller cancellation is not a
+	// timeout, and wins when both happen.
+	TimedOut bool
+	// Budget is the budget that expired when TimedOut, or zero.
+	Budget time.Duration
+	// Err is the cause.
+	Err error
+}
+
+// Error implements error.
+func (e *ConnectError) Error() string {
+	var b strings.Builder
+	b.WriteString("respire: connecting to ")
+	b.WriteString(e.Endpoint.String())
+	if e.Conn != 0 {
+		b.WriteString(" (conn ")
+		b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+		b.WriteByte(')')
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Stage.String())
+	if e.TimedOut {
+		b.WriteString(" timed out")
+		if e.Budget > 0 {
+			b.WriteString(" after ")
+			b.WriteString(e.Budget.String())
+		}
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(causeText(e.Err))
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Timeout reports whether a budget expired (net.Error style).
+func (e *ConnectError) Timeout() bool { return e.TimedOut }
+
+// IOError reports the failure of an established connection: a read or write error, the peer
+// closing it, a protocol error, or the engine closing it (Err is then ErrClosed). Commands that
+// were pending when it failed complete with it. It never contains credentials.
+type IOError struct {
+	// Endpoint is the connection's destination.
+	Endpoint engine.Endpoint
+	// Conn is the connection's id.
+	Conn fsm.ConnID
+	// Op is what failed: "read", "write", "close" (closed or drained by the engine) or "send"
+	// (a command sent after the connection stopped taking commands).
+	Op string
+	// Err is the cause: io.EOF when the server closed the connection, a *net.OpError, a
+	// *resp.ProtocolError, or ErrClosed.
+	Err error
+}
+
+// Error implements error.
+func (e *IOError) Error() string {
+	var b strings.Builder
+	b.WriteString("respire: connection ")
+	b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+	b.WriteString(" to ")
+	b.WriteString(e.Endpoint.String())
+	b.WriteString(": ")
+	b.WriteString(e.Op)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(causeText(e.Err))
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *IOError) Unwrap() error { return e.Err }
+
+// Timeout reports whether the cause is an I/O timeout.
+func (e *IOError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.Err, &ne) && ne.Timeout()
+}
+
+// causeText is err's message without a leading "respire: ", which the wrapper already has.
+func causeText(err error) string {
+	return strings.TrimPrefix(err.Error(), "respire: ")
+}
+
+// Classify says whether a connection failure may be retried. Permanent: a *HandshakeError whose
+// Class says so (authentication, ACL, unsupported setup), TLS authentication failures
+// (certificate verification, alerts from the peer, a peer that does not speak TLS) and protocol
+// errors (*resp.ProtocolError). Transient: everything else, including refused and reset
+// connections, timeouts, cancellation and transient server codes such as LOADING.
+func Classify(err error) fsm.FailureClass {
+	if err == nil {
+		return fsm.Transient
+	}
+	if errors.Is(err, context.Canceled) {
+		return fsm.Transient
+	}
+	var he *HandshakeError
+	if errors.As(err, &he) {
+		return he.Class()
+	}
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		return fsm.Permanent
+	}
+	if isTLSAuthFailure(err) {
+		return fsm.Permanent
+	}
+	return fsm.Transient
+}
+
+// isTLSAuthFailure recognizes TLS failures that retrying cannot fix.
+func isTLSAuthFailure(err error) bool {
+	var (
+		verify    *tls.CertificateVerificationError
+		alert     tls.AlertError
+		record    tls.RecordHeaderError
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+	)
+	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &record) ||
+		errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return true
+	}
+	// crypto/tls reports an alert received from the peer (such as "bad certificate" when the
+	// server rejects the client's certificate) as a *net.OpError with this Op.
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
+}
