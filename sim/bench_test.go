@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// benchScenario runs the scenario file b.N times and reports virtual seconds per wall second,
+// scheduler events per second and per run, and, where the platform can tell, virtual seconds per
+// CPU second of the whole process (robust when the machine is shared; it includes the GC).
+func benchScenario(b *testing.B, path string) {
+	sc := mustLoad(b, path)
+	b.ReportAllocs()
+	var events uint64
+	var virtual time.Duration
+	cpuStart, cpuOK := processCPU()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := Run(sc, sc.Seed, RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += res.Events
+		virtual += res.End
+	}
+	b.StopTimer()
+	wall := b.Elapsed().Seconds()
+	b.ReportMetric(virtual.Seconds()/wall, "virtual-s/s")
+	b.ReportMetric(float64(events)/wall, "events/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+	if cpuEnd, ok := processCPU(); ok && cpuOK && cpuEnd > cpuStart {
+		b.ReportMetric(virtual.Seconds()/(cpuEnd-cpuStart).Seconds(), "virtual-s/cpu-s")
+	}
+}
+
+// BenchmarkRunWorkload: 8 callers, 200 ops/s, 60 s virtual, no faults (testdata/workload.yaml).
+// Target: at least 2,000 virtual seconds per second.
+func BenchmarkRunWorkload(b *testing.B) { benchScenario(b, "testdata/workload.yaml") }
+
+// BenchmarkRunRecovery: a node refusing connections for most of a virtual hour, a policy with no
+// attempt limit, and a trickle of workload (testdata/recovery.yaml). Target: at least 50,000
+// virtual seconds per second.
+func BenchmarkRunRecovery(b *testing.B) { benchScenario(b, "testdata/recovery.yaml") }

@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"hash/fnv"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// LinearizabilityTimeout bounds one porcupine check. A check that times out is reported as a
+// violation, never as a pass.
+const LinearizabilityTimeout = 30 * time.Second
+
+// Linearizable checks per-key linearizability of the workload with porcupine (DESIGN checker
+// 10). Operations with an unknown outcome are open-ended (they may take effect any time until the
+// end of the run) and the model branches between applied and not applied. Definite failures and
+// server error replies took no effect and are left out.
+type Linearizable struct{}
+
+// Name implements Checker.
+func (Linearizable) Name() string { return CheckLinearizable }
+
+// Check implements Checker.
+func (Linearizable) Check(r *Result) []Violation {
+	ops := linearOps(r)
+	if len(ops) == 0 {
+		return nil
+	}
+	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, LinearizabilityTimeout)
+	switch res {
+	case porcupine.Ok:
+		return nil
+	case porcupine.Unknown:
+		return []Violation{violation(CheckLinearizable, r.End, "porcupine timed out after "+LinearizabilityTimeout.String())}
+	}
+	_ = info
+	return []Violation{violation(CheckLinearizable, r.End, "history is not linearizable for key(s) "+illegalKeys(ops))}
+}
+
+// WriteLinearizability writes porcupine's HTML visualization of the run's per-key histories.
+func WriteLinearizability(r *Result, w io.Writer) error {
+	_, info := porcupine.CheckOperationsVerbose(registerModel, linearOps(r), LinearizabilityTimeout)
+	return porcupine.Visualize(registerModel, info, w)
+}
+
+// illegalKeys names the keys whose partition alone is not linearizable.
+func illegalKeys(ops []porcupine.Operation) string {
+	var bad []string
+	for _, part := range partitionByKey(ops) {
+		if !porcupine.CheckOperations(registerModel, part) {
+			bad = append(bad, part[0].Input.(linIn).key)
+		}
+	}
+	sort.Strings(bad)
+	out := ""
+	for i, k := range bad {
+		if i > 0 {
+			out += ", "
+		}
+		out += k
+	}
+	return out
+}
+
+// linIn is one per-key operation's input.
+type linIn struct {
+	kind byte // 'g' get, 's' set, 'd' del, 'i' incr
+	key  string
+	val  string
+}
+
+// linOut is one per-key operation's observed output.
+type linOut struct {
+	unknown bool
+	datum   Datum
+}
+
+// register is the model state of one key. Counters hold their decimal text.
+type register struct {
+	exists bool
+	str    string
+}
+
+// linearOps turns the workload into per-key porcupine operations.
+func linearOps(r *Result) []porcupine.Operation {
+	var ops []porcupine.Operation
+	end := int64(r.End) + 1
+	for _, op := range r.Ops {
+		if op.Outcome == OpFailed || (op.Outcome == OpOK && op.ServerError != "") {
+			continue
+		}
+		unknown := op.Outcome != OpOK
+		ret := int64(op.Return)
+		if unknown {
+			ret = end
+		}
+		add := func(in linIn, out linOut) {
+			ops = append(ops, porcupine.Operation{ClientId: op.Caller, Input: in, Output: out,
+				Call: int64(op.Call), Return: ret, Metadata: op.ID})
+		}
+		reply := func(i int) linOut {
+			if unknown || i >= len(op.Reply) {
+				return linOut{unknown: true}
+			}
+			return linOut{datum: op.Reply[i]}
+		}
+		switch op.Name {
+		case "GET":
+			add(linIn{kind: 'g', key: op.Keys[0]}, reply(0))
+		case "MGET":
+			for i, k := range op.Keys {
+				add(linIn{kind: 'g', key: k}, reply(i))
+			}
+		case "SET", "MSET":
+			for i, k := range op.Keys {
+				add(linIn{kind: 's', key: k, val: op.Values[i]}, linOut{unknown: unknown})
+			}
+		case "DEL":
+			for i, k := range op.Keys {
+				out := reply(i)
+				if len(op.Keys) > 1 {
+					out = linOut{unknown: true} // a total count cannot be split per key
+				}
+				add(linIn{kind: 'd', key: k}, out)
+			}
+		case "INCR":
+			add(linIn{kind: 'i', key: op.Keys[0]}, reply(0))
+		}
+	}
+	return ops
+}
+
+func partitionByKey(ops []porcupine.Operation) [][]porcupine.Operation {
+	byKey := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		k := op.Input.(linIn).key
+		byKey[k] = append(byKey[k], op)
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([][]porcupine.Operation, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, byKey[k])
+	}
+	return out
+}
+
+// registerModel is a nondeterministic model of one Redis key under GET, SET, DEL and INCR.
+var registerModel = (&porcupine.NondeterministicModel{
+	Partition: partitionByKey,
+	Init:      func() []interface{} { return []interface{}{register{}} },
+	Step: func(state, input, output interface{}) []interface{} {
+		s, in, out := state.(register), input.(linIn), output.(linOut)
+		applied, ok := apply(s, in)
+		if out.unknown {
+			if !ok || applied == s {
+				return []interface{}{s}
+			}
+			return []interface{}{s, applied}
+		}
+		switch in.kind {
+		case 'g':
+			if out.datum.Null != !s.exists || (s.exists && out.datum.Str != s.str) {
+				return nil
+			}
+		case 'd':
+			want := int64(0)
+			if s.exists {
+				want = 1
+			}
+			if out.datum.Int != want {
+				return nil
+			}
+		case 'i':
+			if !ok || !out.datum.IsInt || strconv.FormatInt(out.datum.Int, 10) != applied.str {
+				return nil
+			}
+		}
+		return []interface{}{applied}
+	},
+	Equal: func(a, b interface{}) bool { return a.(register) == b.(register) },
+	Hash: func(state interface{}) uint64 {
+		s := state.(register)
+		h := fnv.New64a()
+		if s.exists {
+			h.Write([]byte{1})
+		}
+		h.Write([]byte(s.str))
+		return h.Sum64()
+	},
+	DescribeOperation: func(input, output interface{}) string {
+		in, out := input.(linIn), output.(linOut)
+		res := "?"
+		if !out.unknown {
+			switch {
+			case out.datum.Null:
+				res = "nil"
+			case out.datum.IsInt:
+				res = strconv.FormatInt(out.datum.Int, 10)
+			default:
+				res = strconv.Quote(out.datum.Str)
+			}
+		}
+		switch in.kind {
+		case 'g':
+			return "get(" + in.key + ") -> " + res
+		case 's':
+			return "set(" + in.key + ", " + in.val + ")" + map[bool]string{true: " ?", false: ""}[out.unknown]
+		case 'd':
+			return "del(" + in.key + ") -> " + res
+		default:
+			return "incr(" + in.key + ") -> " + res
+		}
+	},
+	DescribeState: func(state interface{}) string {
+		s := state.(register)
+		if !s.exists {
+			return "nil"
+		}
+		return strconv.Quote(s.str)
+	},
+}).ToModel()
+
+// apply returns the state after in takes effect, and false if it cannot (INCR on a non-integer).
+func apply(s register, in linIn) (register, bool) {
+	switch in.kind {
+	case 's':
+		return register{exists: true, str: in.val}, true
+	case 'd':
+		return register{}, true
+	case 'i':
+		n := int64(0)
+		if s.exists {
+			v, err := strconv.ParseInt(s.str, 10, 64)
+			if err != nil {
+				return s, false
+			}
+			n = v
+		}
+		return register{exists: true, str: strconv.FormatInt(n+1, 10)}, true
+	}
+	return s, true
+}

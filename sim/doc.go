@@ -1,0 +1,56 @@
+// Package sim is respire's deterministic simulator: it runs the real engine and state machines
+// against a simulated network and simulated Redis nodes under virtual time, replays YAML fault
+// scenarios, and records everything the checkers need.
+//
+// # Determinism
+//
+// A run is single-threaded and has no goroutines. One event heap, ordered by virtual time and
+// then by scheduling sequence, drives everything: network deliveries, node processing, engine
+// timers, fault starts and stops, and the workload's callers. Randomness comes from seeded
+// generators, one stream per component (engine draws, each connection's network jitter, each
+// caller's workload, each fault's range resolution), so that a change in one component never
+// shifts another's draws. No map is iterated where order could matter. The same scenario and seed
+// therefore give a byte-identical trace, and Result.TraceHash proves it.
+//
+// # The kernel and the engine
+//
+// The engine (package engine) runs in stepper mode: it implements engine.Runtime with virtual
+// time, draws from the engine stream and arms timers on the heap, and after every scheduler
+// action the runner calls Engine.RunPending, never Start. Every engine step is recorded
+// (Result.Steps) and traced; engine.Replay over the recorded events reproduces the effects.
+//
+// # The network
+//
+// Each connection is a pair of byte pipes with per-direction latency (base latency plus seeded
+// jitter, delivered in order). Bytes really travel: the client writes RESP frames, the node
+// parses them with resp.ParseCommand and answers with resp.AppendValue in the connection's
+// protocol, and the client parses replies with resp.Parse. Command ids travel out of band: the
+// client records which stream offsets carry which command, so the node attributes each request
+// to its command id (the apply log) with nothing extra on the wire. Connects travel too (SYN,
+// then SYN-ACK or a reset) and the handshake is netio's pure handshake machine over these bytes.
+//
+// # Nodes
+//
+// A simulated standalone node serves PING, HELLO, AUTH, SELECT, CLIENT (SETNAME, GETNAME, ID;
+// SETINFO is rejected as Redis 7.0 does), GET, SET (NX, XX, GET, EX, PX, KEEPTTL), DEL, EXISTS,
+// INCR, MGET, MSET and QUIT, with an optional requirepass. Every executed command that carries a
+// command id is appended to the apply log (Result.Applies). A killed node keeps its dataset
+// across restart, modelling persistence.
+//
+// # Faults
+//
+// The timeline (Scenario.Faults) refuses connects, accepts and then drops connections, drops
+// connections now or after a number of bytes, loses a reply, black-holes (half-open, with held
+// bytes delivered on heal), delays, kills and restarts, rejects handshakes with an error reply,
+// and pauses nodes. See Fault for each kind's exact semantics.
+//
+// # Plants
+//
+// Scenario.Plant plants deliberate bugs in the simulator layer (never in the engine or the
+// machines) so that each checker has a positive control: see the Plant constants.
+//
+// # Running
+//
+// LoadScenario and ParseScenario read a scenario strictly; Resolve fixes its ranges for a seed;
+// MarshalScenario writes it back; Run executes it and returns a Result for the checkers.
+package sim

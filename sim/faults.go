@@ -1,0 +1,338 @@
+package sim
+
+import (
+	"time"
+)
+
+// faultState is one fault of the timeline while the run executes.
+type faultState struct {
+	w    *world
+	idx  int
+	f    *Fault
+	kind string
+	// node is the target node, or nil for a slot target.
+	node *node
+	// slot is the target slot, or -1 for a node target.
+	slot int
+	// extra is a delay fault's added latency; after an accept-then-drop fault's delay.
+	extra time.Duration
+	// reply is a handshake-error fault's reply.
+	reply string
+	// armed counts the connections a triggered fault is armed on.
+	armed int
+	// pending: a triggered fault waits for its target's next connection.
+	pending bool
+
+	started, ended bool
+	window         Window
+}
+
+// Fault events.
+const (
+	faultStart uint64 = iota + 1
+	faultStop
+)
+
+func (w *world) buildFaults() {
+	for i := range w.sc.Faults {
+		f := &w.sc.Faults[i]
+		fs := &faultState{w: w, idx: i, f: f, kind: f.Kind(), slot: -1}
+		var t Target
+		var span *TimeRange
+		switch {
+		case f.Refuse != nil:
+			t, span = f.Refuse.Target, f.Refuse.For
+		case f.Blackhole != nil:
+			t, span = f.Blackhole.Target, f.Blackhole.For
+		case f.AcceptThenDrop != nil:
+			t, span = f.AcceptThenDrop.Target, f.AcceptThenDrop.For
+			if f.AcceptThenDrop.After != nil {
+				fs.extra = f.AcceptThenDrop.After.Value()
+			}
+		case f.Drop != nil:
+			t = *f.Drop
+		case f.DropAfterBytes != nil:
+			t = f.DropAfterBytes.Target
+		case f.LoseReply != nil:
+			t = *f.LoseReply
+		case f.Delay != nil:
+			t, span = f.Delay.Target, f.Delay.For
+			fs.extra = f.Delay.Extra.Value()
+		case f.Kill != nil:
+			t, span = Target{Node: f.Kill.Node}, f.Kill.RestartAfter
+		case f.HandshakeError != nil:
+			t, span = Target{Node: f.HandshakeError.Node}, f.HandshakeError.For
+			fs.reply = f.HandshakeError.Reply
+		case f.Pause != nil:
+			t, span = Target{Node: f.Pause.Node}, f.Pause.For
+		}
+		if t.ClientSlot != nil {
+			fs.slot = *t.ClientSlot
+		} else {
+			fs.node = w.nodeByID(t.Node)
+		}
+		w.faults = append(w.faults, fs)
+		at := f.At.Value()
+		w.k.schedule(at, fs, faultStart)
+		if span != nil {
+			w.k.schedule(at+span.Value(), fs, faultStop)
+		}
+	}
+}
+
+// matches reports whether c is in the fault's target.
+func (fs *faultState) matches(c *simConn) bool {
+	if fs.node != nil {
+		return c.node == fs.node
+	}
+	return c.slot == fs.slot
+}
+
+func (fs *faultState) run(arg uint64) bool {
+	switch arg {
+	case faultStart:
+		fs.start()
+	case faultStop:
+		if !fs.started || fs.ended {
+			return false
+		}
+		fs.stop()
+	}
+	return true
+}
+
+func (fs *faultState) traceLine(what string) {
+	w := fs.w
+	b := w.tr.begin()
+	b = append(b, "fault "...)
+	b = append(b, what...)
+	b = appendField(b, "fault", uint64(fs.idx))
+	b = appendStrField(b, "kind", fs.kind)
+	if fs.node != nil {
+		b = appendStrField(b, "node", fs.node.id)
+	} else {
+		b = appendIntField(b, "slot", int64(fs.slot))
+	}
+	w.tr.end(b)
+}
+
+func (fs *faultState) start() {
+	w := fs.w
+	fs.started = true
+	fs.window.From = w.k.now
+	w.openFaults++
+	fs.traceLine("start")
+	switch fs.kind {
+	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error":
+		w.active = append(w.active, fs)
+	case "pause":
+		fs.node.paused = true
+	case "kill":
+		fs.node.kill()
+	case "drop":
+		for _, c := range fs.targets() {
+			c.cut("drop")
+		}
+		fs.finish()
+	case "drop_after_bytes":
+		for _, c := range fs.targets() {
+			fs.arm(c)
+		}
+		if fs.armed == 0 {
+			fs.pending = true
+		}
+	case "lose_reply":
+		if fs.node != nil {
+			fs.node.loseFault = fs
+			fs.armed = 1
+		} else if cs := fs.targets(); len(cs) > 0 {
+			fs.arm(cs[0])
+		} else {
+			fs.pending = true
+		}
+	}
+}
+
+// stop ends a windowed fault at its planned time.
+func (fs *faultState) stop() {
+	w := fs.w
+	for i, x := range w.active {
+		if x == fs {
+			w.active = append(w.active[:i], w.active[i+1:]...)
+			break
+		}
+	}
+	fs.finish()
+	switch fs.kind {
+	case "blackhole":
+		for _, c := range append([]*simConn(nil), w.conns...) {
+			if fs.matches(c) && !w.held(c) {
+				c.up.heal()
+				c.down.heal()
+			}
+		}
+	case "pause":
+		fs.node.resume()
+	case "kill":
+		fs.node.restart()
+	}
+}
+
+// finish closes the fault's window now.
+func (fs *faultState) finish() {
+	if fs.ended {
+		return
+	}
+	w := fs.w
+	fs.ended = true
+	fs.pending = false
+	fs.window.To = w.k.now
+	w.openFaults--
+	w.endedFaults++
+	fs.traceLine("end")
+	if w.endedFaults == len(w.faults) {
+		w.healed = true
+	}
+}
+
+// targets returns the target's live connections, in open order: every connection open at the
+// target node, or the target slot's current connection.
+func (fs *faultState) targets() []*simConn {
+	w := fs.w
+	if fs.node != nil {
+		return append([]*simConn(nil), fs.node.conns...)
+	}
+	if fs.slot < len(w.tp.slotConn) {
+		if c := w.tp.slotConn[fs.slot]; c != nil && c.srvOpen && !c.clientClosed {
+			return []*simConn{c}
+		}
+	}
+	return nil
+}
+
+// arm attaches a triggered fault to c.
+func (fs *faultState) arm(c *simConn) {
+	switch fs.kind {
+	case "drop_after_bytes":
+		if c.dropFault != nil {
+			return
+		}
+		c.dropFault = fs
+		c.crossed = 0
+		c.dropLimit = fs.f.DropAfterBytes.Bytes.Value()
+	case "lose_reply":
+		if c.loseFault != nil {
+			return
+		}
+		c.loseFault = fs
+	}
+	fs.armed++
+	fs.pending = false
+	b := fs.w.tr.begin()
+	b = append(b, "fault armed"...)
+	b = appendField(b, "fault", uint64(fs.idx))
+	b = appendField(b, "conn", uint64(c.id))
+	fs.w.tr.end(b)
+}
+
+// armPending arms the triggered faults waiting for a connection of c's target (c was just
+// accepted by its node).
+func (w *world) armPending(c *simConn) {
+	for _, fs := range w.faults {
+		if fs.pending && !fs.ended && fs.matches(c) {
+			fs.arm(c)
+		}
+	}
+}
+
+// releaseArms handles the close of a connection carrying armed faults that did not trigger: they
+// wait for their target's next connection.
+func (w *world) releaseArms(c *simConn) {
+	for _, fs := range []*faultState{c.dropFault, c.loseFault} {
+		if fs == nil {
+			continue
+		}
+		fs.armed--
+		if fs.armed <= 0 && !fs.ended {
+			fs.armed = 0
+			fs.pending = true
+		}
+	}
+	c.dropFault, c.loseFault = nil, nil
+	c.dropLimit = 0
+}
+
+// refusing reports whether a connect of c is refused: a refuse fault on its target, or the
+// dead-after-heal plant once every fault healed.
+func (w *world) refusing(c *simConn) bool {
+	if w.plants.deadAfterHeal && w.healed {
+		return true
+	}
+	for _, fs := range w.active {
+		if fs.kind == "refuse" && fs.matches(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// held reports whether c is black-holed.
+func (w *world) held(c *simConn) bool {
+	for _, fs := range w.active {
+		if fs.kind == "blackhole" && fs.matches(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// extraDelay returns the added latency of the delay faults on c.
+func (w *world) extraDelay(c *simConn) time.Duration {
+	var d time.Duration
+	for _, fs := range w.active {
+		if fs.kind == "delay" && fs.matches(c) {
+			d += fs.extra
+		}
+	}
+	return d
+}
+
+// acceptThenDrop returns how long after its handshake c is dropped, when an accept-then-drop
+// fault covers it.
+func (w *world) acceptThenDrop(c *simConn) (time.Duration, bool) {
+	for _, fs := range w.active {
+		if fs.kind == "accept_then_drop" && fs.matches(c) {
+			return fs.extra, true
+		}
+	}
+	return 0, false
+}
+
+// handshakeReply returns the error reply a handshake-error fault imposes on n's HELLO and AUTH.
+func (w *world) handshakeReply(n *node) (string, bool) {
+	for _, fs := range w.active {
+		if fs.kind == "handshake_error" && fs.node == n {
+			return fs.reply, true
+		}
+	}
+	return "", false
+}
+
+// faultWindows returns the fault windows in scenario order; faults still open at the end of the
+// run close at end.
+func (w *world) faultWindows(end time.Duration) ([]Window, time.Duration) {
+	var out []Window
+	healed := time.Duration(0)
+	for _, fs := range w.faults {
+		win := fs.window
+		switch {
+		case !fs.started:
+			win = Window{From: end, To: end}
+		case !fs.ended:
+			win.To = end
+		}
+		out = append(out, win)
+		healed = max(healed, win.To)
+	}
+	return out, healed
+}

@@ -1,0 +1,186 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/respire-go/respire/fsm"
+)
+
+// action is something the scheduler runs at a virtual time. arg is the value given when the event
+// was scheduled (a generation, a sub-kind, an index), so that one long-lived object can receive
+// several kinds of events without a closure per event. run reports whether the event did anything;
+// stale events (a cancelled timer, an invalidated delivery) report false and are not counted.
+type action interface {
+	run(arg uint64) bool
+}
+
+// event is one entry of the scheduler's heap.
+type event struct {
+	at  time.Duration
+	seq uint64
+	act action
+	arg uint64
+}
+
+// kernel is the virtual clock and the event heap. Events run in order of time, then of scheduling
+// sequence, so that two events at the same instant run in the order they were scheduled.
+type kernel struct {
+	now  time.Duration
+	seq  uint64
+	heap []event
+}
+
+// schedule runs act.run(arg) at time at (not before now).
+func (k *kernel) schedule(at time.Duration, act action, arg uint64) {
+	if at < k.now {
+		at = k.now
+	}
+	k.seq++
+	k.heap = append(k.heap, event{at: at, seq: k.seq, act: act, arg: arg})
+	k.up(len(k.heap) - 1)
+}
+
+// after runs act.run(arg) after d.
+func (k *kernel) after(d time.Duration, act action, arg uint64) { k.schedule(k.now+d, act, arg) }
+
+// next returns the time of the earliest event, and false when the heap is empty.
+func (k *kernel) next() (time.Duration, bool) {
+	if len(k.heap) == 0 {
+		return 0, false
+	}
+	return k.heap[0].at, true
+}
+
+// pop removes the earliest event, advances the clock to it and returns it.
+func (k *kernel) pop() event {
+	h := k.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = event{}
+	k.heap = h[:last]
+	if last > 0 {
+		k.down(0)
+	}
+	k.now = top.at
+	return top
+}
+
+func (a *event) before(b *event) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (k *kernel) up(i int) {
+	h := k.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].before(&h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (k *kernel) down(i int) {
+	h := k.heap
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r].before(&h[l]) {
+			m = r
+		}
+		if !h[m].before(&h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// Stream identifiers: every component draws from its own generator derived from the seed, so
+// that a change in one component's consumption never shifts another's draws.
+const (
+	streamEngine uint64 = iota + 1
+	streamNetwork
+	streamWorkload
+	streamFaults
+)
+
+// mix64 is the SplitMix64 finalizer: a bijective scrambling of 64 bits.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// newPCG returns the generator of one stream: component stream, instance index (a caller, a
+// connection, a fault), for the run's seed.
+func newPCG(seed, stream, index uint64) *rand.PCG {
+	return rand.NewPCG(mix64(seed^mix64(stream)), mix64(index^(stream<<56)^0x5851f42d4c957f2d))
+}
+
+// seedPCG seeds an embedded generator like newPCG, without allocating.
+func seedPCG(p *rand.PCG, seed, stream, index uint64) {
+	p.Seed(mix64(seed^mix64(stream)), mix64(index^(stream<<56)^0x5851f42d4c957f2d))
+}
+
+// unit returns a float64 drawn uniformly from [0, 1) from p.
+func unit(p *rand.PCG) float64 { return float64(p.Uint64()>>11) * (1.0 / (1 << 53)) }
+
+// simRuntime implements engine.Runtime on the kernel: virtual time, draws from the engine stream,
+// timers on the event heap. Plants may distort timer delays (late-timers, early-dial).
+type simRuntime struct {
+	w      *world
+	rng    rand.PCG
+	timers map[fsm.TimerID]*simTimer
+	// scale multiplies every timer delay (2 for the late-timers plant, 0 for early-dial).
+	scale int64
+}
+
+// simTimer is one armed engine timer.
+type simTimer struct {
+	rt        *simRuntime
+	id        fsm.TimerID
+	fire      func()
+	cancelled bool
+}
+
+// Now implements engine.Runtime.
+func (r *simRuntime) Now() time.Duration { return r.w.k.now }
+
+// Draw implements engine.Runtime with the engine stream.
+func (r *simRuntime) Draw() float64 { return unit(&r.rng) }
+
+// ArmTimer implements engine.Runtime: the fire callback runs from a scheduler event.
+func (r *simRuntime) ArmTimer(id fsm.TimerID, after time.Duration, fire func()) {
+	t := &simTimer{rt: r, id: id, fire: fire}
+	if old := r.timers[id]; old != nil {
+		old.cancelled = true
+	}
+	r.timers[id] = t
+	r.w.k.after(time.Duration(int64(after)*r.scale), t, 0)
+}
+
+// CancelTimer implements engine.Runtime.
+func (r *simRuntime) CancelTimer(id fsm.TimerID) {
+	if t := r.timers[id]; t != nil {
+		t.cancelled = true
+		delete(r.timers, id)
+	}
+}
+
+func (t *simTimer) run(uint64) bool {
+	if t.cancelled {
+		return false
+	}
+	delete(t.rt.timers, t.id)
+	t.fire()
+	return true
+}

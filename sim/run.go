@@ -1,0 +1,375 @@
+package sim
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio"
+)
+
+// DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
+// guard against a run that never settles.
+const DefaultMaxEvents = 200_000_000
+
+// NodePort is the port of every simulated node's endpoint ("<node id>:6379").
+const NodePort = 6379
+
+// LibraryVersion is the CLIENT SETINFO LIB-VER the simulated client sends.
+const LibraryVersion = "0.1.0"
+
+// RunOptions tunes a run. The zero value is a normal run.
+type RunOptions struct {
+	// KeepTrace keeps the trace lines in Result.Trace (reports, tests). Without it the trace is
+	// only hashed, which keeps runs fast.
+	KeepTrace bool
+	// MaxEvents bounds the scheduler events (zero: DefaultMaxEvents); exceeding it fails the run.
+	MaxEvents uint64
+}
+
+// ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
+var ErrTooManyEvents = errors.New("sim: run exceeded its event budget")
+
+// plants holds the planted bugs of a run and which one-shot plants already fired.
+type plants struct {
+	replay, early, okWithoutApply, staleRead, doubleComplete, deadAfterHeal bool
+	earlyUsed, okWithoutApplyUsed, staleReadUsed, doubleCompleteUsed        bool
+}
+
+// replayFrame is a written-but-unanswered command captured by the replay-accepted plant.
+type replayFrame struct {
+	id    uint64
+	frame []byte
+}
+
+// world is one run: the kernel, the simulated network and nodes, the client engine, the
+// workload, the fault timeline and the records.
+type world struct {
+	sc   *Scenario
+	seed uint64
+	opts RunOptions
+
+	k   kernel
+	rt  *simRuntime
+	tr  *tracer
+	res *Result
+
+	nodes     []*node
+	tp        *transport
+	eng       *engine.Engine
+	wl        *workload
+	latency   time.Duration
+	jitter    time.Duration
+	handshake netio.HandshakeConfig
+
+	faults      []*faultState
+	active      []*faultState
+	openFaults  int
+	endedFaults int
+	healed      bool
+
+	// conns are the connections not yet closed on both sides, in open order.
+	conns []*simConn
+
+	plants  plants
+	replays []*replayFrame
+
+	stepped bool
+	// flushes are the connections with commands sent during the current action.
+	flushes    []*simConn
+	events     uint64
+	connectErr error
+}
+
+// Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
+// network, the nodes, the transport and an engine.Engine driven in stepper mode, connects (eager:
+// every slot at t=0, failing the run if that fails), runs the workload and the faults until the
+// scenario's duration, closes the engine and returns what happened.
+//
+// The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
+// connect failure or an exceeded event budget Run returns the partial Result with the error.
+func Run(sc *Scenario, seed uint64, opts RunOptions) (*Result, error) {
+	rs, err := sc.Resolve(seed)
+	if err != nil {
+		return nil, err
+	}
+	w := newWorld(rs, seed, opts)
+	return w.run()
+}
+
+func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
+	w := &world{sc: sc, seed: seed, opts: opts}
+	w.tr = newTracer(&w.k, opts.KeepTrace)
+	w.res = &Result{Scenario: sc, Seed: seed}
+	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
+	seedPCG(&w.rt.rng, seed, streamEngine, 0)
+	w.latency, w.jitter = sc.Network.Latency, sc.Network.Jitter
+	for _, spec := range sc.Topology.Nodes {
+		w.nodes = append(w.nodes, newNode(w, spec))
+	}
+	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
+	w.replays = make([]*replayFrame, sc.Client.Connections)
+	c := &sc.Client
+	w.handshake = netio.HandshakeConfig{
+		Username: c.Username, Password: c.Password, Database: c.Database, ClientName: c.ClientName,
+	}
+	switch c.Protocol {
+	case ProtocolRESP2:
+		w.handshake.Protocol = netio.ProtocolRESP2
+	case ProtocolRESP3:
+		w.handshake.Protocol = netio.ProtocolRESP3
+	}
+	if !c.OmitLibraryInfo {
+		w.handshake.LibraryName, w.handshake.LibraryVersion = c.LibraryName, LibraryVersion
+	}
+	for _, p := range sc.Plant {
+		switch p {
+		case PlantReplayAccepted:
+			w.plants.replay = true
+		case PlantLateTimers:
+			w.rt.scale = 2
+		case PlantEarlyDial:
+			w.rt.scale = 0
+		case PlantLoseReply:
+			w.plants.okWithoutApply = true
+		case PlantStaleRead:
+			w.plants.staleRead = true
+		case PlantDoubleComplete:
+			w.plants.doubleComplete = true
+		case PlantEarlyCommand:
+			w.plants.early = true
+		case PlantDeadAfterHeal:
+			w.plants.deadAfterHeal = true
+		}
+	}
+	w.healed = len(sc.Faults) == 0
+	return w
+}
+
+func (w *world) run() (*Result, error) {
+	sc := w.sc
+	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep})
+
+	b := w.tr.begin()
+	b = append(b, "run start"...)
+	b = appendStrField(b, "scenario", strconv.Quote(sc.Name))
+	b = appendField(b, "seed", w.seed)
+	w.tr.end(b)
+
+	if sc.Client.Connect == ConnectEager {
+		w.eng.Acquire(fsm.NeedAll, w.connected)
+	}
+	w.settle()
+	w.buildFaults()
+	w.wl = newWorkload(w)
+
+	maxEvents := w.opts.MaxEvents
+	if maxEvents == 0 {
+		maxEvents = DefaultMaxEvents
+	}
+	var runErr error
+	end := sc.Duration
+	for w.connectErr == nil {
+		at, ok := w.k.next()
+		if !ok || at > end {
+			break
+		}
+		ev := w.k.pop()
+		if !ev.act.run(ev.arg) {
+			continue
+		}
+		w.events++
+		w.settle()
+		if w.events >= maxEvents {
+			runErr = ErrTooManyEvents
+			break
+		}
+	}
+	if w.connectErr != nil {
+		runErr = w.connectErr
+	}
+	if w.k.now < end && runErr == nil {
+		w.k.now = end
+	}
+	w.finish()
+	return w.res, runErr
+}
+
+// EngineConfig returns the engine configuration a run of sc uses (sc must be resolved or have its
+// defaults applied): the endpoint of the first node, the client's slots, policy and waiter bound.
+// engine.Replay over Result.Steps' events with it reproduces the recorded effects. The run keeps
+// no engine journal (JournalSize -1): it records every step itself.
+func (sc *Scenario) EngineConfig() engine.Config {
+	return engine.Config{
+		Endpoint:    engine.Endpoint{Host: sc.Topology.Nodes[0].ID, Port: NodePort},
+		Slots:       sc.Client.Connections,
+		Policy:      sc.Client.ReconnectPolicy.Policy(),
+		MaxWaiters:  sc.Client.MaxWaiters,
+		JournalSize: -1,
+	}
+}
+
+// connected receives the answer to the eager connect.
+func (w *world) connected(g engine.Grant) {
+	b := w.tr.begin()
+	b = append(b, "connect-all"...)
+	b = appendStrField(b, "outcome", g.Outcome.String())
+	if g.Err != nil {
+		b = appendQuoted(b, "err", g.Err.Error())
+	}
+	w.tr.end(b)
+	if g.Outcome != fsm.OutcomeGranted {
+		err := errors.New("sim: eager connect failed: " + g.Outcome.String())
+		if g.Err != nil {
+			err = errors.Join(err, g.Err)
+		}
+		w.connectErr = err
+	}
+}
+
+// settle lets the engine step every event the last action posted, and fails the connection
+// attempts it cancelled meanwhile.
+func (w *world) settle() {
+	for {
+		w.eng.RunPending()
+		if w.stepped {
+			w.stepped = false
+			if len(w.tp.attempts) > 0 {
+				w.tp.sweep()
+				continue
+			}
+		}
+		if !w.flushAll() {
+			return
+		}
+	}
+}
+
+// flushAll writes what the current action sent, and reports whether there was anything.
+func (w *world) flushAll() bool {
+	if len(w.flushes) == 0 {
+		return false
+	}
+	for i := 0; i < len(w.flushes); i++ {
+		w.flushes[i].flush()
+		w.flushes[i] = nil
+	}
+	w.flushes = w.flushes[:0]
+	return true
+}
+
+// onStep records an engine step: the Step, and its trace line.
+func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
+	w.stepped = true
+	w.res.Steps = append(w.res.Steps, Step{Event: *ev, Effects: append([]fsm.Effect(nil), effects...)})
+	b := ev.AppendTo(w.tr.buf[:0])
+	for i := range effects {
+		b = append(b, " | "...)
+		b = effects[i].AppendTo(b)
+	}
+	w.tr.end(b)
+}
+
+// finish closes the client at the end of the run and fills in the Result.
+func (w *world) finish() {
+	end := w.k.now
+	b := w.tr.begin()
+	b = append(b, "run end"...)
+	w.tr.end(b)
+	if w.wl != nil {
+		w.wl.stopped = true
+	}
+	w.eng.Close()
+	w.settle()
+	res := w.res
+	res.End = end
+	for i := range res.Ops {
+		if res.Ops[i].Outcome == OpPending {
+			res.Ops[i].Return = end
+		}
+	}
+	res.Faults, res.HealedAt = w.faultWindows(end)
+	res.Events = w.events
+	res.Trace = w.tr.lines
+	res.TraceHash = w.tr.sum()
+}
+
+func (w *world) nodeByID(id string) *node {
+	for _, n := range w.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func (w *world) nodeByHost(host string) *node { return w.nodeByID(host) }
+
+// recordApply appends to the apply log.
+func (w *world) recordApply(n *node, c *simConn, id uint64, name string, afterHandshake bool) {
+	w.res.Applies = append(w.res.Applies, Apply{Node: n.id, CmdID: id, Name: name, Conn: c.id, At: w.k.now, AfterHandshake: afterHandshake})
+	b := w.tr.begin()
+	b = append(b, "apply"...)
+	b = appendStrField(b, "node", n.id)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendField(b, "id", id)
+	b = append(b, ' ')
+	b = append(b, name...)
+	if !afterHandshake {
+		b = append(b, " before-handshake"...)
+	}
+	w.tr.end(b)
+}
+
+func (w *world) tracePlant(name string, id uint64) {
+	b := w.tr.begin()
+	b = append(b, "plant "...)
+	b = append(b, name...)
+	b = appendField(b, "id", id)
+	w.tr.end(b)
+}
+
+// captureReplay implements the first half of the replay-accepted plant: when a connection with
+// written-but-unanswered commands fails, the oldest of them is kept for the slot's next connection.
+func (w *world) captureReplay(c *simConn) {
+	if !w.plants.replay || c.slot < 0 || c.slot >= len(w.replays) || w.replays[c.slot] != nil {
+		return
+	}
+	for i := c.qhead; i < c.flushed; i++ {
+		if cmd := c.queue[i]; cmd != nil && cmd.ID != 0 {
+			w.replays[c.slot] = &replayFrame{id: cmd.ID, frame: append([]byte(nil), cmd.Frame...)}
+			return
+		}
+	}
+}
+
+// replayOnReady implements the second half: the captured frame is written again, first thing on
+// the slot's next ready connection; its reply is swallowed so that reply pairing stays intact.
+func (w *world) replayOnReady(c *simConn) {
+	if !w.plants.replay || c.slot < 0 || c.slot >= len(w.replays) {
+		return
+	}
+	r := w.replays[c.slot]
+	if r == nil || c.clientClosed {
+		return
+	}
+	w.replays[c.slot] = nil
+	w.tracePlant("replay-accepted", r.id)
+	c.queue = append(c.queue, nil)
+	c.flushed = len(c.queue)
+	c.writeFrame(r.frame, r.id, true)
+	c.up.commit(ctlData)
+}
+
+// maybeDoubleComplete implements the double-complete plant: the first command completed with a
+// reply has its Done called a second time.
+func (w *world) maybeDoubleComplete(cmd *engine.Command) {
+	if !w.plants.doubleComplete || w.plants.doubleCompleteUsed || cmd.ID == 0 || cmd.Done == nil {
+		return
+	}
+	w.plants.doubleCompleteUsed = true
+	w.tracePlant("double-complete", cmd.ID)
+	cmd.Done(cmd)
+}

@@ -1,0 +1,671 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Connection phases, client side.
+const (
+	phaseDialing uint8 = iota
+	phaseHandshaking
+	phaseReady
+	phaseClosed
+)
+
+// Connection events (the arg of a simConn's scheduler events).
+const (
+	connSyn uint64 = iota + 1
+	connSynAck
+	connConnectDeadline
+	connHandshakeDeadline
+	connAcceptThenDrop
+)
+
+// frame attributes one command frame written on a connection to its command id, out of band: the
+// node looks it up by the stream offset where the request it parsed starts.
+type frame struct {
+	start, end     uint64
+	id             uint64
+	afterHandshake bool
+}
+
+// simConn is one simulated connection: both pipes, the client side (implementing engine.Conn and
+// running the handshake) and the node side's state.
+type simConn struct {
+	w       *world
+	id      fsm.ConnID
+	slot    int
+	attempt int
+	ep      engine.Endpoint
+	node    *node
+	sink    engine.Sink
+	ctx     context.Context
+	rng     rand.PCG
+
+	up, down pipe
+
+	// Client side.
+	phase        uint8
+	reported     bool // Ready or Failed was reported to the sink
+	refused      bool // the connect was answered with a reset
+	engineClosed bool // the engine called Close or Drain: no Lost
+	draining     bool
+	clientClosed bool
+	hs           *netio.Handshake
+	hsCfg        *netio.HandshakeConfig // overrides the world's handshake (conformance harness)
+	hsWant       int
+	hsBuf        []byte
+	scratch      resp.Value
+	// queue holds the commands sent on the connection, oldest first from qhead; the first
+	// flushed-qhead of them were written (nil entries are replayed frames of the
+	// replay-accepted plant, whose replies are swallowed).
+	queue        []*engine.Command
+	qhead        int
+	flushed      int
+	flushPending bool
+	frames       []frame
+	fhead        int
+	readyAt      time.Duration
+
+	// Node side.
+	srvOpen bool
+	srv     serverState
+
+	// Faults.
+	crossed   int64
+	dropLimit int64
+	dropFault *faultState
+	loseFault *faultState
+	finished  bool
+}
+
+var _ engine.Conn = (*simConn)(nil)
+
+// transport implements engine.Transport on the simulated network.
+type transport struct {
+	w *world
+	// attempts are the connections still dialing or handshaking, in open order.
+	attempts []*simConn
+	// slotConn is the latest connection opened for each slot.
+	slotConn []*simConn
+}
+
+var _ engine.Transport = (*transport)(nil)
+
+// Open implements engine.Transport: the connect travels the network (SYN, then SYN-ACK or reset),
+// bounded by the connect timeout; then the handshake runs over the simulated bytes, bounded by the
+// command timeout. ctx is checked at every simulated step and after every engine step.
+func (t *transport) Open(ctx context.Context, req engine.OpenRequest) {
+	t.open(ctx, req, nil)
+}
+
+// open starts an attempt; hs, when not nil, replaces the world's handshake configuration.
+func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *netio.HandshakeConfig) {
+	w := t.w
+	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
+	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
+	c.up = pipe{c: c, toNode: true}
+	c.down = pipe{c: c}
+	c.node = w.nodeByHost(req.Endpoint.Host)
+	w.conns = append(w.conns, c)
+	if req.Slot >= 0 && req.Slot < len(t.slotConn) {
+		t.slotConn[req.Slot] = c
+	}
+	t.attempts = append(t.attempts, c)
+	b := w.tr.begin()
+	b = append(b, "conn open"...)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendIntField(b, "slot", int64(c.slot))
+	b = appendIntField(b, "attempt", int64(c.attempt))
+	b = appendStrField(b, "endpoint", req.Endpoint.String())
+	w.tr.end(b)
+	w.k.after(w.sc.Client.ConnectTimeout, c, connConnectDeadline)
+	if c.node == nil || !w.held(c) {
+		w.k.after(c.oneWay(), c, connSyn)
+	}
+	// A black-holed SYN vanishes: the connect deadline ends the attempt.
+}
+
+// sweep fails attempts whose context was cancelled (the engine cancels an attempt it closes).
+func (t *transport) sweep() {
+	for i := 0; i < len(t.attempts); {
+		c := t.attempts[i]
+		if c.ctx.Err() != nil {
+			c.failAttempt(c.connectError(c.stage(), false, 0, c.ctx.Err()))
+			continue // failAttempt removed it
+		}
+		i++
+	}
+}
+
+func (t *transport) remove(c *simConn) {
+	for i, x := range t.attempts {
+		if x == c {
+			t.attempts = append(t.attempts[:i], t.attempts[i+1:]...)
+			return
+		}
+	}
+}
+
+// run handles the connection's own events.
+func (c *simConn) run(arg uint64) bool {
+	switch arg {
+	case connSyn:
+		return c.synArrived()
+	case connSynAck:
+		return c.synAckArrived()
+	case connConnectDeadline:
+		if c.phase != phaseDialing || c.reported {
+			return false
+		}
+		c.failAttempt(c.connectError(netio.StageDial, true, c.w.sc.Client.ConnectTimeout, errTimeout("dial")))
+		return true
+	case connHandshakeDeadline:
+		if c.phase != phaseHandshaking || c.reported {
+			return false
+		}
+		c.failAttempt(c.connectError(netio.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
+		return true
+	case connAcceptThenDrop:
+		if c.clientClosed || !c.srvOpen {
+			return false
+		}
+		c.cut("accept-then-drop")
+		return true
+	}
+	return false
+}
+
+// cancelled fails the attempt if its context was cancelled, and reports whether it was.
+func (c *simConn) cancelled() bool {
+	if err := c.ctx.Err(); err != nil {
+		c.failAttempt(c.connectError(c.stage(), false, 0, err))
+		return true
+	}
+	return false
+}
+
+func (c *simConn) stage() netio.ConnectStage {
+	if c.phase == phaseDialing {
+		return netio.StageDial
+	}
+	return netio.StageHandshake
+}
+
+// synArrived: the connect reached the node, which accepts or refuses it.
+func (c *simConn) synArrived() bool {
+	if c.phase != phaseDialing || c.reported {
+		return false
+	}
+	if c.cancelled() {
+		return true
+	}
+	n := c.node
+	if n == nil || n.down || c.w.refusing(c) {
+		c.refused = true
+	} else {
+		n.accept(c)
+	}
+	c.w.k.after(c.oneWay(), c, connSynAck)
+	return true
+}
+
+// synAckArrived: the client learns the connect's result.
+func (c *simConn) synAckArrived() bool {
+	if c.phase != phaseDialing || c.reported {
+		return false
+	}
+	if c.cancelled() {
+		return true
+	}
+	w := c.w
+	if c.refused {
+		var cause error = errRefused()
+		if c.node == nil {
+			cause = &net.DNSError{Err: "no such host", Name: c.ep.Host, IsNotFound: true}
+		}
+		c.failAttempt(c.connectError(netio.StageDial, false, 0, cause))
+		return true
+	}
+	c.phase = phaseHandshaking
+	b := w.tr.begin()
+	b = append(b, "conn dialed"...)
+	b = appendField(b, "conn", uint64(c.id))
+	w.tr.end(b)
+	c.sink.Dialed(c.id)
+	w.k.after(w.sc.Client.CommandTimeout, c, connHandshakeDeadline)
+	cfg := w.handshake
+	if c.hsCfg != nil {
+		cfg = *c.hsCfg
+	}
+	c.hs = netio.NewHandshake(cfg)
+	c.nextBatch()
+	return true
+}
+
+// nextBatch writes the handshake's next batch, or makes the connection ready when it is done.
+func (c *simConn) nextBatch() {
+	frames, n := c.hs.Next(c.hsBuf[:0])
+	c.hsBuf = frames
+	if n == 0 {
+		c.becomeReady()
+		return
+	}
+	c.hsWant = n
+	c.up.write(frames)
+}
+
+func (c *simConn) becomeReady() {
+	w := c.w
+	c.phase = phaseReady
+	c.reported = true
+	c.readyAt = w.k.now
+	w.tp.remove(c)
+	b := w.tr.begin()
+	b = append(b, "conn ready"...)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendIntField(b, "proto", int64(c.hs.Protocol()))
+	w.tr.end(b)
+	c.sink.Ready(c.id, c)
+	if after, ok := w.acceptThenDrop(c); ok {
+		w.k.after(after, c, connAcceptThenDrop)
+	}
+	w.replayOnReady(c)
+}
+
+// failAttempt ends an attempt that did not become ready: the connection is closed and Failed is
+// reported once.
+func (c *simConn) failAttempt(err error) {
+	if c.reported {
+		return
+	}
+	c.reported = true
+	w := c.w
+	w.tp.remove(c)
+	b := w.tr.begin()
+	b = append(b, "conn failed"...)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendQuoted(b, "err", err.Error())
+	w.tr.end(b)
+	c.closeClient(err)
+	c.sink.Failed(c.id, err, failureClass(err))
+}
+
+// closeClient closes the client side: pending commands fail with err, the node sees an orderly
+// close after the bytes already in flight, and replies in flight are discarded.
+func (c *simConn) closeClient(err error) {
+	if c.clientClosed {
+		return
+	}
+	c.clientClosed = true
+	c.phase = phaseClosed
+	c.down.kill()
+	if c.srvOpen {
+		c.up.commit(ctlEOF)
+	} else {
+		c.up.kill()
+	}
+	c.failQueue(err)
+	c.maybeFinished()
+}
+
+// failQueue completes every pending command with err: the unwritten ones are still at
+// StageBuffered (a definite failure), the written ones at StageAwaitingReply (unknown outcome).
+func (c *simConn) failQueue(err error) {
+	for c.qhead < len(c.queue) {
+		cmd := c.queue[c.qhead]
+		c.queue[c.qhead] = nil
+		c.qhead++
+		if cmd != nil {
+			cmd.Complete(err)
+		}
+	}
+	c.queue = c.queue[:0]
+	c.qhead, c.flushed = 0, 0
+}
+
+// peerClosed handles an orderly close or reset from the node's side.
+func (c *simConn) peerClosed(cause error) {
+	if c.clientClosed {
+		return
+	}
+	if c.phase != phaseReady {
+		c.failAttempt(c.connectError(c.stage(), false, 0, cause))
+		return
+	}
+	c.lose(c.ioError("read", cause))
+}
+
+// lose fails a ready connection on its own: commands fail, and Lost is reported unless the engine
+// already gave the connection up.
+func (c *simConn) lose(err error) {
+	if c.clientClosed {
+		return
+	}
+	w := c.w
+	w.captureReplay(c)
+	b := w.tr.begin()
+	b = append(b, "conn lost"...)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendQuoted(b, "err", err.Error())
+	w.tr.end(b)
+	c.closeClient(err)
+	if !c.engineClosed {
+		c.sink.Lost(c.id, err)
+	}
+}
+
+// Send implements engine.Conn: cmd is queued at StageBuffered and written when the current
+// scheduler action ends, at the same virtual instant, like a writer that flushes as soon as it
+// runs: commands sent in one action are pipelined in one chunk.
+func (c *simConn) Send(cmd *engine.Command) {
+	if c.clientClosed || c.draining {
+		cmd.Complete(c.ioError("send", netio.ErrClosed))
+		return
+	}
+	c.queue = append(c.queue, cmd)
+	if !c.flushPending {
+		c.flushPending = true
+		c.w.flushes = append(c.w.flushes, c)
+	}
+}
+
+// flush writes every buffered command: Writing when its first byte leaves, Written when all did.
+func (c *simConn) flush() bool {
+	c.flushPending = false
+	if c.clientClosed || c.flushed >= len(c.queue) {
+		return false
+	}
+	for c.flushed < len(c.queue) {
+		cmd := c.queue[c.flushed]
+		c.flushed++
+		cmd.Writing()
+		c.writeFrame(cmd.Frame, cmd.ID, c.phase == phaseReady)
+		cmd.Written()
+	}
+	c.up.commit(ctlData)
+	return true
+}
+
+// writeFrame appends one command frame to the up pipe, attributing it to id for the node, and
+// records the Send.
+func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
+	w := c.w
+	if id != 0 {
+		w.res.Sends = append(w.res.Sends, Send{CmdID: id, Conn: c.id, At: w.k.now})
+		if !c.up.dead {
+			start := c.up.offset()
+			c.frames = append(c.frames, frame{start: start, end: start + uint64(len(f)), id: id, afterHandshake: afterHandshake})
+		}
+	}
+	c.up.append(f)
+}
+
+// takeFrame returns the command id of the request the node parsed at stream offset start.
+func (c *simConn) takeFrame(start uint64) (uint64, bool) {
+	for c.fhead < len(c.frames) && c.frames[c.fhead].end <= start {
+		c.fhead++
+	}
+	if c.fhead == len(c.frames) || c.frames[c.fhead].start != start {
+		c.compactFrames()
+		return 0, true
+	}
+	f := c.frames[c.fhead]
+	c.fhead++
+	c.compactFrames()
+	return f.id, f.afterHandshake
+}
+
+func (c *simConn) compactFrames() {
+	if c.fhead == len(c.frames) {
+		c.frames = c.frames[:0]
+		c.fhead = 0
+	}
+}
+
+// receive parses the replies the node's bytes delivered: handshake replies go to the handshake,
+// others complete commands in FIFO order; RESP3 pushes never complete a command.
+func (c *simConn) receive() {
+	if c.phase == phaseHandshaking && c.cancelled() {
+		return
+	}
+	p := &c.down
+	for p.rd < p.ready && !c.clientClosed {
+		dst := &c.scratch
+		var cmd *engine.Command
+		if c.phase == phaseReady && c.qhead < c.flushed {
+			if cmd = c.queue[c.qhead]; cmd != nil {
+				dst = &cmd.Reply
+			}
+		}
+		n, err := resp.Parse(p.data[p.rd:p.ready], dst, nil)
+		if errors.Is(err, resp.ErrIncomplete) {
+			break
+		}
+		if err != nil {
+			c.protocolFailure(err)
+			return
+		}
+		p.rd += n
+		if dst.Kind == resp.KindPush {
+			continue
+		}
+		switch c.phase {
+		case phaseHandshaking:
+			if err := c.hs.Reply(dst); err != nil {
+				c.failAttempt(c.connectError(netio.StageHandshake, false, 0, err))
+				return
+			}
+			if c.hsWant--; c.hsWant == 0 {
+				c.nextBatch()
+			}
+		case phaseReady:
+			if c.qhead >= c.flushed {
+				c.protocolFailure(&resp.ProtocolError{Reason: "reply without a pending command"})
+				return
+			}
+			c.queue[c.qhead] = nil
+			c.qhead++
+			if c.qhead == len(c.queue) {
+				c.queue = c.queue[:0]
+				c.qhead, c.flushed = 0, 0
+			}
+			if cmd != nil {
+				cmd.Complete(nil)
+				c.w.maybeDoubleComplete(cmd)
+			}
+			if c.draining && c.qhead == len(c.queue) {
+				c.closeClient(c.ioError("close", netio.ErrClosed))
+			}
+		default:
+			c.protocolFailure(&resp.ProtocolError{Reason: "reply before the handshake"})
+			return
+		}
+	}
+	p.compact()
+}
+
+func (c *simConn) protocolFailure(err error) {
+	if c.phase != phaseReady {
+		c.failAttempt(c.connectError(c.stage(), false, 0, err))
+		return
+	}
+	c.lose(c.ioError("read", err))
+}
+
+// Drain implements engine.Conn: no new commands; the connection closes once the accepted ones
+// completed.
+func (c *simConn) Drain() {
+	c.engineClosed = true
+	if c.clientClosed || c.draining {
+		return
+	}
+	c.draining = true
+	c.traceClose("drain")
+	if c.qhead == len(c.queue) {
+		c.closeClient(c.ioError("close", netio.ErrClosed))
+	}
+}
+
+// Close implements engine.Conn: the connection closes at once; pending commands fail (unwritten
+// ones at StageBuffered). No Lost is reported.
+func (c *simConn) Close() {
+	c.engineClosed = true
+	if c.clientClosed {
+		return
+	}
+	c.traceClose("close")
+	c.closeClient(c.ioError("close", netio.ErrClosed))
+}
+
+func (c *simConn) traceClose(how string) {
+	w := c.w
+	b := w.tr.begin()
+	b = append(b, "conn "...)
+	b = append(b, how...)
+	b = appendField(b, "conn", uint64(c.id))
+	w.tr.end(b)
+}
+
+// cut resets the connection at the network: bytes in flight are lost both ways, the node side
+// closes at once and the client sees a reset one latency later (or when a black-hole heals).
+func (c *simConn) cut(reason string) {
+	if c.finished {
+		return
+	}
+	w := c.w
+	b := w.tr.begin()
+	b = append(b, "conn cut"...)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendStrField(b, "reason", reason)
+	w.tr.end(b)
+	c.up.kill()
+	if c.node != nil {
+		c.node.remove(c)
+	}
+	if !c.clientClosed {
+		c.down.discard()
+		c.down.commit(ctlRST)
+	}
+	c.maybeFinished()
+}
+
+// resetAfterReplies closes the node side with a reset that arrives after the replies already in
+// flight (lose-reply).
+func (c *simConn) resetAfterReplies(reason string) {
+	w := c.w
+	b := w.tr.begin()
+	b = append(b, "conn reset"...)
+	b = appendField(b, "conn", uint64(c.id))
+	b = appendStrField(b, "reason", reason)
+	w.tr.end(b)
+	c.up.kill()
+	if !c.clientClosed {
+		c.down.commit(ctlRST)
+	}
+	c.node.remove(c)
+}
+
+// serverCloses closes the node side in order: the replies written so far, then EOF.
+func (c *simConn) serverCloses() {
+	c.up.kill()
+	if !c.clientClosed {
+		c.down.commit(ctlEOF)
+	}
+	c.node.remove(c)
+}
+
+// maybeFinished forgets a connection both of whose sides are closed.
+func (c *simConn) maybeFinished() {
+	if c.finished || !c.clientClosed || c.srvOpen {
+		return
+	}
+	c.finished = true
+	w := c.w
+	for i, x := range w.conns {
+		if x == c {
+			w.conns = append(w.conns[:i], w.conns[i+1:]...)
+			break
+		}
+	}
+}
+
+// triggerDrop fires a drop-after-bytes fault on c.
+func (c *simConn) triggerDrop() {
+	fs := c.dropFault
+	c.dropFault = nil
+	c.dropLimit = 0
+	if fs != nil {
+		fs.armed--
+		if fs.armed <= 0 {
+			fs.finish()
+		}
+	}
+	c.cut("drop-after-bytes")
+}
+
+// Errors, shaped like netio's so that the engine and checkers see the same types in both runtimes.
+
+func (c *simConn) connectError(stage netio.ConnectStage, timedOut bool, budget time.Duration, cause error) error {
+	return memo(&netio.ConnectError{Endpoint: c.ep, Conn: c.id, Stage: stage, TimedOut: timedOut, Budget: budget, Err: cause})
+}
+
+func (c *simConn) ioError(op string, cause error) error {
+	return memo(&netio.IOError{Endpoint: c.ep, Conn: c.id, Op: op, Err: cause})
+}
+
+// memoError carries a netio error with its message computed once: the trace prints a failure
+// several times (the event, the lifecycle emit, the waiter's completion). errors.Is and errors.As
+// reach the netio error and its causes through Unwrap.
+type memoError struct {
+	err error
+	msg string
+}
+
+func memo(err error) error { return &memoError{err: err, msg: err.Error()} }
+
+// Error implements error.
+func (e *memoError) Error() string { return e.msg }
+
+// Unwrap returns the netio error.
+func (e *memoError) Unwrap() error { return e.err }
+
+// failureClass classifies a connection failure: a handshake error reply by its code, anything
+// else (refused, reset, timeouts, cancellation) transient.
+func failureClass(err error) fsm.FailureClass {
+	var he *netio.HandshakeError
+	if errors.As(err, &he) {
+		return he.Class()
+	}
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		return fsm.Permanent
+	}
+	return fsm.Transient
+}
+
+func errRefused() error {
+	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+}
+
+func errReset() error {
+	return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+}
+
+func errEOF() error { return io.EOF }
+
+func errTimeout(op string) error {
+	return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
+}

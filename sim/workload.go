@@ -1,0 +1,395 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Caller events.
+const (
+	callerIssue uint64 = iota
+	callerTimeout
+)
+
+// workload runs the closed-loop logical callers. Command ids are 1, 2, 3... in issue order, so
+// operation i has command id i+1.
+type workload struct {
+	w        *world
+	callers  []*caller
+	live     []liveOp
+	keys     []string
+	counters []string
+	// single holds a one-element key list per key (keys then counters), shared by operations.
+	single [][]string
+	// cumulative weights of the mix, in the order get, set, del, incr, mget, mset.
+	cumulative  [6]int
+	think       float64 // mean think time in nanoseconds
+	stopped     bool
+	done        func(*engine.Command)
+	timeoutText string
+	// free holds commands that may be reused; retired those that may be once the synchronous
+	// completion path that finished them has returned.
+	free, retired []*engine.Command
+}
+
+// liveOp is the runtime state of one operation.
+type liveOp struct {
+	cmd         *engine.Command
+	caller      *caller
+	returned    bool
+	completions int
+}
+
+// caller is one logical caller, with its own generator. It has at most one operation waiting,
+// and at most one timeout event in the heap: when that event fires before the waiting operation's
+// deadline (the operation it was armed for already ended) it is re-armed for the deadline.
+type caller struct {
+	wl  *workload
+	idx int
+	rng *rand.Rand
+	// op is the index of the waiting operation, or -1.
+	op       int
+	deadline time.Duration
+	armed    bool
+}
+
+var opNames = [...]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}
+
+func newWorkload(w *world) *workload {
+	spec := &w.sc.Workload
+	wl := &workload{w: w}
+	if spec.Callers == 0 {
+		return wl
+	}
+	for i := range spec.Keys {
+		wl.keys = append(wl.keys, "k"+strconv.Itoa(i))
+		wl.single = append(wl.single, wl.keys[i:i+1:i+1])
+	}
+	for i := range spec.Counters {
+		wl.counters = append(wl.counters, "c"+strconv.Itoa(i))
+		wl.single = append(wl.single, wl.counters[i:i+1:i+1])
+	}
+	// Size the records for the expected number of operations.
+	expected := int(float64(spec.Rate)*(spec.Stop-spec.Start).Seconds()*1.05) + spec.Callers
+	expected = min(expected, 1<<20)
+	w.res.Ops = make([]Op, 0, expected)
+	w.res.Applies = make([]Apply, 0, expected)
+	w.res.Sends = make([]Send, 0, expected)
+	wl.live = make([]liveOp, 0, expected)
+	m := spec.Mix
+	sum := 0
+	for i, v := range [6]int{m.Get, m.Set, m.Del, m.Incr, m.MGet, m.MSet} {
+		sum += v
+		wl.cumulative[i] = sum
+	}
+	wl.think = float64(spec.Callers) / float64(spec.Rate) * float64(time.Second)
+	wl.done = wl.completed
+	wl.timeoutText = "sim: command timed out after " + w.sc.Client.CommandTimeout.String()
+	for i := range spec.Callers {
+		c := &caller{wl: wl, idx: i, rng: rand.New(newPCG(w.seed, streamWorkload, uint64(i))), op: -1}
+		wl.callers = append(wl.callers, c)
+		// Stagger the first operations over one think time.
+		w.k.schedule(spec.Start+c.thinkTime(), c, callerIssue)
+	}
+	return wl
+}
+
+func (c *caller) thinkTime() time.Duration {
+	return time.Duration(c.rng.ExpFloat64() * c.wl.think)
+}
+
+func (c *caller) run(arg uint64) bool {
+	if arg == callerIssue {
+		return c.issue()
+	}
+	c.armed = false
+	if c.op < 0 {
+		return false
+	}
+	if now := c.wl.w.k.now; now < c.deadline {
+		c.armed = true
+		c.wl.w.k.schedule(c.deadline, c, callerTimeout)
+		return false
+	}
+	return c.wl.timeout(c.op)
+}
+
+// issue builds and submits the caller's next operation.
+func (c *caller) issue() bool {
+	wl := c.wl
+	w := wl.w
+	if wl.stopped || w.k.now >= w.sc.Workload.Stop {
+		return false
+	}
+	idx := len(w.res.Ops)
+	id := uint64(idx + 1)
+	w.res.Ops = append(w.res.Ops, Op{ID: id, Caller: c.idx, Call: w.k.now})
+	op := &w.res.Ops[idx]
+	kind := c.pick()
+	op.Name = opNames[kind]
+	switch op.Name {
+	case "GET":
+		op.Keys = wl.single[c.rng.IntN(len(wl.keys)+len(wl.counters))]
+	case "SET":
+		op.Keys = wl.single[c.rng.IntN(len(wl.keys))]
+		op.Values = []string{"v" + strconv.FormatUint(id, 10)}
+	case "DEL":
+		op.Keys = wl.single[c.rng.IntN(len(wl.keys))]
+	case "INCR":
+		op.Keys = wl.single[len(wl.keys)+c.rng.IntN(len(wl.counters))]
+	case "MGET", "MSET":
+		op.Keys = c.distinctKeys(2 + c.rng.IntN(2))
+		if op.Name == "MSET" {
+			op.Values = make([]string, len(op.Keys))
+			for i := range op.Keys {
+				op.Values[i] = "v" + strconv.FormatUint(id, 10) + "." + strconv.Itoa(i)
+			}
+		}
+	}
+	cmd := wl.command()
+	cmd.Name, cmd.ID, cmd.Done = op.Name, id, wl.done
+	cmd.Frame = appendOpFrame(cmd.Frame[:0], op)
+	wl.live = append(wl.live, liveOp{cmd: cmd, caller: c})
+	b := w.tr.begin()
+	b = append(b, "op issue"...)
+	b = appendField(b, "id", id)
+	b = appendIntField(b, "caller", int64(c.idx))
+	b = append(b, ' ')
+	b = append(b, op.Name...)
+	for i, k := range op.Keys {
+		b = append(b, ' ')
+		b = append(b, k...)
+		if op.Values != nil {
+			b = append(b, '=')
+			b = append(b, op.Values[i]...)
+		}
+	}
+	w.tr.end(b)
+	c.op = idx
+	c.deadline = w.k.now + w.sc.Client.CommandTimeout
+	if !c.armed {
+		c.armed = true
+		w.k.schedule(c.deadline, c, callerTimeout)
+	}
+	w.eng.Submit(cmd)
+	return true
+}
+
+// command returns a command to issue: a reused one when possible. A command is reused only after
+// its completion callback ran (or it was withdrawn, so that it never will) and the operation that
+// used it ended; retired commands become free at the next issue, after the synchronous completion
+// path that retired them (including a second, buggy completion) has returned.
+func (wl *workload) command() *engine.Command {
+	wl.free = append(wl.free, wl.retired...)
+	clear(wl.retired)
+	wl.retired = wl.retired[:0]
+	if n := len(wl.free); n > 0 {
+		cmd := wl.free[n-1]
+		wl.free[n-1] = nil
+		wl.free = wl.free[:n-1]
+		cmd.Reset()
+		return cmd
+	}
+	return &engine.Command{Frame: make([]byte, 0, 64)}
+}
+
+// retire marks operation idx's command reusable once both its operation ended and its command
+// completed (or was withdrawn).
+func (wl *workload) retire(idx int, withdrawn bool) {
+	lo := &wl.live[idx]
+	if lo.cmd == nil || !lo.returned || (lo.completions == 0 && !withdrawn) {
+		return
+	}
+	wl.retired = append(wl.retired, lo.cmd)
+	lo.cmd = nil
+}
+
+// pick draws the next command kind from the mix.
+func (c *caller) pick() int {
+	wl := c.wl
+	v := c.rng.IntN(wl.cumulative[5])
+	for i, cum := range wl.cumulative {
+		if v < cum {
+			return i
+		}
+	}
+	return 0
+}
+
+// distinctKeys draws n distinct string keys (fewer if there are not enough).
+func (c *caller) distinctKeys(n int) []string {
+	keys := c.wl.keys
+	n = min(n, len(keys))
+	out := make([]string, 0, n)
+	for len(out) < n {
+		k := keys[c.rng.IntN(len(keys))]
+		dup := false
+		for _, x := range out {
+			dup = dup || x == k
+		}
+		if !dup {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// appendOpFrame encodes the operation's request.
+func appendOpFrame(dst []byte, op *Op) []byte {
+	switch op.Name {
+	case "SET":
+		dst = resp.AppendArrayHeader(dst, 3)
+		dst = resp.AppendBulkString(dst, "SET")
+		dst = resp.AppendBulkString(dst, op.Keys[0])
+		return resp.AppendBulkString(dst, op.Values[0])
+	case "MSET":
+		dst = resp.AppendArrayHeader(dst, 1+2*len(op.Keys))
+		dst = resp.AppendBulkString(dst, "MSET")
+		for i, k := range op.Keys {
+			dst = resp.AppendBulkString(dst, k)
+			dst = resp.AppendBulkString(dst, op.Values[i])
+		}
+		return dst
+	}
+	dst = resp.AppendArrayHeader(dst, 1+len(op.Keys))
+	dst = resp.AppendBulkString(dst, op.Name)
+	for _, k := range op.Keys {
+		dst = resp.AppendBulkString(dst, k)
+	}
+	return dst
+}
+
+// completed is every command's Done callback. It records the first completion of an operation
+// that is still waiting; a completion after the caller gave up (timeout) is recorded in the trace
+// only, and a second completion of the same command (a bug) in the trace and in Result.Duplicates.
+func (wl *workload) completed(cmd *engine.Command) {
+	w := wl.w
+	idx := int(cmd.ID) - 1
+	if idx < 0 || idx >= len(wl.live) {
+		return
+	}
+	lo := &wl.live[idx]
+	lo.completions++
+	op := &w.res.Ops[idx]
+	outcome, errText := classify(cmd)
+	if lo.completions > 1 {
+		w.res.Duplicates = append(w.res.Duplicates, Duplicate{CmdID: cmd.ID, At: w.k.now})
+		wl.traceDone("op duplicate-completion", cmd.ID, outcome, cmd.FinalStage().String(), errText)
+		return
+	}
+	if lo.returned {
+		wl.traceDone("op late-completion", cmd.ID, outcome, cmd.FinalStage().String(), errText)
+		wl.retire(idx, false)
+		return
+	}
+	lo.returned = true
+	lo.caller.op = -1
+	op.Return = w.k.now
+	op.Outcome = outcome
+	op.Stage = cmd.FinalStage().String()
+	op.Err = errText
+	if outcome == OpOK {
+		if cmd.Reply.IsError() {
+			op.ServerError = cmd.Reply.ErrorMessage()
+		} else {
+			op.Reply = decodeReply(&cmd.Reply)
+		}
+	}
+	wl.traceDone("op done", cmd.ID, outcome, op.Stage, errText)
+	wl.retire(idx, false)
+	wl.next(lo.caller)
+}
+
+// classify maps a completed command to an operation outcome.
+func classify(cmd *engine.Command) (OpOutcome, string) {
+	switch {
+	case cmd.Err == nil:
+		return OpOK, ""
+	case cmd.MaybeSent():
+		return OpUnknown, cmd.Err.Error()
+	}
+	return OpFailed, cmd.Err.Error()
+}
+
+// timeout ends operation idx if it is still waiting: withdrawn before it was sent (failed), or
+// unknown once a connection owns it.
+func (wl *workload) timeout(idx int) bool {
+	if idx < 0 || idx >= len(wl.live) {
+		return false
+	}
+	lo := &wl.live[idx]
+	if lo.returned || wl.stopped {
+		return false
+	}
+	w := wl.w
+	lo.returned = true
+	lo.caller.op = -1
+	op := &w.res.Ops[idx]
+	op.Return = w.k.now
+	op.Err = wl.timeoutText
+	withdrawn := w.eng.Withdraw(lo.cmd)
+	if withdrawn {
+		op.Outcome = OpFailed
+		op.Stage = engine.StageQueued.String()
+	} else {
+		op.Outcome = OpUnknown
+		op.Stage = lo.cmd.Stage().String()
+	}
+	wl.traceDone("op timeout", op.ID, op.Outcome, op.Stage, op.Err)
+	wl.retire(idx, withdrawn)
+	wl.next(lo.caller)
+	return true
+}
+
+// next schedules the caller's next operation after a think time.
+func (wl *workload) next(c *caller) {
+	if wl.stopped {
+		return
+	}
+	wl.w.k.after(c.thinkTime(), c, callerIssue)
+}
+
+func (wl *workload) traceDone(what string, id uint64, outcome OpOutcome, stage, errText string) {
+	w := wl.w
+	b := w.tr.begin()
+	b = append(b, what...)
+	b = appendField(b, "id", id)
+	b = appendStrField(b, "outcome", outcome.String())
+	b = appendStrField(b, "stage", stage)
+	if errText != "" {
+		b = appendQuoted(b, "err", errText)
+	}
+	w.tr.end(b)
+}
+
+// decodeReply turns a reply into data: one Datum for a scalar, one per element for an array.
+func decodeReply(v *resp.Value) []Datum {
+	switch v.Kind {
+	case resp.KindArray, resp.KindSet:
+		out := make([]Datum, len(v.Elems))
+		for i := range v.Elems {
+			out[i] = datum(&v.Elems[i])
+		}
+		return out
+	}
+	return []Datum{datum(v)}
+}
+
+func datum(v *resp.Value) Datum {
+	switch v.Kind {
+	case resp.KindNull:
+		return Datum{Null: true}
+	case resp.KindInteger:
+		return Datum{Int: v.Int, IsInt: true}
+	case resp.KindBoolean:
+		if v.Bool {
+			return Datum{Int: 1, IsInt: true}
+		}
+		return Datum{IsInt: true}
+	}
+	return Datum{Str: string(v.Str)}
+}
