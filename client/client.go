@@ -1,0 +1,312 @@
+package client
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Client is a Redis client for one standalone endpoint, multiplexing commands over
+// Options.Connections pipelined connections. Failed connections are replaced by respire's
+// recovery state machines under the ReconnectPolicy; accepted commands are never replayed.
+//
+// A Client is safe for concurrent use. Close it to release its connections and goroutines.
+type Client struct {
+	opts       Options
+	ep         Endpoint
+	eng        *engine.Engine
+	dispatcher *engine.Dispatcher
+	calls      sync.Pool
+	closed     atomic.Bool
+	closeOnce  sync.Once
+}
+
+// Connect creates a client and connects every connection before returning, so an unreachable
+// server fails here: with a *TimeoutError (stage StageConnecting) when ConnectTimeout expires,
+// a *ConnectionError wrapping the underlying error otherwise (errors.As reaches a *net.OpError
+// for a refused connection, or a *ServerError for a handshake rejection such as WRONGPASS), or
+// the context's error when ctx ends first. The initial connection is a single attempt; the
+// reconnect policy governs replacements only.
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	c, err := Create(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.connect(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Create validates opts and returns a client without any network I/O. The first command
+// connects; a later command retries a failed attempt.
+func Create(opts Options) (*Client, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	o.logIgnored(o.Logger)
+	c := &Client{opts: o, ep: o.Endpoints[0]}
+	meter, err := engine.NewOTelMeter(o.MeterProvider)
+	if err != nil {
+		return nil, errors.Wrap(err, "respire: creating metrics")
+	}
+	deps := engine.Deps{
+		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
+		Transport: netio.NewTransport(o.transportConfig()),
+		Meter:     meter,
+	}
+	if o.OnConnectionStateChange != nil || o.Logger != nil {
+		c.dispatcher = engine.NewDispatcher(c.observe)
+		deps.Observer = c.dispatcher
+	}
+	c.eng = engine.New(engine.Config{Endpoint: c.ep, Slots: o.Connections, Policy: o.ReconnectPolicy}, deps)
+	c.eng.Start()
+	return c, nil
+}
+
+// observe runs on the dispatcher goroutine: log, then call the application's handler.
+func (c *Client) observe(ch ConnectionStateChange) {
+	if l := c.opts.Logger; l != nil {
+		attrs := []any{"endpoint", ch.Endpoint.String(), "source", ch.Source.String(), "state", ch.SourceState.String(),
+			"endpoint_state", ch.State.String()}
+		if ch.Slot >= 0 {
+			attrs = append(attrs, "slot", ch.Slot)
+		}
+		if ch.Attempt > 0 {
+			attrs = append(attrs, "attempt", ch.Attempt)
+		}
+		if ch.Scheduled {
+			attrs = append(attrs, "next_delay", ch.NextDelay)
+		}
+		switch {
+		case ch.Exhausted:
+			l.Warn("respire: reconnect limit reached", append(attrs, "error", errString(ch.Err))...)
+		case ch.Err != nil:
+			l.Warn("respire: connection failed", append(attrs, "error", errString(ch.Err))...)
+		default:
+			l.Debug("respire: connection state changed", attrs...)
+		}
+	}
+	if h := c.opts.OnConnectionStateChange; h != nil {
+		h(ch)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// connect waits until every connection is ready, or fails with the first failure.
+func (c *Client) connect(ctx context.Context) error {
+	answer := make(chan engine.Grant, 1)
+	id := c.eng.Acquire(fsm.NeedAll, func(g engine.Grant) { answer <- g })
+	select {
+	case g := <-answer:
+		return c.grantErr(g)
+	case <-ctx.Done():
+		c.eng.Release(id)
+		return ctx.Err()
+	}
+}
+
+func (c *Client) grantErr(g engine.Grant) error {
+	if g.Outcome == fsm.OutcomeGranted {
+		return nil
+	}
+	if g.Outcome == fsm.OutcomeFailed && g.Err != nil {
+		return connectFailure(c.ep, c.opts.ConnectTimeout, g.Err)
+	}
+	return acquireFailure(c.ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
+}
+
+// Close closes every connection, cancels scheduled reconnects and waits for the client's
+// goroutines to end. Commands still waiting for a connection fail with ErrClosed. It is safe to
+// call Close more than once, and from an OnConnectionStateChange handler.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.eng.Close()
+		c.eng.Wait()
+		if c.dispatcher != nil {
+			c.dispatcher.Close()
+		}
+	})
+	return nil
+}
+
+// IsConnected reports whether at least one connection is ready to carry commands.
+func (c *Client) IsConnected() bool { return !c.closed.Load() && c.eng.Connected() }
+
+// Endpoint returns the client's endpoint.
+func (c *Client) Endpoint() Endpoint { return c.ep }
+
+// call is a pooled command with its completion signal. Pooling keeps the hot path free of
+// allocations: the frame, the reply storage, the timer and the channel are reused.
+type call struct {
+	cmd    engine.Command
+	done   chan struct{}
+	state  atomic.Uint32
+	timer  *time.Timer
+	client *Client
+}
+
+const (
+	callWaiting uint32 = iota
+	callCompleted
+	callAbandoned
+)
+
+func (c *Client) getCall() *call {
+	if v := c.calls.Get(); v != nil {
+		return v.(*call)
+	}
+	cl := &call{done: make(chan struct{}, 1), client: c}
+	cl.cmd.Done = cl.onDone
+	return cl
+}
+
+func (c *Client) putCall(cl *call) {
+	if cap(cl.cmd.Frame) > 64<<10 {
+		cl.cmd.Frame = nil
+		cl.cmd.Reply = resp.Value{}
+	}
+	c.calls.Put(cl)
+}
+
+// onDone runs when the connection completes the command: it wakes the caller, or recycles the
+// call if the caller already gave up.
+func (cl *call) onDone(*engine.Command) {
+	if cl.state.CompareAndSwap(callWaiting, callCompleted) {
+		cl.done <- struct{}{}
+		return
+	}
+	cl.client.putCall(cl)
+}
+
+// execute submits the call's frame and waits for its reply, the command timeout or ctx. A nil
+// error means cl.cmd.Reply holds the reply (which may be a server error reply: see replyErr).
+// On success the caller must putCall(cl) after reading the reply; on error execute has already
+// arranged for the call to be recycled.
+func (c *Client) execute(ctx context.Context, cl *call) error {
+	if c.closed.Load() {
+		c.putCall(cl)
+		return ErrClosed
+	}
+	cl.state.Store(callWaiting)
+	cl.cmd.Reset()
+	c.eng.Submit(&cl.cmd)
+	var timeout <-chan time.Time
+	if d := c.opts.CommandTimeout; d > 0 {
+		if cl.timer == nil {
+			cl.timer = time.NewTimer(d)
+		} else {
+			cl.timer.Reset(d)
+		}
+		timeout = cl.timer.C
+	}
+	select {
+	case <-cl.done:
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+		return c.completion(cl)
+	case <-ctx.Done():
+		return c.abandon(cl, ctx.Err())
+	case <-timeout:
+		return c.abandon(cl, nil)
+	}
+}
+
+// completion turns a completed command into nil (reply available) or an error, recycling the
+// call on error.
+func (c *Client) completion(cl *call) error {
+	cmd := &cl.cmd
+	if cmd.Err == nil {
+		return nil
+	}
+	err := c.commandFailure(cmd)
+	c.putCall(cl)
+	return err
+}
+
+func (c *Client) commandFailure(cmd *engine.Command) error {
+	var ae *engine.AcquireError
+	if errors.As(cmd.Err, &ae) {
+		return acquireFailure(c.ep, c.opts.ConnectTimeout, ae)
+	}
+	if cmd.MaybeSent() {
+		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err}
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return &ConnectionError{Endpoint: c.ep, Err: cmd.Err}
+}
+
+// abandon handles a caller that stops waiting (ctxErr set) or a command timeout (ctxErr nil).
+func (c *Client) abandon(cl *call, ctxErr error) error {
+	cmd := &cl.cmd
+	if c.eng.Withdraw(cmd) {
+		// Never handed to a connection: definitely not sent, and ours again.
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+		name := cmd.Name
+		c.putCall(cl)
+		if ctxErr != nil {
+			return ctxErr
+		}
+		return c.timeoutErr(name, StageWaitingForCapacity)
+	}
+	stage := stageOf(cmd.Stage())
+	name := cmd.Name
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	if !cl.state.CompareAndSwap(callWaiting, callAbandoned) {
+		// The reply won the race: use it.
+		<-cl.done
+		return c.completion(cl)
+	}
+	// A connection owns the command: it may still be written (Buffered) or executed. The call
+	// is recycled by onDone when the connection completes it.
+	if ctxErr != nil {
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stage, Err: ctxErr}
+	}
+	return c.timeoutErr(name, stage)
+}
+
+func (c *Client) timeoutErr(name string, stage Stage) error {
+	hint := "the command waited for a connection; check the server's reachability and the reconnect policy"
+	switch stage {
+	case StageBuffered, StageWriting:
+		hint = "the connection's writes are slow; check the network and payload sizes"
+	case StageAwaitingReply:
+		hint = "the server did not reply in time; check SLOWLOG, blocking commands and the network"
+	}
+	return &TimeoutError{CommandName: name, Budget: c.opts.CommandTimeout,
+		Diagnostics: Diagnostics{Stage: stage, Endpoint: c.ep, SinceLastRead: -1, SinceLastWrite: -1, Hint: hint}}
+}
+
+// replyErr returns a *ServerError for an error reply, or nil.
+func (c *Client) replyErr(name string, v *resp.Value) error {
+	if !v.IsError() {
+		return nil
+	}
+	return &ServerError{Code: v.ErrorCode(), Message: v.ErrorMessage(), CommandName: name, Endpoint: c.ep}
+}

@@ -1,0 +1,23 @@
+// Package client is respire's public API: a Redis client for production Go services whose
+// connection recovery is written as pure, deterministic state machines (package fsm), driven by
+// an event loop (package engine) over real sockets (package netio).
+//
+// Connect connects before returning; Create does no I/O and connects on first use:
+//
+//	c, err := client.Connect(ctx, client.Options{
+//		Endpoints: []client.Endpoint{{Host: "localhost", Port: 6379}},
+//		ReconnectPolicy: &client.ReconnectPolicy{
+//			InitialDelay: 250 * time.Millisecond, MaxDelay: 5 * time.Second,
+//			JitterRatio: 0.2, MaxAttempts: 10,
+//		},
+//	})
+//
+// Failed connections are replaced on demand under the ReconnectPolicy. A command whose bytes may
+// have reached the server and whose reply is lost fails with ErrUnknownOutcome and is never
+// resent: decide retries with the command's idempotency in mind.
+//
+// Errors are matched with errors.Is and errors.As: *ServerError (Code, CommandName,
+// IsTransient), *TimeoutError (Stage and Diagnostics), *ConnectionError, *ReconnectLimitError
+// (a *ConnectionError keeping the last connection error), *UnknownOutcomeError, *ConfigError,
+// and the context's error on cancellation before anything was sent.
+package client

@@ -1,0 +1,338 @@
+package client
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Sentinel errors; match them with errors.Is.
+var (
+	// ErrClosed: the client was closed.
+	ErrClosed = errors.New("respire: client closed")
+	// ErrUnknownOutcome: the command may have been executed; its reply was lost. It is never
+	// resent. Timeouts and cancellations after the command's bytes left also match it.
+	ErrUnknownOutcome = errors.New("respire: command outcome unknown")
+	// ErrReconnectLimit: every connection of the endpoint exhausted its reconnect policy.
+	ErrReconnectLimit = errors.New("respire: reconnect limit reached")
+	// ErrAdminDisabled: a high-risk command was refused because AllowAdmin is false.
+	ErrAdminDisabled = errors.New("respire: admin command refused (set AllowAdmin)")
+	// ErrTooManyWaiters: the bound on callers waiting for a connection was reached.
+	ErrTooManyWaiters = errors.New("respire: too many callers waiting for a connection")
+	// ErrProtocol: a reply did not follow the RESP protocol.
+	ErrProtocol = resp.ErrProtocol
+)
+
+// ConfigError reports an invalid option or connection string before any I/O.
+type ConfigError struct {
+	// Option names the offending option.
+	Option string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return "respire: invalid option " + e.Option + ": " + e.Reason
+}
+
+func configErr(option, reason string) error { return &ConfigError{Option: option, Reason: reason} }
+
+// ServerError is an error reply from Redis.
+type ServerError struct {
+	// Code is the error's first word: ERR, WRONGTYPE, LOADING, MOVED, NOPERM, ...
+	Code string
+	// Message is the server's full message.
+	Message string
+	// CommandName is the rejected command's name.
+	CommandName string
+	// Endpoint is the server that replied.
+	Endpoint Endpoint
+}
+
+// Error implements error.
+func (e *ServerError) Error() string {
+	return "respire: " + e.CommandName + ": " + e.Message
+}
+
+// IsTransient reports whether the error code is transient: LOADING, BUSY, CLUSTERDOWN, TRYAGAIN
+// or MASTERDOWN.
+func (e *ServerError) IsTransient() bool { return netio.IsTransientCode(e.Code) }
+
+// Stage says where a command was when a timeout or cancellation hit it.
+type Stage string
+
+// Timeout stages.
+const (
+	// StageConnecting: TCP/TLS setup of a connection.
+	StageConnecting Stage = "Connecting"
+	// StageWaitingForCapacity: not yet handed to a connection. Nothing was sent.
+	StageWaitingForCapacity Stage = "WaitingForCapacity"
+	// StageBuffered: queued on a connection, not written. Not safe to retry: it can still be
+	// sent after the timeout.
+	StageBuffered Stage = "Buffered"
+	// StageWriting: partially written.
+	StageWriting Stage = "Writing"
+	// StageAwaitingReply: written; a written command may have executed.
+	StageAwaitingReply Stage = "AwaitingReply"
+)
+
+// Diagnostics describes the state around a timeout. It never holds keys, values or credentials.
+type Diagnostics struct {
+	// Stage is where the command was.
+	Stage Stage
+	// Endpoint is the server concerned.
+	Endpoint Endpoint
+	// ConnectionID is the process-local connection id, or 0 when no connection was involved.
+	ConnectionID uint64
+	// ServerClientID is the server's CLIENT ID of the connection, or 0 when unknown.
+	ServerClientID int64
+	// PendingReplies and PendingBytes describe the connection's outstanding work, when known.
+	PendingReplies, PendingBytes int
+	// SinceLastRead and SinceLastWrite are the times since the connection last read and wrote,
+	// or -1 when unknown.
+	SinceLastRead, SinceLastWrite time.Duration
+	// Hint is a suggestion, not a root cause.
+	Hint string
+}
+
+// TimeoutError reports an expired budget: ConnectTimeout (stage StageConnecting, CommandName
+// "CONNECT") or CommandTimeout.
+type TimeoutError struct {
+	// CommandName is the command that timed out, or "CONNECT".
+	CommandName string
+	// Budget is the budget that expired.
+	Budget time.Duration
+	// Diagnostics describe the state when it expired.
+	Diagnostics Diagnostics
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *TimeoutError) Error() string {
+	msg := "respire: " + e.CommandName + " timed out after " + e.Budget.String() + " (" + string(e.Diagnostics.Stage) +
+		", " + e.Diagnostics.Endpoint.String() + ")"
+	if e.Diagnostics.Hint != "" {
+		msg += ": " + e.Diagnostics.Hint
+	}
+	return msg
+}
+
+// Unwrap returns the underlying error.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Timeout reports true, for net.Error-style checks.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// Is makes a timeout after the command's bytes may have left match ErrUnknownOutcome.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrUnknownOutcome && (e.Diagnostics.Stage == StageBuffered ||
+		e.Diagnostics.Stage == StageWriting || e.Diagnostics.Stage == StageAwaitingReply)
+}
+
+// ConnectionError reports that no connection could carry a command, or that a connection failed
+// before the command was sent: the command was not executed.
+type ConnectionError struct {
+	// Endpoint is the endpoint concerned.
+	Endpoint Endpoint
+	// Err is the underlying connection failure.
+	Err error
+}
+
+// Error implements error.
+func (e *ConnectionError) Error() string {
+	msg := "respire: connection failed"
+	if e.Endpoint != (Endpoint{}) {
+		msg = "respire: connection to " + e.Endpoint.String() + " failed"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the underlying failure.
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// ReconnectLimitError reports that every connection of the endpoint exhausted its reconnect
+// policy. It is a connection error (errors.As with *ConnectionError matches it) that keeps the
+// last connection error. The client must be recreated to connect again.
+type ReconnectLimitError struct {
+	ConnectionError
+}
+
+// Error implements error.
+func (e *ReconnectLimitError) Error() string {
+	msg := "respire: reconnect limit reached for " + e.Endpoint.String()
+	if e.Err != nil {
+		msg += ": last error: " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is matches ErrReconnectLimit.
+func (e *ReconnectLimitError) Is(target error) bool { return target == ErrReconnectLimit }
+
+// As lets errors.As find the embedded *ConnectionError.
+func (e *ReconnectLimitError) As(target any) bool {
+	if p, ok := target.(**ConnectionError); ok {
+		*p = &e.ConnectionError
+		return true
+	}
+	return false
+}
+
+// Unwrap returns the last connection error.
+func (e *ReconnectLimitError) Unwrap() error { return e.Err }
+
+// UnknownOutcomeError reports a command whose bytes may have reached the server but whose reply
+// was lost. Redis may or may not have executed it; respire never resends it.
+type UnknownOutcomeError struct {
+	// CommandName is the command.
+	CommandName string
+	// Endpoint is the server it was sent to.
+	Endpoint Endpoint
+	// Stage is how far it got.
+	Stage Stage
+	// Err is why the reply was lost (connection failure, cancellation).
+	Err error
+}
+
+// Error implements error.
+func (e *UnknownOutcomeError) Error() string {
+	msg := "respire: " + e.CommandName + " outcome unknown (" + string(e.Stage) + " on " + e.Endpoint.String() + ")"
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
+// Is matches ErrUnknownOutcome.
+func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+
+// ProtocolError reports a malformed reply (see resp.ProtocolError).
+type ProtocolError = resp.ProtocolError
+
+func stageOf(s engine.Stage) Stage {
+	switch s {
+	case engine.StageBuffered:
+		return StageBuffered
+	case engine.StageWriting:
+		return StageWriting
+	case engine.StageAwaitingReply:
+		return StageAwaitingReply
+	}
+	return StageWaitingForCapacity
+}
+
+// connectFailure maps a connection attempt failure to the public taxonomy: a ConnectTimeout
+// expiry becomes a *TimeoutError (stage Connecting, command CONNECT); anything else stays a
+// connection error wrapping the cause (so errors.As reaches *net.OpError, *netio.HandshakeError,
+// ...). Handshake rejections are reported as *ServerError too.
+func connectFailure(ep Endpoint, connectTimeout time.Duration, err error) error {
+	var ce *netio.ConnectError
+	if errors.As(err, &ce) && ce.TimedOut {
+		stage := StageConnecting
+		name := "CONNECT"
+		if !ce.Stage.Connecting() {
+			stage, name = StageAwaitingReply, "HANDSHAKE"
+		}
+		return &TimeoutError{CommandName: name, Budget: ce.Budget, Err: err,
+			Diagnostics: Diagnostics{Stage: stage, Endpoint: ep, ConnectionID: uint64(ce.Conn), SinceLastRead: -1, SinceLastWrite: -1,
+				Hint: "check that the endpoint is reachable from this network and that the server is not paused"}}
+	}
+	var he *netio.HandshakeError
+	if errors.As(err, &he) {
+		return &ConnectionError{Endpoint: ep, Err: &handshakeRejection{
+			ServerError: ServerError{Code: he.Code, Message: he.Message, CommandName: he.Command, Endpoint: ep}, cause: err}}
+	}
+	return &ConnectionError{Endpoint: ep, Err: err}
+}
+
+// handshakeRejection is a *ServerError raised during the handshake that still unwraps to the
+// netio error behind it.
+type handshakeRejection struct {
+	ServerError
+	cause error
+}
+
+func (h *handshakeRejection) Error() string { return h.cause.Error() }
+func (h *handshakeRejection) Unwrap() error { return h.cause }
+func (h *handshakeRejection) As(target any) bool {
+	if p, ok := target.(**ServerError); ok {
+		*p = &h.ServerError
+		return true
+	}
+	return false
+}
+
+// acquireFailure maps the engine's answer to a command that never got a connection.
+func acquireFailure(ep Endpoint, connectTimeout time.Duration, ae *engine.AcquireError) error {
+	switch ae.Outcome {
+	case fsm.OutcomeClosed:
+		return ErrClosed
+	case fsm.OutcomeOverflow:
+		return &ConnectionError{Endpoint: ep, Err: ErrTooManyWaiters}
+	case fsm.OutcomeExhausted:
+		last := ae.Err
+		if last != nil {
+			last = connectFailure(ep, connectTimeout, last)
+		}
+		return &ReconnectLimitError{ConnectionError{Endpoint: ep, Err: last}}
+	}
+	if ae.Err == nil {
+		return &ConnectionError{Endpoint: ep, Err: errors.New("respire: no connection available")}
+	}
+	return connectFailure(ep, connectTimeout, ae.Err)
+}
+
+// isCancel reports whether err is the caller's context error.
+func isCancel(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// adminCommands are refused unless AllowAdmin: the first word, or the first two for containers.
+var adminCommands = map[string]bool{
+	"FLUSHALL": true, "FLUSHDB": true, "SHUTDOWN": true, "DEBUG": true, "REPLICAOF": true,
+	"SLAVEOF": true, "FAILOVER": true, "MONITOR": true, "SWAPDB": true, "MIGRATE": true,
+	"CONFIG SET": true, "CONFIG RESETSTAT": true, "CONFIG REWRITE": true,
+	"CLIENT KILL": true, "CLIENT PAUSE": true, "SCRIPT FLUSH": true, "SCRIPT KILL": true,
+	"FUNCTION FLUSH": true, "FUNCTION KILL": true, "FUNCTION DELETE": true, "FUNCTION RESTORE": true,
+	"MODULE LOAD": true, "MODULE LOADEX": true, "MODULE UNLOAD": true,
+	"ACL SETUSER": true, "ACL DELUSER": true, "ACL LOAD": true, "ACL SAVE": true,
+	"CLUSTER RESET": true, "CLUSTER FAILOVER": true, "CLUSTER FORGET": true, "CLUSTER FLUSHSLOTS": true,
+	"SAVE": true, "BGSAVE": true, "BGREWRITEAOF": true, "LATENCY RESET": true, "SLOWLOG RESET": true,
+}
+
+// AdminCommands returns the commands refused unless Options.AllowAdmin, sorted.
+func AdminCommands() []string {
+	out := make([]string, 0, len(adminCommands))
+	for c := range adminCommands {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isAdmin reports whether args start a high-risk command.
+func isAdmin(name, sub string) bool {
+	if adminCommands[name] {
+		return true
+	}
+	return sub != "" && adminCommands[name+" "+strings.ToUpper(sub)]
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

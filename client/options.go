@@ -1,0 +1,487 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio"
+)
+
+// Defaults of Options fields left at their zero value.
+const (
+	// DefaultConnectTimeout bounds each TCP/TLS connection attempt.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultCommandTimeout is the reply budget of a command.
+	DefaultCommandTimeout = 10 * time.Second
+	// DefaultLibraryName is sent with CLIENT SETINFO LIB-NAME.
+	DefaultLibraryName = "respire"
+	// MaxConnections bounds Options.Connections.
+	MaxConnections = 1024
+	// DefaultClusterTopologyRefreshInterval is the period of the Cluster topology refresh.
+	DefaultClusterTopologyRefreshInterval = 60 * time.Second
+	// DefaultMaintenanceRelaxedTimeout is the minimum command timeout during a maintenance window.
+	DefaultMaintenanceRelaxedTimeout = 30 * time.Second
+	// DefaultMaintenanceWindowTimeout is the longest a maintenance window relaxes timeouts.
+	DefaultMaintenanceWindowTimeout = 60 * time.Second
+	// MaxMaintenanceTimeout bounds MaintenanceRelaxedTimeout and MaintenanceWindowTimeout.
+	MaxMaintenanceTimeout = 24 * time.Hour
+)
+
+// Default ports used by the connection-string parsers when an endpoint names none.
+const (
+	// DefaultPort is Redis's port.
+	DefaultPort = 6379
+	// DefaultTLSPort is the port assumed by StackExchange.Redis strings that enable TLS.
+	DefaultTLSPort = 6380
+	// DefaultSentinelPort is Sentinel's port.
+	DefaultSentinelPort = 26379
+)
+
+// Version is respire's library version, sent with CLIENT SETINFO LIB-VER.
+const Version = "0.1.0"
+
+// NoTimeout disables the duration option it is assigned to (CommandTimeout,
+// ConnectionIdleReadTimeout, GatheredWriteStallTimeout, ClusterTopologyRefreshInterval; see each
+// field for what it disables).
+const NoTimeout time.Duration = -1
+
+// SentinelTLSMode says whether connections to Sentinels use TLS.
+type SentinelTLSMode uint8
+
+// Sentinel TLS modes.
+const (
+	// SentinelTLSInherit (the zero value): Sentinels use TLS exactly when the data connections do.
+	SentinelTLSInherit SentinelTLSMode = iota
+	// SentinelTLSEnabled: Sentinels use TLS even when the data connections do not.
+	SentinelTLSEnabled
+	// SentinelTLSDisabled: Sentinels use plaintext even when the data connections use TLS.
+	SentinelTLSDisabled
+)
+
+// String returns "inherit", "enabled" or "disabled".
+func (m SentinelTLSMode) String() string {
+	switch m {
+	case SentinelTLSInherit:
+		return "inherit"
+	case SentinelTLSEnabled:
+		return "enabled"
+	case SentinelTLSDisabled:
+		return "disabled"
+	}
+	return "sentinel-tls(" + strconv.Itoa(int(m)) + ")"
+}
+
+// MaintenanceMode selects how a connection opts in to server maintenance notifications.
+type MaintenanceMode uint8
+
+// Maintenance notification modes.
+const (
+	// MaintenanceDisabled (the zero value): no maintenance handshake.
+	MaintenanceDisabled MaintenanceMode = iota
+	// MaintenanceAuto: send CLIENT MAINT_NOTIFICATIONS ON on RESP3 connections; an unknown-command
+	// error turns the feature off for that connection, any other error fails its setup.
+	MaintenanceAuto
+	// MaintenanceEnabled: require RESP3 and the server's acknowledgement.
+	MaintenanceEnabled
+)
+
+// String returns "disabled", "auto" or "enabled".
+func (m MaintenanceMode) String() string {
+	switch m {
+	case MaintenanceDisabled:
+		return "disabled"
+	case MaintenanceAuto:
+		return "auto"
+	case MaintenanceEnabled:
+		return "enabled"
+	}
+	return "maintenance(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Endpoint is a Redis destination: host and port, or a Unix socket path in Host with Port 0.
+type Endpoint = engine.Endpoint
+
+// ReconnectPolicy bounds and delays the replacement of failed connections. See fsm.Policy for
+// its fields, zero values and validation; a nil policy keeps the default immediate, demand-driven
+// replacement with no limit.
+type ReconnectPolicy = fsm.Policy
+
+// Protocol selects the RESP version: ProtocolAuto (HELLO 3 with RESP2 fallback), ProtocolRESP2
+// or ProtocolRESP3.
+type Protocol = netio.Protocol
+
+// Protocols.
+const (
+	ProtocolAuto  = netio.ProtocolAuto
+	ProtocolRESP2 = netio.ProtocolRESP2
+	ProtocolRESP3 = netio.ProtocolRESP3
+)
+
+// Options configures a Client. The zero value of every field means the documented default;
+// Validate (called by Connect and Create before any I/O) rejects bad values with a
+// *ConfigError naming the option.
+type Options struct {
+	// Endpoints lists the Redis endpoints. A standalone client takes exactly one.
+	Endpoints []Endpoint
+	// Username and Password authenticate every connection. They never appear in errors or logs.
+	Username, Password string
+	// Database is the logical database selected on every connection (default 0).
+	Database int
+	// ClientName is set with CLIENT SETNAME on every connection when not empty.
+	ClientName string
+	// ConnectTimeout bounds each TCP/TLS connection attempt (default 10 s). An expired attempt
+	// fails with a *TimeoutError of stage StageConnecting.
+	ConnectTimeout time.Duration
+	// CommandTimeout is the reply budget of each command and of the Redis handshake (default
+	// 10 s). NoTimeout disables it; blocking commands use their own wait.
+	CommandTimeout time.Duration
+	// Connections is the number of multiplexed connections (default 1, at most MaxConnections).
+	// Raise it only when profiling shows one socket is saturated.
+	Connections int
+	// LibraryName is sent with CLIENT SETINFO LIB-NAME (default "respire"): nonempty ASCII from
+	// '!' through '~'. Server errors on it never fail the handshake.
+	LibraryName string
+	// DisableLibraryInfo omits CLIENT SETINFO entirely, for proxies that reject it.
+	DisableLibraryInfo bool
+	// Protocol is the RESP version to negotiate (default ProtocolAuto).
+	Protocol Protocol
+	// AllowAdmin permits high-risk commands (FLUSHDB, FLUSHALL, CONFIG SET, ...; see
+	// AdminCommands). Without it they fail with ErrAdminDisabled before anything is sent.
+	AllowAdmin bool
+	// ReconnectPolicy bounds and delays connection replacement; nil (the default) replaces failed
+	// connections immediately on demand, with no limit.
+	ReconnectPolicy *ReconnectPolicy
+	// Dialer, when set, opens every physical connection instead of the built-in TCP and Unix
+	// dialing (the spec's connection factory). Its context combines the attempt's cancellation
+	// with ConnectTimeout; a connection returned after that context ended is closed.
+	Dialer func(ctx context.Context, endpoint Endpoint) (net.Conn, error)
+	// TLS, when set, secures every connection. respire never modifies it: it connects with a
+	// copy to which TLSServerName, TLSMinVersion, TLSMaxVersion and CheckCertificateRevocation
+	// are applied. Without ServerName (here or in TLSServerName) the endpoint's host is verified.
+	// The parsers set it to an empty configuration (system roots) for rediss:// and ssl=true.
+	TLS *tls.Config
+	// TLSServerName, when set, is the name sent with SNI and verified in the server's
+	// certificate, overriding TLS.ServerName; otherwise TLS.ServerName, else the endpoint's host,
+	// is used. It has no effect without TLS.
+	TLSServerName string
+	// TLSMinVersion and TLSMaxVersion, when set (tls.VersionTLS10 through tls.VersionTLS13),
+	// override TLS.MinVersion and TLS.MaxVersion. Zero keeps the TLS configuration's value (Go's
+	// defaults: TLS 1.2 through 1.3). The effective minimum must not exceed the maximum. They have
+	// no effect without TLS.
+	TLSMinVersion, TLSMaxVersion uint16
+	// CheckCertificateRevocation checks every certificate of the server's verified chain against
+	// the certificate revocation list (CRL) it names, within the connection attempt's deadline
+	// (ConnectTimeout). A revoked certificate, or a CRL that cannot be obtained or verified,
+	// fails the connection with a permanent TLS authentication failure wrapping a
+	// *RevocationError; a deadline that expires during the download fails it as a connect
+	// timeout. See RevocationError for the exact rules. It requires certificate verification
+	// (not TLS.InsecureSkipVerify) and has no effect without TLS.
+	CheckCertificateRevocation bool
+	// TCPKeepAlive is the idle time before TCP keepalive probes (at least one second when
+	// positive). Zero uses Go's default (probes after 15 s); a negative value disables probes.
+	// Ignored for Unix sockets and connections opened by Dialer.
+	TCPKeepAlive time.Duration
+	// EnableMultipathTCP requests Linux Multipath TCP for built-in TCP connections; Go falls back
+	// to ordinary TCP when the kernel does not support it. Ignored for Unix sockets and
+	// connections opened by Dialer.
+	EnableMultipathTCP bool
+	// ConnectionIdleReadTimeout aborts a connection that has replies pending and receives no
+	// bytes for this long. Zero or NoTimeout disables it (the default); otherwise at least 1 ms.
+	// Parsed and validated; takes effect in a later version.
+	ConnectionIdleReadTimeout time.Duration
+	// GatheredWriteStallTimeout bounds how long a large write of caller memory may stall. Zero
+	// inherits ConnectionIdleReadTimeout (both unset disables both bounds); NoTimeout disables
+	// only this write bound; otherwise at least 1 ms. Parsed and validated; takes effect in a
+	// later version.
+	GatheredWriteStallTimeout time.Duration
+	// ConnectionMaxLifetime, when set (at least 1 ms), replaces connections older than this.
+	// Zero (the default) disables recycling. Parsed and validated; takes effect in a later
+	// version.
+	ConnectionMaxLifetime time.Duration
+	// ConnectionMaxLifetimeJitter adds a uniformly drawn extra lifetime in [0, jitter] per
+	// connection. It must not be negative and requires ConnectionMaxLifetime. Parsed and
+	// validated; takes effect in a later version.
+	ConnectionMaxLifetimeJitter time.Duration
+	// UseCluster selects Redis Cluster, with Endpoints as seeds. Not supported by this version:
+	// Validate rejects it.
+	UseCluster bool
+	// ClusterTopologyRefreshInterval is the period of the Cluster topology refresh (default
+	// 60 s, at least 1 ms); NoTimeout disables the periodic refresh only. Parsed and validated;
+	// takes effect with Cluster support.
+	ClusterTopologyRefreshInterval time.Duration
+	// SentinelPrimaryName selects Sentinel discovery of the named primary, with Endpoints as
+	// Sentinels. Not supported by this version: Validate rejects it when set.
+	SentinelPrimaryName string
+	// SentinelUsername and SentinelPassword authenticate with Sentinels. When both are empty,
+	// Sentinels inherit Username and Password, unless SentinelDisableAuth. Never logged.
+	SentinelUsername, SentinelPassword string
+	// SentinelDisableAuth connects to Sentinels without credentials even when Username and
+	// Password are set: the Go form of an explicitly empty Sentinel password (sentinelPassword=).
+	// It cannot be combined with SentinelUsername or SentinelPassword.
+	SentinelDisableAuth bool
+	// SentinelTLS says whether Sentinel connections use TLS (default: as the data connections).
+	SentinelTLS SentinelTLSMode
+	// SentinelTLSServerName is the TLS name verified for Sentinels; empty uses the Sentinel's
+	// host. Protocol versions and revocation checking are inherited.
+	SentinelTLSServerName string
+	// KeyPrefix is the root key namespace prepended to keys. Connection strings parse it, but
+	// this version does not prefix keys yet, so Validate rejects a non-empty prefix rather than
+	// silently writing unprefixed keys.
+	KeyPrefix string
+	// PubSubPrefix is the root namespace of typed publish and subscribe channels. Parsed; like
+	// KeyPrefix, rejected by Validate until prefixes are implemented.
+	PubSubPrefix string
+	// MaintenanceNotifications opts in to server maintenance notifications (default
+	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. Parsed and
+	// validated; takes effect in a later version.
+	MaintenanceNotifications MaintenanceMode
+	// MaintenanceRelaxedTimeout is the minimum command timeout during a maintenance window
+	// (default 30 s; 1 ms to 1 day). Parsed and validated; takes effect in a later version.
+	MaintenanceRelaxedTimeout time.Duration
+	// MaintenanceWindowTimeout is the longest a maintenance window lasts (default 60 s; 1 ms to
+	// 1 day). Parsed and validated; takes effect in a later version.
+	MaintenanceWindowTimeout time.Duration
+	// OnConnectionStateChange receives connection lifecycle observations in order, on a goroutine
+	// of its own; it may call Close. Keep it short.
+	OnConnectionStateChange func(ConnectionStateChange)
+	// Logger receives respire's logs; nil discards them. Credentials are never logged.
+	Logger *slog.Logger
+	// MeterProvider records the reconnect metrics; nil means the global OpenTelemetry provider.
+	MeterProvider metric.MeterProvider
+
+	// ignored lists, deduplicated case-insensitively, the connection-string keys that
+	// ParseConnectionString accepted without applying them; Create logs each once.
+	ignored []string
+}
+
+// ConnectionStateChange is one lifecycle observation: the endpoint, its aggregate state, and the
+// source metadata (slot, attempt, next delay, exhaustion, source, source state, episode, error).
+type ConnectionStateChange = engine.StateChange
+
+// Validate checks o without doing any I/O and returns a *ConfigError for the first bad option.
+func (o *Options) Validate() error {
+	switch {
+	case o.UseCluster && o.SentinelPrimaryName != "":
+		return configErr("UseCluster", "cannot be combined with SentinelPrimaryName: choose Cluster or Sentinel")
+	case o.UseCluster:
+		return configErr("UseCluster", "Redis Cluster is not supported by this version")
+	case o.SentinelPrimaryName != "":
+		return configErr("SentinelPrimaryName", "Redis Sentinel is not supported by this version")
+	case o.KeyPrefix != "":
+		return configErr("KeyPrefix", "key prefixes are not supported by this version; keys would be sent unprefixed")
+	case o.PubSubPrefix != "":
+		return configErr("PubSubPrefix", "pub/sub prefixes are not supported by this version")
+	}
+	switch {
+	case len(o.Endpoints) == 0:
+		return configErr("Endpoints", "a standalone client needs exactly one endpoint, got none")
+	case len(o.Endpoints) > 1:
+		return configErr("Endpoints", "a standalone client takes exactly one endpoint, got "+strconv.Itoa(len(o.Endpoints)))
+	}
+	ep := o.Endpoints[0]
+	switch {
+	case ep.Host == "":
+		return configErr("Endpoints", "endpoint host is empty")
+	case ep.Port < 0 || ep.Port > 65535:
+		return configErr("Endpoints", "endpoint port "+strconv.Itoa(ep.Port)+" is outside 1..65535")
+	}
+	switch {
+	case o.Database < 0:
+		return configErr("Database", "must not be negative")
+	case o.ConnectTimeout < 0:
+		return configErr("ConnectTimeout", "must not be negative")
+	case o.CommandTimeout < 0 && o.CommandTimeout != NoTimeout:
+		return configErr("CommandTimeout", "must not be negative (use NoTimeout to disable it)")
+	case o.Connections < 0:
+		return configErr("Connections", "must be at least 1")
+	case o.Connections > MaxConnections:
+		return configErr("Connections", "must be at most "+strconv.Itoa(MaxConnections))
+	case o.Protocol != ProtocolAuto && o.Protocol != ProtocolRESP2 && o.Protocol != ProtocolRESP3:
+		return configErr("Protocol", "must be ProtocolAuto, ProtocolRESP2 or ProtocolRESP3")
+	}
+	if o.LibraryName != "" {
+		for i := 0; i < len(o.LibraryName); i++ {
+			if c := o.LibraryName[i]; c < '!' || c > '~' {
+				return configErr("LibraryName", "must contain only ASCII characters from '!' through '~'")
+			}
+		}
+	}
+	if err := o.validateTimeouts(); err != nil {
+		return err
+	}
+	if err := o.validateSecurity(); err != nil {
+		return err
+	}
+	if err := o.ReconnectPolicy.Validate(); err != nil {
+		var pe *fsm.PolicyError
+		if asPolicyError(err, &pe) {
+			return configErr("ReconnectPolicy."+pe.Field, pe.Reason)
+		}
+		return configErr("ReconnectPolicy", err.Error())
+	}
+	return nil
+}
+
+// validateTimeouts checks the liveness, lifetime, topology and maintenance durations.
+func (o *Options) validateTimeouts() error {
+	if err := checkBound("ConnectionIdleReadTimeout", o.ConnectionIdleReadTimeout, true); err != nil {
+		return err
+	}
+	if err := checkBound("GatheredWriteStallTimeout", o.GatheredWriteStallTimeout, true); err != nil {
+		return err
+	}
+	if err := checkBound("ConnectionMaxLifetime", o.ConnectionMaxLifetime, false); err != nil {
+		return err
+	}
+	if err := checkBound("ClusterTopologyRefreshInterval", o.ClusterTopologyRefreshInterval, true); err != nil {
+		return err
+	}
+	switch {
+	case o.ConnectionMaxLifetimeJitter < 0:
+		return configErr("ConnectionMaxLifetimeJitter", "must not be negative")
+	case o.ConnectionMaxLifetimeJitter > 0 && o.ConnectionMaxLifetime == 0:
+		return configErr("ConnectionMaxLifetimeJitter", "requires ConnectionMaxLifetime")
+	case o.TCPKeepAlive > 0 && o.TCPKeepAlive < time.Second:
+		return configErr("TCPKeepAlive", "must be at least one second when positive (negative disables probes)")
+	case o.MaintenanceNotifications > MaintenanceEnabled:
+		return configErr("MaintenanceNotifications", "must be MaintenanceDisabled, MaintenanceAuto or MaintenanceEnabled")
+	case o.MaintenanceNotifications == MaintenanceEnabled && o.Protocol == ProtocolRESP2:
+		return configErr("MaintenanceNotifications", "MaintenanceEnabled requires RESP3, but Protocol is ProtocolRESP2")
+	}
+	for _, m := range []struct {
+		name string
+		d    time.Duration
+	}{{"MaintenanceRelaxedTimeout", o.MaintenanceRelaxedTimeout}, {"MaintenanceWindowTimeout", o.MaintenanceWindowTimeout}} {
+		if m.d != 0 && (m.d < time.Millisecond || m.d > MaxMaintenanceTimeout) {
+			return configErr(m.name, "must be between 1ms and 24h")
+		}
+	}
+	return nil
+}
+
+// checkBound accepts zero, NoTimeout when allowed, and durations of at least 1 ms.
+func checkBound(option string, d time.Duration, noTimeout bool) error {
+	switch {
+	case d == 0 || (noTimeout && d == NoTimeout):
+		return nil
+	case d < 0 && noTimeout:
+		return configErr(option, "must not be negative (use NoTimeout to disable it)")
+	case d < 0:
+		return configErr(option, "must not be negative")
+	case d < time.Millisecond:
+		return configErr(option, "must be at least 1ms")
+	}
+	return nil
+}
+
+// validateSecurity checks the TLS and Sentinel credential options.
+func (o *Options) validateSecurity() error {
+	for _, v := range []struct {
+		name    string
+		version uint16
+	}{{"TLSMinVersion", o.TLSMinVersion}, {"TLSMaxVersion", o.TLSMaxVersion}} {
+		if v.version != 0 && (v.version < tls.VersionTLS10 || v.version > tls.VersionTLS13) {
+			return configErr(v.name, "must be tls.VersionTLS10, tls.VersionTLS11, tls.VersionTLS12 or tls.VersionTLS13")
+		}
+	}
+	if o.TLS != nil {
+		lo, hi := o.TLS.MinVersion, o.TLS.MaxVersion
+		if o.TLSMinVersion != 0 {
+			lo = o.TLSMinVersion
+		}
+		if o.TLSMaxVersion != 0 {
+			hi = o.TLSMaxVersion
+		}
+		if lo != 0 && hi != 0 && lo > hi {
+			return configErr("TLSMinVersion", "must not exceed the maximum TLS version")
+		}
+		if o.CheckCertificateRevocation && o.TLS.InsecureSkipVerify {
+			return configErr("CheckCertificateRevocation", "requires certificate verification, but TLS.InsecureSkipVerify is set")
+		}
+	} else if o.TLSMinVersion != 0 && o.TLSMaxVersion != 0 && o.TLSMinVersion > o.TLSMaxVersion {
+		return configErr("TLSMinVersion", "must not exceed TLSMaxVersion")
+	}
+	switch {
+	case o.SentinelTLS > SentinelTLSDisabled:
+		return configErr("SentinelTLS", "must be SentinelTLSInherit, SentinelTLSEnabled or SentinelTLSDisabled")
+	case o.SentinelDisableAuth && (o.SentinelUsername != "" || o.SentinelPassword != ""):
+		return configErr("SentinelDisableAuth", "cannot be combined with SentinelUsername or SentinelPassword")
+	}
+	return nil
+}
+
+func asPolicyError(err error, target **fsm.PolicyError) bool {
+	pe, ok := err.(*fsm.PolicyError)
+	if ok {
+		*target = pe
+	}
+	return ok
+}
+
+// withDefaults returns a copy of o with zero values replaced by defaults.
+func (o Options) withDefaults() Options {
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.CommandTimeout == 0 {
+		o.CommandTimeout = DefaultCommandTimeout
+	}
+	if o.Connections == 0 {
+		o.Connections = 1
+	}
+	if o.LibraryName == "" {
+		o.LibraryName = DefaultLibraryName
+	}
+	if o.ClusterTopologyRefreshInterval == 0 {
+		o.ClusterTopologyRefreshInterval = DefaultClusterTopologyRefreshInterval
+	}
+	if o.MaintenanceRelaxedTimeout == 0 {
+		o.MaintenanceRelaxedTimeout = DefaultMaintenanceRelaxedTimeout
+	}
+	if o.MaintenanceWindowTimeout == 0 {
+		o.MaintenanceWindowTimeout = DefaultMaintenanceWindowTimeout
+	}
+	return o
+}
+
+// transportConfig derives the netio configuration.
+func (o *Options) transportConfig() netio.TransportConfig {
+	hs := netio.HandshakeConfig{
+		Protocol:   o.Protocol,
+		Username:   o.Username,
+		Password:   o.Password,
+		Database:   o.Database,
+		ClientName: o.ClientName,
+	}
+	if !o.DisableLibraryInfo {
+		hs.LibraryName = o.LibraryName
+		hs.LibraryVersion = Version
+	}
+	handshakeTimeout := o.CommandTimeout
+	if handshakeTimeout == NoTimeout {
+		handshakeTimeout = -1
+	}
+	dialer := netio.Dialer{
+		ConnectTimeout: o.ConnectTimeout,
+		KeepAlive:      o.TCPKeepAlive,
+		MultipathTCP:   o.EnableMultipathTCP,
+		Dial:           netio.DialFunc(o.Dialer),
+		TLS:            o.buildTLSConfig(),
+	}
+	if dialer.TLS != nil && o.CheckCertificateRevocation {
+		dialer = revocationDialer(dialer)
+	}
+	return netio.TransportConfig{
+		Dialer:           dialer,
+		Handshake:        hs,
+		HandshakeTimeout: handshakeTimeout,
+	}
+}

@@ -1,0 +1,120 @@
+package client_test
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/client"
+)
+
+// TestValidateConnectionSurface covers the validation of the options added for URIs and
+// connection strings: each row names the option its *ConfigError must name.
+func TestValidateConnectionSurface(t *testing.T) {
+	ep := []client.Endpoint{{Host: "localhost", Port: 6379}}
+	bad := []struct {
+		name   string
+		opts   client.Options
+		option string
+	}{
+		{"Cluster not supported", client.Options{Endpoints: ep, UseCluster: true}, "UseCluster"},
+		{"Cluster seeds not supported", client.Options{Endpoints: append(ep, ep...), UseCluster: true}, "UseCluster"},
+		{"Sentinel not supported", client.Options{Endpoints: ep, SentinelPrimaryName: "m"}, "SentinelPrimaryName"},
+		{"key prefix not supported", client.Options{Endpoints: ep, KeyPrefix: "app:"}, "KeyPrefix"},
+		{"pub/sub prefix not supported", client.Options{Endpoints: ep, PubSubPrefix: "ev:"}, "PubSubPrefix"},
+		{"Cluster and Sentinel", client.Options{Endpoints: ep, UseCluster: true, SentinelPrimaryName: "m"}, "UseCluster"},
+		{"idle read negative", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: -2}, "ConnectionIdleReadTimeout"},
+		{"idle read sub-millisecond", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Microsecond}, "ConnectionIdleReadTimeout"},
+		{"write stall negative", client.Options{Endpoints: ep, GatheredWriteStallTimeout: -time.Second}, "GatheredWriteStallTimeout"},
+		{"write stall sub-millisecond", client.Options{Endpoints: ep, GatheredWriteStallTimeout: 999 * time.Microsecond}, "GatheredWriteStallTimeout"},
+		{"lifetime negative", client.Options{Endpoints: ep, ConnectionMaxLifetime: -1}, "ConnectionMaxLifetime"},
+		{"lifetime sub-millisecond", client.Options{Endpoints: ep, ConnectionMaxLifetime: time.Nanosecond}, "ConnectionMaxLifetime"},
+		{"jitter negative", client.Options{Endpoints: ep, ConnectionMaxLifetime: time.Minute, ConnectionMaxLifetimeJitter: -1}, "ConnectionMaxLifetimeJitter"},
+		{"jitter without lifetime", client.Options{Endpoints: ep, ConnectionMaxLifetimeJitter: time.Minute}, "ConnectionMaxLifetimeJitter"},
+		{"keepalive below a second", client.Options{Endpoints: ep, TCPKeepAlive: 500 * time.Millisecond}, "TCPKeepAlive"},
+		{"refresh negative", client.Options{Endpoints: ep, ClusterTopologyRefreshInterval: -5}, "ClusterTopologyRefreshInterval"},
+		{"refresh sub-millisecond", client.Options{Endpoints: ep, ClusterTopologyRefreshInterval: 10}, "ClusterTopologyRefreshInterval"},
+		{"maintenance mode out of range", client.Options{Endpoints: ep, MaintenanceNotifications: 9}, "MaintenanceNotifications"},
+		{"maintenance Enabled with RESP2", client.Options{Endpoints: ep, MaintenanceNotifications: client.MaintenanceEnabled, Protocol: client.ProtocolRESP2}, "MaintenanceNotifications"},
+		{"relaxed timeout too small", client.Options{Endpoints: ep, MaintenanceRelaxedTimeout: time.Microsecond}, "MaintenanceRelaxedTimeout"},
+		{"relaxed timeout too large", client.Options{Endpoints: ep, MaintenanceRelaxedTimeout: 25 * time.Hour}, "MaintenanceRelaxedTimeout"},
+		{"window negative", client.Options{Endpoints: ep, MaintenanceWindowTimeout: -time.Second}, "MaintenanceWindowTimeout"},
+		{"window too large", client.Options{Endpoints: ep, MaintenanceWindowTimeout: 24*time.Hour + 1}, "MaintenanceWindowTimeout"},
+		{"TLS version unknown", client.Options{Endpoints: ep, TLSMinVersion: 0x0300}, "TLSMinVersion"},
+		{"TLS max version unknown", client.Options{Endpoints: ep, TLSMaxVersion: 0x0305}, "TLSMaxVersion"},
+		{"TLS min above max", client.Options{Endpoints: ep, TLSMinVersion: tls.VersionTLS13, TLSMaxVersion: tls.VersionTLS12}, "TLSMinVersion"},
+		{"TLS min above the config's max", client.Options{Endpoints: ep, TLS: &tls.Config{MaxVersion: tls.VersionTLS12}, TLSMinVersion: tls.VersionTLS13}, "TLSMinVersion"},
+		{"revocation without verification", client.Options{Endpoints: ep, TLS: &tls.Config{InsecureSkipVerify: true}, CheckCertificateRevocation: true}, "CheckCertificateRevocation"},
+		{"Sentinel TLS mode out of range", client.Options{Endpoints: ep, SentinelTLS: 7}, "SentinelTLS"},
+		{"Sentinel auth disabled with a password", client.Options{Endpoints: ep, SentinelDisableAuth: true, SentinelPassword: "x"}, "SentinelDisableAuth"},
+		{"Sentinel auth disabled with a user", client.Options{Endpoints: ep, SentinelDisableAuth: true, SentinelUsername: "u"}, "SentinelDisableAuth"},
+	}
+	for _, r := range bad {
+		t.Run(r.name, func(t *testing.T) {
+			err := r.opts.Validate()
+			var ce *client.ConfigError
+			if !errors.As(err, &ce) || ce.Option != r.option {
+				t.Fatalf("want a *ConfigError on %s, got %v", r.option, err)
+			}
+			if r.option == "UseCluster" || r.option == "SentinelPrimaryName" || r.option == "KeyPrefix" || r.option == "PubSubPrefix" {
+				if !strings.Contains(ce.Reason, "not supported by this version") && !strings.Contains(ce.Reason, "cannot be combined") {
+					t.Fatalf("unclear reason: %v", err)
+				}
+			}
+		})
+	}
+	good := []struct {
+		name string
+		opts client.Options
+	}{
+		{"NoTimeout disables idle read", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: client.NoTimeout}},
+		{"NoTimeout disables only the write bound", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Second, GatheredWriteStallTimeout: client.NoTimeout}},
+		{"bounds of 1 ms", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Millisecond, GatheredWriteStallTimeout: time.Millisecond,
+			ConnectionMaxLifetime: time.Millisecond, ClusterTopologyRefreshInterval: time.Millisecond,
+			MaintenanceRelaxedTimeout: time.Millisecond, MaintenanceWindowTimeout: 24 * time.Hour}},
+		{"lifetime with jitter", client.Options{Endpoints: ep, ConnectionMaxLifetime: 30 * time.Minute, ConnectionMaxLifetimeJitter: 5 * time.Minute}},
+		{"keepalive disabled", client.Options{Endpoints: ep, TCPKeepAlive: -1}},
+		{"refresh disabled", client.Options{Endpoints: ep, ClusterTopologyRefreshInterval: client.NoTimeout}},
+		{"maintenance Enabled with Auto protocol", client.Options{Endpoints: ep, MaintenanceNotifications: client.MaintenanceEnabled}},
+		{"TLS knobs without TLS", client.Options{Endpoints: ep, TLSServerName: "x", TLSMinVersion: tls.VersionTLS12, CheckCertificateRevocation: true}},
+		{"Sentinel auth disabled", client.Options{Endpoints: ep, Password: "p", SentinelDisableAuth: true}},
+	}
+	for _, r := range good {
+		if err := r.opts.Validate(); err != nil {
+			t.Errorf("%s: %v", r.name, err)
+		}
+	}
+}
+
+// TestIgnoredOptionsAreLoggedOncePerClient checks that a client created from a parsed string
+// warns once per ignored or unknown key, without its value.
+func TestIgnoredOptionsAreLoggedOncePerClient(t *testing.T) {
+	o, err := client.ParseConnectionString("127.0.0.1:1,tiebreaker=SECRETVALUE1,TieBreaker=SECRETVALUE2," +
+		"unknownThing=SECRETVALUE3,abortConnect=true,writeBuffer=SECRETVALUE4,abortConnect=false,abortConnect=TRUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	o.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c, err := client.Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	out := buf.String()
+	if strings.Contains(out, "SECRETVALUE") {
+		t.Fatalf("a value was logged:\n%s", out)
+	}
+	for _, key := range []string{"option=tiebreaker", "option=unknownThing", "option=abortConnect", "option=writeBuffer"} {
+		if n := strings.Count(out, key+"\n"); n != 1 {
+			t.Errorf("%s logged %d times (Create must call opts.logIgnored; see connstring.go):\n%s", key, n, out)
+		}
+	}
+	if n := strings.Count(out, "IgnoredConnectionStringOption"); n != 4 {
+		t.Errorf("want 4 warnings, got %d:\n%s", n, out)
+	}
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole test suite: installs and starts what it needs (redis-server, redis-sentinel,
+# redis-tools from Debian), then runs formatting and vet checks, every package's tests (the
+# packages with goroutines under the race detector), short fuzzing of the parsers, and the
+# simulator over every scenario. Real-server tests never skip here: CI defaults to true.
+set -euo pipefail
+cd "$(dirname "$0")"
+export CI="${CI:-true}"
+export GOFLAGS="${GOFLAGS:--count=1}"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "installing Redis (apt-get update first when missing)"
+.ci/install-redis.sh
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bench/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "pure and simulated packages"
+go test ./fsm/... ./sim/... ./cmd/...
+
+step "packages with goroutines, under the race detector"
+go test -race ./engine/... ./netio/... ./client/...
+
+step "fuzzing the parsers briefly (seed corpora also run in the steps above)"
+for target in $(go test -list '^Fuzz' ./netio/resp/ | grep '^Fuzz'); do
+  go test ./netio/resp/ -run '^$' -fuzz "^${target}\$" -fuzztime 5s
+done
+for pkg in ./client/; do
+  for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
+    go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime 5s
+  done
+done
+
+step "the simulator over every scenario"
+go run ./cmd/respire-sim run scenarios/*.yaml
+
+echo
+echo "all tests passed"
