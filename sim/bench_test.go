@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -41,3 +43,35 @@ func BenchmarkRunWorkload(b *testing.B) { benchScenario(b, "testdata/workload.ya
 // attempt limit, and a trickle of workload (testdata/recovery.yaml). Target: at least 50,000
 // virtual seconds per second.
 func BenchmarkRunRecovery(b *testing.B) { benchScenario(b, "testdata/recovery.yaml") }
+
+// BenchmarkScenarioSetWithChecking runs every scenario of the project's scenarios/ directory with
+// a fresh seed per run and every checker its expectations select (linearizability included), in
+// parallel on all cores, and reports seeds (runs) per minute. One op is one run of one scenario.
+func BenchmarkScenarioSetWithChecking(b *testing.B) {
+	files, err := filepath.Glob("../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no scenarios: %v", err)
+	}
+	var set []*Scenario
+	for _, f := range files {
+		set = append(set, mustLoad(b, f))
+	}
+	var next atomic.Uint64
+	var failed atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := next.Add(1)
+			sc := set[n%uint64(len(set))]
+			res, err := Run(sc, n, RunOptions{})
+			if err != nil || !Judge(res).Pass() {
+				failed.Add(1)
+			}
+		}
+	})
+	b.StopTimer()
+	if failed.Load() > 0 {
+		b.Fatalf("%d runs failed their checks", failed.Load())
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Minutes(), "seeds/min")
+}
