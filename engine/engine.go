@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -24,6 +25,12 @@ type Config struct {
 	MaxWaiters int
 	// JournalSize bounds the in-memory journal (zero: DefaultJournalSize; negative: no journal).
 	JournalSize int
+	// Pool bounds the dedicated-connection pool (its Policy, IDBase and EpisodeBase are set by
+	// the engine).
+	Pool fsm.PoolConfig
+	// EpisodeBase offsets the episode ids of dedicated rents, so that they are unique in the
+	// process across clients (the simulator leaves it zero).
+	EpisodeBase uint64
 }
 
 func (c Config) muxConfig() fsm.MuxConfig {
@@ -40,6 +47,9 @@ type Deps struct {
 	Observer Observer
 	// Meter records recovery measurements; nil discards them.
 	Meter Meter
+	// PubSub receives the pub/sub machines' effects (subscriptions to send, gap markers, ends);
+	// nil discards them.
+	PubSub PubSubSink
 	// OnStep, when set, is called after every step with the stamped event and the effects it
 	// produced, before they are executed. The simulator builds its trace from it; tests use it to
 	// check replay. The effects slice is reused: copy what you keep.
@@ -52,6 +62,9 @@ type item struct {
 	ev     fsm.Event
 	conn   Conn
 	waiter *waiter
+	// call, when set, runs on the loop instead of an event (not journaled: it is not an input
+	// of the machines).
+	call func()
 }
 
 // waiter is a caller waiting for a connection: a command to send, or an acquisition to notify.
@@ -68,6 +81,11 @@ type Grant struct {
 	Slot int
 	// Err is the last connection error for failed outcomes.
 	Err error
+	// Conn is the granted connection: a dedicated connection for a rent, the subscription
+	// connection for a pub/sub demand, the slot's connection for a command demand.
+	Conn Conn
+	// ConnID identifies Conn.
+	ConnID fsm.ConnID
 }
 
 // route is the loop's view of one slot, published in snapshots.
@@ -98,9 +116,9 @@ type slotView struct {
 // The engine runs either with its own goroutine (Start) or driven synchronously by a stepper
 // (RunPending), as the simulator does.
 type Engine struct {
-	cfg  Config
-	deps Deps
-	mux  *fsm.Mux
+	cfg      Config
+	deps     Deps
+	machines *machines
 
 	snap      atomic.Pointer[snapshot]
 	rr        atomic.Uint64
@@ -136,16 +154,16 @@ func New(cfg Config, deps Deps) *Engine {
 		size = DefaultJournalSize
 	}
 	e := &Engine{
-		cfg:     cfg,
-		deps:    deps,
-		mux:     fsm.NewMux(cfg.muxConfig()),
-		wake:    make(chan struct{}, 1),
-		routes:  make([]route, cfg.Slots),
-		conns:   make(map[fsm.ConnID]Conn),
-		opening: make(map[fsm.ConnID]context.CancelFunc),
-		waiters: make(map[fsm.WaiterID]*waiter),
-		journal: NewJournal(size),
-		done:    make(chan struct{}),
+		cfg:      cfg,
+		deps:     deps,
+		machines: newMachines(cfg),
+		wake:     make(chan struct{}, 1),
+		routes:   make([]route, cfg.Slots),
+		conns:    make(map[fsm.ConnID]Conn),
+		opening:  make(map[fsm.ConnID]context.CancelFunc),
+		waiters:  make(map[fsm.WaiterID]*waiter),
+		journal:  NewJournal(size),
+		done:     make(chan struct{}),
 	}
 	e.publish()
 	return e
@@ -205,17 +223,78 @@ func (e *Engine) Acquire(need fsm.Need, notify func(Grant)) fsm.WaiterID {
 
 // Release withdraws an acquisition; its notify is called with fsm.OutcomeCancelled unless an
 // answer was already delivered.
-func (e *Engine) Release(id fsm.WaiterID) {
-	e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: id}})
+func (e *Engine) Release(id fsm.WaiterID) { e.Cancel(fsm.MachineMux, id) }
+
+// Cancel withdraws the waiter id of machine m (an acquisition, a rent or a subscription demand);
+// its notify is called with fsm.OutcomeCancelled unless an answer was already delivered.
+func (e *Engine) Cancel(m fsm.Machine, id fsm.WaiterID) {
+	e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: id, Machine: m}})
+}
+
+// Rent asks the dedicated pool for an exclusive connection; notify receives the grant (with
+// Grant.Conn) or the failure. Give the connection back with Return.
+func (e *Engine) Rent(notify func(Grant)) fsm.WaiterID {
+	return e.demandOn(fsm.MachinePool, fsm.Event{Kind: fsm.Demanded}, &waiter{notify: notify})
+}
+
+// Return gives a rented connection back to the pool; healthy says whether it may be reused.
+func (e *Engine) Return(id fsm.ConnID, healthy bool) {
+	e.post(item{ev: fsm.Event{Kind: fsm.Returned, Conn: id, Healthy: healthy}})
+}
+
+// Subscribe asks pub/sub machine m (fsm.MachinePubSub or fsm.MachineShardedPubSub) to subscribe
+// topics; notify receives the answer once the server acknowledged every topic.
+func (e *Engine) Subscribe(m fsm.Machine, topics []fsm.Topic, notify func(Grant)) fsm.WaiterID {
+	return e.demandOn(m, fsm.Event{Kind: fsm.Demanded, Topics: topics}, &waiter{notify: notify})
+}
+
+// Unsubscribe removes topic from machine m's desired subscriptions.
+func (e *Engine) Unsubscribe(m fsm.Machine, topic fsm.Topic) {
+	e.post(item{ev: fsm.Event{Kind: fsm.Unsubscribed, Machine: m, Topic: topic}})
+}
+
+// Acked reports that the server acknowledged topic's subscription on pub/sub connection conn.
+func (e *Engine) Acked(conn fsm.ConnID, topic fsm.Topic) {
+	e.post(item{ev: fsm.Event{Kind: fsm.Acked, Conn: conn, Topic: topic}})
+}
+
+// Rejected reports that the server rejected topic's subscription on pub/sub connection conn.
+func (e *Engine) Rejected(conn fsm.ConnID, topic fsm.Topic, err error) {
+	e.post(item{ev: fsm.Event{Kind: fsm.Rejected, Conn: conn, Topic: topic, Err: err}})
 }
 
 func (e *Engine) demand(need fsm.Need, w *waiter) fsm.WaiterID {
+	return e.demandOn(fsm.MachineMux, fsm.Event{Kind: fsm.Demanded, Need: need}, w)
+}
+
+func (e *Engine) demandOn(m fsm.Machine, ev fsm.Event, w *waiter) fsm.WaiterID {
 	id := fsm.WaiterID(e.waiterSeq.Add(1))
 	if w.cmd != nil {
 		w.cmd.waiter = id
 	}
-	e.post(item{ev: fsm.Event{Kind: fsm.Demanded, Waiter: id, Need: need}, waiter: w})
+	ev.Waiter = id
+	ev.Machine = m
+	e.post(item{ev: ev, waiter: w})
 	return id
+}
+
+// ForEachConn calls fn on the event loop for every ready connection of every machine (command
+// slots, dedicated connections, pub/sub), in identifier order, then calls done. fn must not
+// block: use it to queue a command such as a credential-renewing AUTH on each connection.
+func (e *Engine) ForEachConn(fn func(m fsm.Machine, id fsm.ConnID, c Conn), done func()) {
+	e.post(item{call: func() {
+		ids := make([]fsm.ConnID, 0, len(e.conns))
+		for id := range e.conns {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
+			fn(fsm.MachineOf(uint64(id)), id, e.conns[id])
+		}
+		if done != nil {
+			done()
+		}
+	}})
 }
 
 // Connected reports whether at least one slot has a ready connection.
@@ -243,6 +322,10 @@ func (e *Engine) post(it item) {
 // rejectLate answers items that arrive after the loop stopped: demands complete as closed,
 // ready connections are closed.
 func (e *Engine) rejectLate(it item) {
+	if it.call != nil {
+		it.call()
+		return
+	}
 	if it.conn != nil {
 		it.conn.Close()
 	}
@@ -285,7 +368,11 @@ func (e *Engine) RunPending() bool {
 		e.inbox = e.spare[:0]
 		e.mu.Unlock()
 		for i := range batch {
-			e.step(&batch[i])
+			if batch[i].call != nil {
+				batch[i].call()
+			} else {
+				e.step(&batch[i])
+			}
 			batch[i] = item{}
 		}
 		e.spare = batch[:0]
@@ -330,7 +417,7 @@ func (e *Engine) step(it *item) {
 		}
 	}
 	e.out.Reset()
-	e.mux.Step(ev, &e.out)
+	e.machines.step(ev, &e.out)
 	if e.deps.OnStep != nil {
 		e.deps.OnStep(ev, e.out.Effects)
 	}
@@ -362,7 +449,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		e.opens.Add(1)
 		e.deps.Transport.Open(ctx, OpenRequest{
 			Conn: f.Conn, Slot: f.Slot, Attempt: f.Attempt, Endpoint: e.cfg.Endpoint,
-			Sink: sink{e},
+			Machine: fsm.MachineOf(uint64(f.Conn)), Sink: sink{e},
 		})
 	case fsm.ArmTimer:
 		id := f.Timer
@@ -394,7 +481,13 @@ func (e *Engine) execute(f *fsm.Effect) {
 		e.dirty = true
 	case fsm.Emit:
 		if e.deps.Observer != nil {
-			e.deps.Observer.Observe(StateChange{Endpoint: e.cfg.Endpoint, Lifecycle: f.Lifecycle})
+			l := f.Lifecycle
+			if l.Source != fsm.SourceCommand {
+				// Dedicated and pub/sub recovery never change the endpoint's aggregate health:
+				// report the command slots' aggregate.
+				l.State = e.aggregate()
+			}
+			e.deps.Observer.Observe(StateChange{Endpoint: e.cfg.Endpoint, Lifecycle: l})
 		}
 	case fsm.Record:
 		if e.deps.Meter != nil {
@@ -402,6 +495,20 @@ func (e *Engine) execute(f *fsm.Effect) {
 		}
 	case fsm.Complete:
 		e.complete(f)
+	case fsm.Subscribe, fsm.Unsubscribe:
+		if ps := e.deps.PubSub; ps != nil {
+			if c := e.conns[f.Conn]; c != nil {
+				ps.Subscriptions(f.Machine, c, f.Conn, f.Topics, f.Kind == fsm.Unsubscribe)
+			}
+		}
+	case fsm.Gap:
+		if ps := e.deps.PubSub; ps != nil {
+			ps.Gap(f.Machine, f.Topic)
+		}
+	case fsm.End:
+		if ps := e.deps.PubSub; ps != nil {
+			ps.End(f.Machine, f.Topic, f.Reason, f.Err)
+		}
 	}
 }
 
@@ -412,7 +519,11 @@ func (e *Engine) complete(f *fsm.Effect) {
 		return
 	}
 	if w.notify != nil {
-		w.notify(Grant{Outcome: f.Outcome, Slot: f.Slot, Err: f.Err})
+		g := Grant{Outcome: f.Outcome, Slot: f.Slot, Err: f.Err, ConnID: f.Conn}
+		if f.Outcome == fsm.OutcomeGranted {
+			g.Conn = e.conns[f.Conn]
+		}
+		w.notify(g)
 		return
 	}
 	cmd := w.cmd
@@ -430,6 +541,16 @@ func (e *Engine) complete(f *fsm.Effect) {
 		// Nothing was sent; a concurrent Abandon and this failure claim the command only once.
 		cmd.failQueued(&AcquireError{Outcome: f.Outcome, Err: f.Err})
 	}
+}
+
+// aggregate is the command slots' endpoint health: connected when every slot is ready.
+func (e *Engine) aggregate() fsm.EndpointState {
+	for _, r := range e.routes {
+		if r.state != fsm.SlotReady {
+			return fsm.EndpointDisconnected
+		}
+	}
+	return fsm.EndpointConnected
 }
 
 // finishOpen releases the context of an attempt that reported its outcome.

@@ -571,3 +571,26 @@ func TestEndpointString(t *testing.T) {
 		}
 	}
 }
+
+func TestForEachConnVisitsReadyConnectionsInOrder(t *testing.T) {
+	h := newHarness(t, Config{Slots: 3})
+	h.eng.Acquire(fsm.NeedAll, func(Grant) {})
+	h.run()
+	h.ready()
+	before := h.eng.Journal().Total()
+	var seen []fsm.ConnID
+	finished := false
+	h.eng.ForEachConn(func(m fsm.Machine, id fsm.ConnID, c Conn) {
+		if m != fsm.MachineMux || c == nil {
+			t.Errorf("conn %d: machine %v", id, m)
+		}
+		seen = append(seen, id)
+	}, func() { finished = true })
+	h.run()
+	if len(seen) != 3 || !finished || seen[0] > seen[1] || seen[1] > seen[2] {
+		t.Fatalf("visited %v finished=%v", seen, finished)
+	}
+	if h.eng.Journal().Total() != before {
+		t.Fatal("ForEachConn must not journal an event")
+	}
+}

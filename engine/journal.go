@@ -50,12 +50,12 @@ func (j *Journal) Events() []fsm.Event {
 // Replay steps events into a fresh machine built from cfg and calls onStep with each event and
 // its effects, exactly as the engine did. It is how a recorded journal reproduces a run.
 func Replay(cfg Config, events []fsm.Event, onStep func(ev *fsm.Event, effects []fsm.Effect)) {
-	m := fsm.NewMux(cfg.muxConfig())
+	m := newMachines(cfg)
 	var out fsm.Outbox
 	for i := range events {
 		ev := events[i]
 		out.Reset()
-		m.Step(&ev, &out)
+		m.step(&ev, &out)
 		onStep(&ev, out.Effects)
 	}
 }

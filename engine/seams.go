@@ -70,6 +70,8 @@ type OpenRequest struct {
 	Attempt int
 	// Endpoint is the destination.
 	Endpoint Endpoint
+	// Machine is the machine the connection is for: command slot, dedicated pool or pub/sub.
+	Machine fsm.Machine
 	// Sink receives the outcome: Dialed (optional), then exactly one of Ready or Failed, then at
 	// most one Lost after Ready.
 	Sink Sink
@@ -119,4 +121,18 @@ func (f ObserverFunc) Observe(c StateChange) { f(c) }
 // Meter records recovery measurements. It must not block.
 type Meter interface {
 	Record(endpoint Endpoint, m fsm.Metric)
+}
+
+// PubSubSink receives the pub/sub machines' effects. The engine calls it from its loop: it must
+// not block (hand work to the connection's writer or a queue).
+type PubSubSink interface {
+	// Subscriptions sends (un)subscribe commands for topics on machine m's connection conn (id).
+	// Acknowledgements and rejections come back through Engine.Acked and Engine.Rejected.
+	Subscriptions(m fsm.Machine, conn Conn, id fsm.ConnID, topics []fsm.Topic, unsubscribe bool)
+	// Gap delivers a gap marker on topic's subscription: it precedes every message received
+	// after the topic's acknowledgement.
+	Gap(m fsm.Machine, topic fsm.Topic)
+	// End ends machine m's subscriptions (only topic's when topic.Name is set) with reason, after
+	// what was already delivered.
+	End(m fsm.Machine, topic fsm.Topic, reason fsm.EndReason, err error)
 }

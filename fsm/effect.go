@@ -29,10 +29,20 @@ const (
 	Record
 	// Complete: answer Waiter with Outcome (Slot and Conn when granted, Err when failed).
 	Complete
+	// Subscribe: send the subscribe commands for Topics on Conn.
+	Subscribe
+	// Unsubscribe: send the unsubscribe commands for Topics on Conn.
+	Unsubscribe
+	// Gap: deliver a gap marker on Topic's subscription: messages published while it was not
+	// subscribed are lost. It precedes every message received after the topic's acknowledgement.
+	Gap
+	// End: end every subscription of the machine (or only Topic's, when Topic.Name is set) with
+	// Reason, after what was already buffered.
+	End
 )
 
 var effectNames = [...]string{"none", "dial", "arm-timer", "cancel-timer", "close", "route",
-	"emit", "record", "complete"}
+	"emit", "record", "complete", "subscribe", "unsubscribe", "gap", "end"}
 
 // String returns the kebab-case name of the kind.
 func (k EffectKind) String() string {
@@ -70,6 +80,40 @@ type Effect struct {
 	Lifecycle Lifecycle
 	// Metric is the measurement of Record.
 	Metric Metric
+	// Topics are the subscriptions of Subscribe and Unsubscribe.
+	Topics []Topic
+	// Topic is the subscription of Gap and End.
+	Topic Topic
+	// Reason is why End ends subscriptions.
+	Reason EndReason
+	// Machine is the machine that produced the effect; runtimes that host several machines set
+	// it when routing (it is not part of the effect's text).
+	Machine Machine
+}
+
+// EndReason says why a subscription ended.
+type EndReason uint8
+
+// Subscription end reasons.
+const (
+	// EndUnsubscribed: the application unsubscribed.
+	EndUnsubscribed EndReason = iota + 1
+	// EndClosed: the client was closed.
+	EndClosed
+	// EndReconnectExhausted: recovery reached the reconnect policy's limit.
+	EndReconnectExhausted
+	// EndRejected: the server rejected the subscription.
+	EndRejected
+)
+
+var endReasonNames = [...]string{"none", "unsubscribed", "closed", "reconnect-exhausted", "rejected"}
+
+// String returns the kebab-case name of the reason.
+func (r EndReason) String() string {
+	if int(r) < len(endReasonNames) {
+		return endReasonNames[r]
+	}
+	return "end-reason(" + strconv.Itoa(int(r)) + ")"
 }
 
 // AppendTo appends a deterministic, single-line description of f to dst.
@@ -77,7 +121,9 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 	dst = append(dst, f.Kind.String()...)
 	switch f.Kind {
 	case Dial:
-		dst = appendUint(dst, " slot=", uint64(f.Slot))
+		if f.Slot >= 0 {
+			dst = appendUint(dst, " slot=", uint64(f.Slot))
+		}
 		dst = appendUint(dst, " conn=", uint64(f.Conn))
 		dst = appendUint(dst, " attempt=", uint64(f.Attempt))
 	case ArmTimer:
@@ -106,12 +152,34 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		dst = append(dst, f.Metric.Source.String()...)
 		dst = append(dst, " value="...)
 		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
+	case Subscribe, Unsubscribe:
+		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		for i := range f.Topics {
+			dst = append(dst, ' ')
+			dst = f.Topics[i].AppendTo(dst)
+		}
+	case Gap:
+		dst = append(dst, ' ')
+		dst = f.Topic.AppendTo(dst)
+	case End:
+		dst = append(dst, " reason="...)
+		dst = append(dst, f.Reason.String()...)
+		if f.Topic.Name != "" {
+			dst = append(dst, ' ')
+			dst = f.Topic.AppendTo(dst)
+		}
+		if f.Err != nil {
+			dst = append(dst, " err="...)
+			dst = strconv.AppendQuote(dst, f.Err.Error())
+		}
 	case Complete:
 		dst = appendUint(dst, " waiter=", uint64(f.Waiter))
 		dst = append(dst, " outcome="...)
 		dst = append(dst, f.Outcome.String()...)
 		if f.Outcome == OutcomeGranted {
-			dst = appendUint(dst, " slot=", uint64(f.Slot))
+			if f.Slot >= 0 {
+				dst = appendUint(dst, " slot=", uint64(f.Slot))
+			}
 			dst = appendUint(dst, " conn=", uint64(f.Conn))
 		}
 		if f.Err != nil {

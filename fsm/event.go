@@ -31,10 +31,20 @@ const (
 	Retired
 	// Disposed: the client is closing; everything stops now.
 	Disposed
+	// Returned: a renter gave back dedicated connection Conn; Healthy says whether it may be
+	// reused.
+	Returned
+	// Acked: the server acknowledged the subscription of Topic on Conn.
+	Acked
+	// Rejected: the server rejected subscribing Topic on Conn with Err.
+	Rejected
+	// Unsubscribed: the application removed Topic from the desired subscriptions.
+	Unsubscribed
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
-	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed"}
+	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
+	"acked", "rejected", "unsubscribed"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -105,24 +115,57 @@ type Event struct {
 	Need Need
 	// Class classifies the Err of a DialFailed event.
 	Class FailureClass
-	// Err is the failure of DialFailed and ConnLost events.
+	// Err is the failure of DialFailed, ConnLost and Rejected events.
 	Err error
+	// Machine is the machine a caller's event (Demanded, Withdrew, Noticed, Returned,
+	// Unsubscribed) is for. Events about connections and timers are routed by their identifier's
+	// machine instead (see MachineOf).
+	Machine Machine
+	// Healthy says whether a Returned connection may be reused.
+	Healthy bool
+	// Topic is the subscription of Acked, Rejected and Unsubscribed events.
+	Topic Topic
+	// Topics are the subscriptions a pub/sub Demanded event asks for.
+	Topics []Topic
 }
 
 // AppendTo appends a deterministic, single-line description of e to dst.
 func (e *Event) AppendTo(dst []byte) []byte {
 	dst = appendClock(dst, e.At)
 	dst = append(dst, ' ')
+	if e.Machine != MachineMux {
+		dst = append(dst, e.Machine.String()...)
+		dst = append(dst, ' ')
+	}
 	dst = append(dst, e.Kind.String()...)
 	switch e.Kind {
 	case Demanded:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
 		dst = append(dst, " need="...)
 		dst = append(dst, e.Need.String()...)
+		for i := range e.Topics {
+			dst = append(dst, ' ')
+			dst = e.Topics[i].AppendTo(dst)
+		}
 	case Noticed:
 		dst = appendUint(dst, " slot=", uint64(e.Slot))
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
+	case Returned:
+		dst = appendUint(dst, " conn=", uint64(e.Conn))
+		if e.Healthy {
+			dst = append(dst, " healthy"...)
+		}
+	case Acked, Rejected, Unsubscribed:
+		if e.Conn != 0 {
+			dst = appendUint(dst, " conn=", uint64(e.Conn))
+		}
+		dst = append(dst, ' ')
+		dst = e.Topic.AppendTo(dst)
+		if e.Err != nil {
+			dst = append(dst, " err="...)
+			dst = strconv.AppendQuote(dst, e.Err.Error())
+		}
 	case DialSucceeded, HandshakeDone:
 		dst = appendUint(dst, " conn=", uint64(e.Conn))
 	case DialFailed, ConnLost:

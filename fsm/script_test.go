@@ -32,7 +32,7 @@ func runScript(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	var (
-		mux    *Mux
+		mux    Stepper
 		out    Outbox
 		result strings.Builder
 		got    []string
@@ -62,7 +62,7 @@ func runScript(t *testing.T, file string) {
 		case strings.HasPrefix(line, "config "):
 			flush(eventLine, event)
 			event, got, want = "", nil, nil
-			mux = NewMux(parseConfig(t, line))
+			mux = parseMachine(t, line)
 			at = 0
 			result.WriteString(line + "\n")
 		case strings.HasPrefix(line, "> "):
@@ -86,6 +86,70 @@ func runScript(t *testing.T, file string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// parseMachine builds the machine a config line names: "config pool ...", "config pubsub ...",
+// "config sharded ..." or "config slots=..." (the command-slot machine).
+func parseMachine(t *testing.T, line string) Stepper {
+	fields := strings.Fields(line)
+	switch fields[1] {
+	case "pool":
+		cfg := PoolConfig{MaximumIdle: 4}
+		for _, f := range fields[2:] {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "policy":
+				cfg.Policy = parsePolicy(t, v)
+			case "min":
+				cfg.MinimumSize = atoi(t, v)
+			case "max":
+				cfg.MaximumSize = atoi(t, v)
+			case "idle":
+				cfg.MaximumIdle = atoi(t, v)
+			case "idletimeout":
+				cfg.IdleTimeout = dur(t, v)
+			default:
+				t.Fatalf("unknown pool field %q", k)
+			}
+		}
+		return NewPool(cfg)
+	case "pubsub", "sharded":
+		cfg := EpisodeConfig{Machine: MachinePubSub}
+		if fields[1] == "sharded" {
+			cfg.Machine = MachineShardedPubSub
+		}
+		for _, f := range fields[2:] {
+			k, v, _ := strings.Cut(f, "=")
+			if k != "policy" {
+				t.Fatalf("unknown episode field %q", k)
+			}
+			cfg.Policy = parsePolicy(t, v)
+		}
+		return NewEpisode(cfg)
+	}
+	return NewMux(parseConfig(t, line))
+}
+
+func parsePolicy(t *testing.T, v string) *Policy {
+	p := &Policy{}
+	for _, kv := range strings.Split(v, ",") {
+		pk, pv, _ := strings.Cut(kv, ":")
+		switch pk {
+		case "initial":
+			p.InitialDelay = dur(t, pv)
+		case "mult":
+			p.BackoffMultiplier = atof(t, pv)
+		case "max":
+			p.MaxDelay = dur(t, pv)
+		case "jitter":
+			p.JitterRatio = atof(t, pv)
+		case "attempts":
+			p.MaxAttempts = atoi(t, pv)
+		default:
+			t.Fatalf("unknown policy field %q", pk)
+		}
+	}
+	return p
 }
 
 func parseConfig(t *testing.T, line string) MuxConfig {
@@ -129,7 +193,8 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 	ev := Event{}
 	kinds := map[string]EventKind{"demand": Demanded, "notice": Noticed, "withdraw": Withdrew,
 		"dialed": DialSucceeded, "handshake": HandshakeDone, "dial-failed": DialFailed,
-		"lost": ConnLost, "timer": TimerFired, "retire": Retired, "dispose": Disposed}
+		"lost": ConnLost, "timer": TimerFired, "retire": Retired, "dispose": Disposed,
+		"return": Returned, "ack": Acked, "reject": Rejected, "unsubscribe": Unsubscribed}
 	k, ok := kinds[fields[0]]
 	if !ok {
 		t.Fatalf("unknown event %q", fields[0])
@@ -158,12 +223,34 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 			ev.Err = errors.New(v)
 		case "permanent":
 			ev.Class = Permanent
+		case "healthy":
+			ev.Healthy = true
+		case "topic":
+			ev.Topic = parseTopic(t, v)
+		case "topics":
+			for _, s := range strings.Split(v, ",") {
+				ev.Topics = append(ev.Topics, parseTopic(t, s))
+			}
 		default:
 			t.Fatalf("unknown event field %q", key)
 		}
 	}
 	ev.At = *at
 	return ev
+}
+
+func parseTopic(t *testing.T, s string) Topic {
+	kind, name, _ := strings.Cut(s, ":")
+	switch kind {
+	case "channel":
+		return Topic{Kind: TopicChannel, Name: name}
+	case "pattern":
+		return Topic{Kind: TopicPattern, Name: name}
+	case "shard":
+		return Topic{Kind: TopicShard, Name: name}
+	}
+	t.Fatalf("bad topic %q", s)
+	return Topic{}
 }
 
 func atoi(t *testing.T, s string) int {
