@@ -273,13 +273,15 @@ func (m *Mux) schedule(i, n int, draw float64, out *Outbox) {
 	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentAttempt, Source: SourceCommand, Value: float64(n)}})
 	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentDelay, Source: SourceCommand, Value: delay.Seconds()}})
 	if delay <= 0 {
+		// The observation of the scheduled attempt precedes the dial it announces.
+		m.emit(i, SourceConnecting, n, delay, true, false, nil, out)
 		m.dial(i, out)
-	} else {
-		s.state = SlotScheduled
-		s.timer = TimerID(m.newID())
-		out.add(Effect{Kind: ArmTimer, Timer: s.timer, After: delay})
-		m.route(i, out)
+		return
 	}
+	s.state = SlotScheduled
+	s.timer = TimerID(m.newID())
+	out.add(Effect{Kind: ArmTimer, Timer: s.timer, After: delay})
+	m.route(i, out)
 	m.emit(i, SourceConnecting, n, delay, true, false, nil, out)
 }
 
