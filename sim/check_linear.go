@@ -15,9 +15,17 @@ import (
 const LinearizabilityTimeout = 30 * time.Second
 
 // Linearizable checks per-key linearizability of the workload with porcupine (DESIGN checker
-// 10). Operations with an unknown outcome are open-ended (they may take effect any time until the
-// end of the run) and the model branches between applied and not applied. Definite failures and
-// server error replies took no effect and are left out.
+// 10). Definite failures and server error replies took no effect and are left out. An operation
+// with an unknown outcome is, from the client's point of view, open-ended: it may take effect any
+// time until the end of the run, or never. The simulator knows which: the nodes' apply logs say
+// whether and when each command was executed. A simulated node executes a command atomically at
+// its apply time, so that instant is the command's true linearization point. The checker pins
+// each unknown operation there (an applied one becomes the point [apply, apply]; one never applied
+// took no effect and is left out). This keeps the search tractable after long outages (dozens of
+// interchangeable unknown INCRs would otherwise be permuted combinatorially) without weakening
+// what is checked: every read and every acknowledged operation keeps the window its caller
+// observed and is checked against every possible order. Runs without apply records (synthetic histories) fall back to branching
+// between applied and not applied up to the end of the run.
 type Linearizable struct{}
 
 // Name implements Checker.
@@ -74,7 +82,11 @@ type linIn struct {
 
 // linOut is one per-key operation's observed output.
 type linOut struct {
+	// unknown: no reply was observed.
 	unknown bool
+	// applied: the operation is known to have taken effect (ground truth, or a multi-key DEL
+	// that replied), though its per-key output is unknown.
+	applied bool
 	datum   Datum
 }
 
@@ -88,22 +100,41 @@ type register struct {
 func linearOps(r *Result) []porcupine.Operation {
 	var ops []porcupine.Operation
 	end := int64(r.End) + 1
+	appliedAt := map[uint64]time.Duration{}
+	for _, a := range r.Applies {
+		if _, seen := appliedAt[a.CmdID]; !seen && a.CmdID != 0 {
+			appliedAt[a.CmdID] = a.At
+		}
+	}
+	groundTruth := len(r.Applies) > 0
 	for _, op := range r.Ops {
 		if op.Outcome == OpFailed || (op.Outcome == OpOK && op.ServerError != "") {
 			continue
 		}
 		unknown := op.Outcome != OpOK
+		applied := false
 		ret := int64(op.Return)
 		if unknown {
 			ret = end
+			if groundTruth {
+				at, ok := appliedAt[op.ID]
+				if !ok || op.Name == "GET" || op.Name == "MGET" {
+					continue // never executed, or a read whose reply nobody saw: no effect
+				}
+				applied, ret = true, int64(at)
+			}
+		}
+		call := int64(op.Call)
+		if applied {
+			call = ret // pinned at its apply time
 		}
 		add := func(in linIn, out linOut) {
 			ops = append(ops, porcupine.Operation{ClientId: op.Caller, Input: in, Output: out,
-				Call: int64(op.Call), Return: ret, Metadata: op.ID})
+				Call: call, Return: ret, Metadata: op.ID})
 		}
 		reply := func(i int) linOut {
 			if unknown || i >= len(op.Reply) {
-				return linOut{unknown: true}
+				return linOut{unknown: true, applied: applied}
 			}
 			return linOut{datum: op.Reply[i]}
 		}
@@ -116,13 +147,13 @@ func linearOps(r *Result) []porcupine.Operation {
 			}
 		case "SET", "MSET":
 			for i, k := range op.Keys {
-				add(linIn{kind: 's', key: k, val: op.Values[i]}, linOut{unknown: unknown})
+				add(linIn{kind: 's', key: k, val: op.Values[i]}, linOut{unknown: unknown, applied: applied})
 			}
 		case "DEL":
 			for i, k := range op.Keys {
 				out := reply(i)
 				if len(op.Keys) > 1 {
-					out = linOut{unknown: true} // a total count cannot be split per key
+					out = linOut{unknown: true, applied: applied || !unknown} // a total count cannot be split per key
 				}
 				add(linIn{kind: 'd', key: k}, out)
 			}
@@ -159,8 +190,11 @@ var registerModel = (&porcupine.NondeterministicModel{
 		s, in, out := state.(register), input.(linIn), output.(linOut)
 		applied, ok := apply(s, in)
 		if out.unknown {
-			if !ok || applied == s {
+			switch {
+			case !ok || applied == s:
 				return []interface{}{s}
+			case out.applied:
+				return []interface{}{applied}
 			}
 			return []interface{}{s, applied}
 		}
