@@ -13,7 +13,8 @@
 //
 //   - Policy: the reconnect policy's validation and delay arithmetic.
 //   - Mux: the command slots of one multiplexer generation (demand-driven replacement, shared
-//     in-progress attempts, sticky per-slot exhaustion, endpoint-wide reconnect limit).
+//     in-progress attempts, sticky per-slot exhaustion, endpoint-wide reconnect limit), and
+//     their maximum connection lifetime (lifetime.go: validated replacement, drain, retry cap).
 //
 // A test enforces the purity boundary by listing this package's imports.
 package fsm

@@ -63,7 +63,8 @@ type subWaiter struct {
 //     interruption starts a new episode. Each topic's gap marker is emitted at its
 //     acknowledgement, so it precedes every message received after it.
 //   - During recovery, new subscriptions fail with a connection error and open nothing;
-//     unsubscribing is allowed and recovery restores only the remaining topics.
+//     unsubscribing is allowed and recovery restores only the remaining topics (a topic the
+//     replacement already resubscribed is unsubscribed on it).
 //   - Exhaustion ends every subscription of this episode with EndReconnectExhausted and rejects
 //     new subscriptions with OutcomeExhausted until the client is recreated.
 //   - Disposal cancels delays, attempts and resubscription waits.
@@ -80,6 +81,10 @@ type Episode struct {
 	resubscribing bool
 	nextID        uint64
 	lastErr       error
+	// desired caches the desired topics, sorted, for resubscription. It is rebuilt (never
+	// modified) when the set changes: effects keep referring to it, so a recovery cycle over an
+	// unchanged set allocates nothing.
+	desired []Topic
 }
 
 // NewEpisode returns a pub/sub episode machine for cfg. It panics on an invalid policy.
@@ -98,11 +103,24 @@ func (e *Episode) Phase() string { return episodePhaseNames[e.phase] }
 
 // Topics returns the desired subscriptions, sorted.
 func (e *Episode) Topics() []Topic {
-	out := make([]Topic, len(e.subs))
-	for i, s := range e.subs {
-		out[i] = s.topic
+	return append([]Topic(nil), e.desiredTopics()...)
+}
+
+// desiredTopics returns the cached desired topics; callers must not modify the slice.
+func (e *Episode) desiredTopics() []Topic {
+	if e.desired == nil && len(e.subs) > 0 {
+		e.desired = make([]Topic, len(e.subs))
+		for i, s := range e.subs {
+			e.desired[i] = s.topic
+		}
 	}
-	return out
+	return e.desired
+}
+
+// clearSubs forgets every desired subscription.
+func (e *Episode) clearSubs() {
+	e.subs = e.subs[:0]
+	e.desired = nil
 }
 
 // Step applies ev and appends the resulting effects to out.
@@ -165,7 +183,9 @@ func (e *Episode) demanded(ev *Event, out *Outbox) {
 			fresh = append(fresh, t)
 		}
 	}
-	e.waiters = append(e.waiters, subWaiter{waiter: ev.Waiter, topics: append([]Topic(nil), ev.Topics...)})
+	// The demand's topics are retained as they are: events are immutable once stepped (the
+	// journal keeps them too), so the runtime must not reuse ev.Topics' storage.
+	e.waiters = append(e.waiters, subWaiter{waiter: ev.Waiter, topics: ev.Topics})
 	switch e.phase {
 	case epIdle:
 		e.phase = epConnecting
@@ -186,6 +206,7 @@ func (e *Episode) add(t Topic) bool {
 	if i < len(e.subs) && e.subs[i].topic == t {
 		return false
 	}
+	e.desired = nil
 	e.subs = append(e.subs, subscription{})
 	copy(e.subs[i+1:], e.subs[i:])
 	e.subs[i] = subscription{topic: t}
@@ -203,6 +224,7 @@ func (e *Episode) find(t Topic) int {
 func (e *Episode) remove(t Topic) bool {
 	if i := e.find(t); i >= 0 {
 		e.subs = append(e.subs[:i], e.subs[i+1:]...)
+		e.desired = nil
 		return true
 	}
 	return false
@@ -219,7 +241,7 @@ func (e *Episode) withdrew(ev *Event, out *Outbox) {
 			// The initial attempt is bounded by its callers: the last one gave up.
 			out.add(Effect{Kind: Close, Conn: e.conn})
 			e.conn = 0
-			e.subs = e.subs[:0]
+			e.clearSubs()
 			e.phase = epIdle
 		}
 		return
@@ -230,7 +252,9 @@ func (e *Episode) unsubscribed(t Topic, out *Outbox) {
 	if !e.remove(t) {
 		return
 	}
-	if e.phase == epActive {
+	if e.phase == epActive || (e.phase == epRecovering && e.resubscribing) {
+		// The topic was sent on this connection (a recovering connection sent it with every
+		// other remaining topic): take it back, or the server keeps a subscription nobody wants.
 		out.add(Effect{Kind: Unsubscribe, Conn: e.conn, Topics: []Topic{t}})
 	}
 	out.add(Effect{Kind: End, Topic: t, Reason: EndUnsubscribed})
@@ -248,7 +272,7 @@ func (e *Episode) subscribeAll(out *Outbox) {
 		e.subs[i].acked = false
 	}
 	if len(e.subs) > 0 {
-		out.add(Effect{Kind: Subscribe, Conn: e.conn, Topics: e.Topics()})
+		out.add(Effect{Kind: Subscribe, Conn: e.conn, Topics: e.desiredTopics()})
 	}
 	if e.phase == epRecovering {
 		e.resubscribing = true
@@ -353,7 +377,7 @@ func (e *Episode) failed(ev *Event, out *Outbox) {
 	switch e.phase {
 	case epConnecting:
 		// The initial attempt is single: its subscriptions never existed.
-		e.subs = e.subs[:0]
+		e.clearSubs()
 		e.phase = epIdle
 		e.emit(SourceDisconnected, 0, 0, false, false, ev.Err, out)
 	case epActive:
@@ -410,7 +434,7 @@ func (e *Episode) exhaust(err error, out *Outbox) {
 	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentExhausted, Source: SourcePubSub, Value: 1}})
 	e.emit(SourceDisconnected, e.attempt, 0, false, true, err, out)
 	out.add(Effect{Kind: End, Reason: EndReconnectExhausted, Err: err})
-	e.subs = e.subs[:0]
+	e.clearSubs()
 }
 
 func (e *Episode) dial(out *Outbox) {
@@ -438,7 +462,7 @@ func (e *Episode) shutdown(out *Outbox) {
 	if e.phase != epExhausted && e.phase != epIdle {
 		out.add(Effect{Kind: End, Reason: EndClosed})
 	}
-	e.subs = e.subs[:0]
+	e.clearSubs()
 	e.phase = epClosed
 }
 

@@ -62,6 +62,13 @@ type MuxConfig struct {
 	// IDBase is added to every ConnID and TimerID the machine allocates, so that several machines
 	// can share one runtime without clashing identifiers.
 	IDBase uint64
+	// Lifetime, when positive, is the maximum connection lifetime: each connection is replaced
+	// after Lifetime plus a jittered extra (see LifetimeDeadline and lifetime.go). Zero disables
+	// recycling: no lifetime timer is ever armed.
+	Lifetime time.Duration
+	// LifetimeJitter is the largest extra lifetime drawn per connection, uniformly and additively.
+	// It must not be negative, and requires Lifetime.
+	LifetimeJitter time.Duration
 }
 
 // slot is the recovery state of one command slot.
@@ -80,6 +87,8 @@ type slot struct {
 	replacing bool
 	// err is the slot's last connection error.
 	err error
+	// life is the slot's lifetime recycling work (lifetime.go).
+	life recycle
 }
 
 type pending struct {
@@ -104,6 +113,10 @@ type pending struct {
 //
 // Initial connections (before a slot was ever ready) are not governed by the policy: each is a
 // single immediate attempt, and a later use tries again.
+//
+// With MuxConfig.Lifetime set, ready connections are also replaced when they reach their maximum
+// lifetime: the replacement is dialed and validated while the old connection keeps serving, then
+// published, and the old connection drains. See lifetime.go for the rules.
 type Mux struct {
 	cfg     MuxConfig
 	slots   []slot
@@ -122,6 +135,9 @@ func NewMux(cfg MuxConfig) *Mux {
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		panic("fsm: " + err.Error())
+	}
+	if cfg.Lifetime < 0 || cfg.LifetimeJitter < 0 || (cfg.LifetimeJitter > 0 && cfg.Lifetime == 0) {
+		panic("fsm: MuxConfig.Lifetime and LifetimeJitter must not be negative, and jitter requires a lifetime")
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters
@@ -143,6 +159,9 @@ func (m *Mux) Pending() int { return len(m.waiters) }
 
 // Step applies ev and appends the resulting effects to out.
 func (m *Mux) Step(ev *Event, out *Outbox) {
+	if m.cfg.Lifetime > 0 && m.stepLifetime(ev, out) {
+		return
+	}
 	switch ev.Kind {
 	case Demanded:
 		m.demanded(ev, out)
@@ -161,7 +180,7 @@ func (m *Mux) Step(ev *Event, out *Outbox) {
 	case HandshakeDone:
 		if i := m.slotOf(ev.Conn); i >= 0 {
 			if s := &m.slots[i]; s.state == SlotConnecting || s.state == SlotHandshaking {
-				m.ready(i, out)
+				m.ready(i, ev.Draw, out)
 			}
 		} else {
 			m.closeStray(ev.Conn, out)
@@ -293,7 +312,9 @@ func (m *Mux) dial(i int, out *Outbox) {
 	m.route(i, out)
 }
 
-func (m *Mux) ready(i int, out *Outbox) {
+// ready publishes slot i's connection, which finished its handshake; draw is the event's draw,
+// which sets the connection's lifetime deadline when recycling is on.
+func (m *Mux) ready(i int, draw float64, out *Outbox) {
 	s := &m.slots[i]
 	attempt := s.attempt
 	s.state = SlotReady
@@ -303,6 +324,7 @@ func (m *Mux) ready(i int, out *Outbox) {
 	s.err = nil
 	m.route(i, out)
 	m.emit(i, SourceConnected, attempt, 0, false, false, nil, out)
+	m.age(i, draw, out)
 	// Answer waiters this slot can serve.
 	all := m.allReady()
 	kept := m.waiters[:0]
@@ -318,6 +340,7 @@ func (m *Mux) ready(i int, out *Outbox) {
 
 // lost handles the failure of slot i's ready connection: a new episode starts at once.
 func (m *Mux) lost(i int, ev *Event, out *Outbox) {
+	m.abandonRecycle(i, out)
 	s := &m.slots[i]
 	s.err = ev.Err
 	m.lastErr = ev.Err
@@ -399,6 +422,7 @@ func (m *Mux) shutdown(drain bool, out *Outbox) {
 		case SlotConnecting, SlotHandshaking:
 			out.add(Effect{Kind: Close, Conn: s.conn})
 		case SlotReady:
+			m.abandonRecycle(i, out)
 			out.add(Effect{Kind: Close, Conn: s.conn, Drain: drain})
 		}
 		s.state = SlotRetired

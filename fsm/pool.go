@@ -30,6 +30,10 @@ const (
 	pooledConnecting pooledState = iota
 	pooledRented
 	pooledIdle
+	// pooledClosing: an attempt aborted by its rent's withdrawal or by shutdown. It stays
+	// charged against MaximumSize until the transport reports its end (DialFailed or
+	// HandshakeDone), as the spec charges a socket until its cleanup finishes.
+	pooledClosing
 )
 
 type pooled struct {
@@ -100,11 +104,12 @@ func NewPool(cfg PoolConfig) *Pool {
 	return &Pool{cfg: cfg}
 }
 
-// Counts returns the numbers of connecting, rented and idle connections and pending rents.
+// Counts returns the numbers of connecting (including aborted attempts not yet ended), rented
+// and idle connections and pending rents.
 func (p *Pool) Counts() (connecting, rented, idle, pending int) {
 	for i := range p.conns {
 		switch p.conns[i].state {
-		case pooledConnecting:
+		case pooledConnecting, pooledClosing:
 			connecting++
 		case pooledRented:
 			rented++
@@ -206,7 +211,7 @@ func (p *Pool) dial(i int, out *Outbox) {
 	r.conn = ConnID(p.cfg.IDBase + p.nextID)
 	r.phase = rentDialing
 	p.conns = append(p.conns, pooled{id: r.conn, state: pooledConnecting, rent: r.waiter})
-	out.add(Effect{Kind: Dial, Slot: -1, Conn: r.conn, Attempt: r.attempt})
+	out.add(Effect{Kind: Dial, Slot: -1, Conn: r.conn, Attempt: r.attempt, Waiter: r.waiter})
 }
 
 func (p *Pool) rentOf(c ConnID) int {
@@ -234,8 +239,10 @@ func (p *Pool) ready(ev *Event, out *Outbox) {
 		if ev.Conn != 0 {
 			out.add(Effect{Kind: Close, Conn: ev.Conn})
 		}
-		if ci >= 0 {
+		if ci >= 0 && p.conns[ci].state == pooledClosing {
+			// An aborted attempt finished after all: its capacity is free now.
 			p.removeConn(ci)
+			p.admitWaiting(out)
 		}
 		return
 	}
@@ -296,7 +303,7 @@ func (p *Pool) dialFailed(ev *Event, err error, class FailureClass, out *Outbox)
 		p.nextID++
 		r.timer = TimerID(p.cfg.IDBase + p.nextID)
 		r.phase = rentScheduled
-		out.add(Effect{Kind: ArmTimer, Timer: r.timer, After: delay})
+		out.add(Effect{Kind: ArmTimer, Timer: r.timer, After: delay, Waiter: r.waiter})
 		p.emit(SourceConnecting, n, delay, true, false, r.episode, nil, out)
 	}
 	p.admitWaiting(out)
@@ -314,7 +321,7 @@ func (p *Pool) lost(ev *Event, out *Outbox) {
 	case pooledRented:
 		// The renter learns through its command; the connection is discarded on return.
 		p.conns[ci].broken = true
-	case pooledConnecting:
+	case pooledConnecting, pooledClosing:
 		p.dialFailed(ev, ev.Err, Transient, out)
 	}
 }
@@ -425,9 +432,11 @@ func (p *Pool) withdrew(w WaiterID, out *Outbox) {
 		case rentScheduled:
 			out.add(Effect{Kind: CancelTimer, Timer: r.timer})
 		case rentDialing:
+			// The attempt is aborted; its socket stays charged until the transport reports
+			// the attempt's end.
 			out.add(Effect{Kind: Close, Conn: r.conn})
 			if ci := p.connOf(r.conn); ci >= 0 {
-				p.removeConn(ci)
+				p.conns[ci].state = pooledClosing
 			}
 		}
 		p.removeRent(i)
@@ -461,11 +470,15 @@ func (p *Pool) shutdown(dispose bool, out *Outbox) {
 	p.rents = p.rents[:0]
 	kept := p.conns[:0]
 	for _, c := range p.conns {
-		if c.state == pooledRented && !dispose {
+		switch {
+		case c.state == pooledRented && !dispose:
 			kept = append(kept, c)
-			continue
-		}
-		if c.state != pooledConnecting {
+		case c.state == pooledConnecting || c.state == pooledClosing:
+			// Aborted with its rent above (or earlier): it is forgotten when its end is
+			// reported.
+			c.state = pooledClosing
+			kept = append(kept, c)
+		default:
 			out.add(Effect{Kind: Close, Conn: c.id})
 		}
 	}

@@ -181,6 +181,10 @@ func parseConfig(t *testing.T, line string) MuxConfig {
 			cfg.Policy = p
 		case "waiters":
 			cfg.MaxWaiters = atoi(t, v)
+		case "lifetime":
+			cfg.Lifetime = dur(t, v)
+		case "lifetime-jitter":
+			cfg.LifetimeJitter = dur(t, v)
 		default:
 			t.Fatalf("unknown config field %q", k)
 		}

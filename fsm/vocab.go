@@ -96,7 +96,8 @@ type Lifecycle struct {
 	Slot int
 	// Attempt is the one-based configured attempt, or 0 without policy metadata.
 	Attempt int
-	// NextDelay is the actual delay scheduled before Attempt; meaningful only when Scheduled.
+	// NextDelay is the actual delay scheduled before Attempt, meaningful when Scheduled; or, with
+	// Recycle RecycleRetrying, the delay before the lifetime replacement is retried.
 	NextDelay time.Duration
 	// Scheduled reports that an attempt was scheduled (NextDelay is set).
 	Scheduled bool
@@ -106,6 +107,9 @@ type Lifecycle struct {
 	Episode uint64
 	// Err is the connection error of a failure, or nil.
 	Err error
+	// Recycle marks an informational observation of lifetime recycling (RecycleNone otherwise).
+	// A recycle never changes the source's state: it stays connected throughout.
+	Recycle RecycleState
 }
 
 // AppendTo appends a deterministic description of l to dst.
@@ -131,6 +135,14 @@ func (l *Lifecycle) AppendTo(dst []byte) []byte {
 	if l.Exhausted {
 		dst = append(dst, " exhausted"...)
 	}
+	if l.Recycle != RecycleNone {
+		dst = append(dst, " recycle="...)
+		dst = append(dst, l.Recycle.String()...)
+		if l.Recycle == RecycleRetrying {
+			dst = append(dst, " retry-delay="...)
+			dst = appendDuration(dst, l.NextDelay)
+		}
+	}
 	if l.Episode != 0 {
 		dst = append(dst, " episode="...)
 		dst = strconv.AppendUint(dst, l.Episode, 10)
@@ -153,6 +165,9 @@ const (
 	InstrumentDelay
 	// InstrumentExhausted is respire.connection.reconnect.exhausted (value: 1).
 	InstrumentExhausted
+	// InstrumentRecycled is redis.client.connection.recycle (value: 1): a connection that reached
+	// its maximum lifetime was replaced.
+	InstrumentRecycled
 )
 
 // Name returns the OpenTelemetry instrument name.
@@ -164,6 +179,8 @@ func (i Instrument) Name() string {
 		return "respire.connection.reconnect.delay"
 	case InstrumentExhausted:
 		return "respire.connection.reconnect.exhausted"
+	case InstrumentRecycled:
+		return "redis.client.connection.recycle"
 	}
 	return "instrument(" + strconv.Itoa(int(i)) + ")"
 }
@@ -174,7 +191,7 @@ type Metric struct {
 	Instrument Instrument
 	// Source is the recovery path (the respire.connection.source tag).
 	Source Source
-	// Value is the attempt number, the delay in seconds, or 1 for an exhaustion.
+	// Value is the attempt number, the delay in seconds, or 1 for an exhaustion or a recycle.
 	Value float64
 }
 
