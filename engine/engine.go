@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire-go/respire/fsm"
 )
@@ -31,10 +32,18 @@ type Config struct {
 	// EpisodeBase offsets the episode ids of dedicated rents, so that they are unique in the
 	// process across clients (the simulator leaves it zero).
 	EpisodeBase uint64
+	// Lifetime, when positive, is the maximum lifetime of the command-slot connections: each is
+	// replaced (the replacement validated first, the old one drained) once it is older than
+	// Lifetime plus a draw of LifetimeJitter. Zero disables recycling. See fsm.MuxConfig.
+	Lifetime time.Duration
+	// LifetimeJitter is the largest extra lifetime drawn, uniformly and additively, per
+	// connection. It requires Lifetime.
+	LifetimeJitter time.Duration
 }
 
 func (c Config) muxConfig() fsm.MuxConfig {
-	return fsm.MuxConfig{Slots: c.Slots, Policy: c.Policy, MaxWaiters: c.MaxWaiters}
+	return fsm.MuxConfig{Slots: c.Slots, Policy: c.Policy, MaxWaiters: c.MaxWaiters,
+		Lifetime: c.Lifetime, LifetimeJitter: c.LifetimeJitter}
 }
 
 // Deps are the engine's narrow interfaces to the outside world.
@@ -104,6 +113,7 @@ type snapshot struct {
 
 type slotView struct {
 	conn      Conn
+	offer     Offerer
 	awaitsUse bool
 	noticed   atomic.Bool
 }
@@ -140,6 +150,10 @@ type Engine struct {
 	dirty   bool
 	closed  bool
 
+	// draining are the connections closed with Drain that may still be finishing their commands
+	// (offer.go): disposal aborts them. Loop-owned.
+	draining map[fsm.ConnID]Conn
+
 	opens sync.WaitGroup
 	done  chan struct{}
 }
@@ -161,6 +175,7 @@ func New(cfg Config, deps Deps) *Engine {
 		routes:   make([]route, cfg.Slots),
 		conns:    make(map[fsm.ConnID]Conn),
 		opening:  make(map[fsm.ConnID]context.CancelFunc),
+		draining: make(map[fsm.ConnID]Conn),
 		waiters:  make(map[fsm.WaiterID]*waiter),
 		journal:  NewJournal(size),
 		done:     make(chan struct{}),
@@ -191,7 +206,14 @@ func (e *Engine) Submit(cmd *Command) {
 		v := &s.slots[i]
 		if v.conn != nil {
 			if cmd.Enqueued() {
-				v.conn.Send(cmd)
+				if v.offer == nil {
+					v.conn.Send(cmd)
+				} else if !v.offer.Offer(cmd) {
+					// The connection began draining after this snapshot was published (lifetime
+					// recycling): the command never left, so the loop routes it.
+					cmd.requeue()
+					break
+				}
 			}
 			return
 		}
@@ -295,6 +317,14 @@ func (e *Engine) ForEachConn(fn func(m fsm.Machine, id fsm.ConnID, c Conn), done
 			done()
 		}
 	}})
+}
+
+// Abort fails the ready connection id with err as if its transport had reported it lost: the
+// loop closes it and its machine replaces it. It is for checks above the transport that condemn a
+// connection (a credential renewal the server rejected). It only posts an event, so it may be
+// called from a command's Done callback; an unknown or already closed id is ignored.
+func (e *Engine) Abort(id fsm.ConnID, err error) {
+	e.post(item{ev: fsm.Event{Kind: fsm.ConnLost, Conn: id, Err: err}})
 }
 
 // Connected reports whether at least one slot has a ready connection.
@@ -425,6 +455,7 @@ func (e *Engine) step(it *item) {
 		e.execute(&e.out.Effects[i])
 	}
 	if ev.Kind == fsm.Disposed {
+		e.abortDraining()
 		e.closed = true
 		e.dirty = true
 		e.mu.Lock()
@@ -467,6 +498,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 			delete(e.conns, f.Conn)
 			if f.Drain {
 				c.Drain()
+				e.keepDraining(f.Conn, c)
 			} else {
 				c.Close()
 			}
@@ -569,6 +601,7 @@ func (e *Engine) publish() {
 			continue
 		}
 		s.slots[i].conn = r.conn
+		s.slots[i].offer = offerOf(r.conn)
 		s.slots[i].awaitsUse = r.state.AwaitsUse() && r.state != fsm.SlotFresh
 		if r.conn != nil {
 			s.connected = true

@@ -20,6 +20,7 @@ type OTelMeter struct {
 	attempt   metric.Int64Histogram
 	delay     metric.Float64Histogram
 	exhausted metric.Int64Counter
+	recycled  metric.Int64Counter
 }
 
 // NewOTelMeter creates the instruments on provider, or on the global provider when it is nil.
@@ -43,7 +44,12 @@ func NewOTelMeter(provider metric.MeterProvider) (*OTelMeter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted}, nil
+	recycled, err := m.Int64Counter(fsm.InstrumentRecycled.Name(),
+		metric.WithDescription("Connections replaced because they reached their maximum lifetime."), metric.WithUnit("{connection}"))
+	if err != nil {
+		return nil, err
+	}
+	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted, recycled: recycled}, nil
 }
 
 // Record implements Meter.
@@ -61,5 +67,7 @@ func (m *OTelMeter) Record(ep Endpoint, x fsm.Metric) {
 		m.delay.Record(ctx, x.Value, attrs)
 	case fsm.InstrumentExhausted:
 		m.exhausted.Add(ctx, int64(x.Value), attrs)
+	case fsm.InstrumentRecycled:
+		m.recycled.Add(ctx, int64(x.Value), attrs)
 	}
 }

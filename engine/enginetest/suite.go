@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
@@ -34,6 +35,7 @@ func Run(t *testing.T, h Harness) {
 		{"CancelDuringHandshake", s.cancelDuringHandshake},
 		{"DrainCompletesPendingThenCloses", s.drain},
 		{"DrainIdleClosesAtOnce", s.drainIdle},
+		{"OfferRefusedWhileDrainingThenStopped", s.offerWhileDraining},
 	} {
 		t.Run(c.name, c.run)
 	}
@@ -720,6 +722,48 @@ func (s *suite) drainIdle(t *testing.T) {
 	s.h.Settle()
 	if n := a.rec.count("lost"); n != 0 {
 		t.Fatalf("Drain reported Lost: %s", a.rec.kinds())
+	}
+	conn.Close()
+}
+
+// offerWhileDraining: both transports implement engine.Offerer and engine.Stopper. An open
+// connection takes an offered command; a draining one refuses it without touching it (so that the
+// engine can route it elsewhere), finishes what it accepted, and then reports that it stopped.
+func (s *suite) offerWhileDraining(t *testing.T) {
+	conn, _ := s.connect(t)
+	offer, ok := conn.(engine.Offerer)
+	stopper, ok2 := conn.(engine.Stopper)
+	if !ok || !ok2 {
+		t.Fatalf("%T does not implement engine.Offerer and engine.Stopper", conn)
+	}
+	var log completionLog
+	taken := newCall(&log, "PING")
+	if !offer.Offer(&taken.cmd) {
+		t.Fatal("an open connection refused an offered command")
+	}
+	if stopper.Stopped() {
+		t.Fatal("an open connection reports that it stopped")
+	}
+	conn.Drain()
+	refused := newCall(nil, "PING")
+	if offer.Offer(&refused.cmd) {
+		t.Fatal("a draining connection took an offered command")
+	}
+	s.waitDone(t, taken)
+	if taken.cmd.Err != nil {
+		t.Fatalf("the command accepted before Drain failed: %v", taken.cmd.Err)
+	}
+	s.h.Settle()
+	deadline := time.Now().Add(10 * time.Second)
+	for !stopper.Stopped() {
+		if time.Now().After(deadline) {
+			t.Fatal("a drained connection never reported that it stopped")
+		}
+		time.Sleep(time.Millisecond)
+		s.h.Settle()
+	}
+	if refused.cmd.Stage() != engine.StageBuffered || refused.cmd.Err != nil {
+		t.Fatalf("the refused command was touched: stage %v, err %v", refused.cmd.Stage(), refused.cmd.Err)
 	}
 	conn.Close()
 }
