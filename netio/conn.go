@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
@@ -52,10 +53,21 @@ const (
 // last take of the queue), and a buffer grown beyond maxRetainedBuffer is dropped after its
 // write. The read buffer is bounded by resp.Limits.
 //
-// Liveness bounds (the spec's ConnectionIdleReadTimeout and GatheredWriteStallTimeout) are not
-// implemented yet. Their place: the reader arms a read deadline while inFlight > 0 and clears it
-// when nothing is pending; the writer arms a write deadline around each write. An expired
-// deadline fails the connection like any other I/O error (an *IOError whose Timeout is true).
+// Liveness bounds (TransportConfig.IdleReadTimeout and WriteStallTimeout, the spec's
+// ConnectionIdleReadTimeout and GatheredWriteStallTimeout) use socket deadlines, never timers of
+// their own (see liveness.go):
+//   - idle read: while replies are pending, the connection fails once no byte arrived for
+//     IdleReadTimeout since the last progress (the last bytes, or the write that made replies
+//     pending on a connection that had none). New commands do not postpone it.
+//   - write stall: each write of the socket, in pieces of at most stallChunk bytes, fails when it
+//     cannot complete within WriteStallTimeout.
+//
+// Both fire between the bound and 1.25 times the bound: deadlines are re-armed lazily, only when
+// less than the bound remains, so that a busy connection does not reset a socket deadline on
+// every read and write.
+//
+// An expired bound fails the connection like any other I/O error: an *IOError (Timeout true)
+// whose cause is a *LivenessError; written commands end with an unknown outcome, Lost is reported.
 type Conn struct {
 	id    fsm.ConnID
 	ep    engine.Endpoint
@@ -63,6 +75,14 @@ type Conn struct {
 	sink  engine.Sink
 	push  func(resp.Value)
 	proto int
+
+	// Liveness bounds (zero: off) and whether the idle-read watchdog runs (set by start, once the
+	// handshake's own deadline is gone).
+	idleRead   time.Duration
+	writeStall time.Duration
+	watching   bool
+	// writeArmed is the socket's write deadline (writer-owned; zero: none).
+	writeArmed time.Time
 
 	// Errors shared by every command they complete.
 	closedErr   error // Close and Drain: commands pending at that moment
@@ -93,6 +113,11 @@ type Conn struct {
 	// inFlight is pushed-popped, readable without fmu: the writer's hint that other callers
 	// are active.
 	inFlight atomic.Int64
+	// Idle-read watchdog state, guarded by fmu (liveness.go): progressAt is the last progress of
+	// the replies (bytes arrived, or replies became pending), readArmed the socket's read
+	// deadline (zero: none).
+	progressAt time.Time
+	readArmed  time.Time
 
 	// Reader-owned.
 	rd        *resp.Reader
@@ -105,7 +130,11 @@ type Conn struct {
 	done       chan struct{}
 }
 
-var _ engine.Conn = (*Conn)(nil)
+var (
+	_ engine.Conn    = (*Conn)(nil)
+	_ engine.Offerer = (*Conn)(nil)
+	_ engine.Stopper = (*Conn)(nil)
+)
 
 // newConn wraps an established transport connection; its goroutines start with start.
 func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
@@ -116,11 +145,17 @@ func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
 		sink:       req.Sink,
 		push:       cfg.Push,
 		proto:      2,
-		rd:         resp.NewReader(nc, cfg.Limits),
+		idleRead:   idleReadBound(req, cfg),
+		writeStall: max(cfg.WriteStallTimeout, 0),
 		wake:       make(chan struct{}, 1),
 		writerDone: make(chan struct{}),
 		announced:  make(chan struct{}),
 		done:       make(chan struct{}),
+	}
+	if c.idleRead > 0 {
+		c.rd = resp.NewReader(idleReader{c}, cfg.Limits)
+	} else {
+		c.rd = resp.NewReader(nc, cfg.Limits)
 	}
 	c.closedErr = &IOError{Endpoint: c.ep, Conn: c.id, Op: "close", Err: ErrClosed}
 	c.rejectedErr = &IOError{Endpoint: c.ep, Conn: c.id, Op: "send", Err: ErrClosed}
@@ -136,6 +171,10 @@ func (c *Conn) Endpoint() engine.Endpoint { return c.ep }
 // Protocol returns the negotiated RESP version, 2 or 3.
 func (c *Conn) Protocol() int { return c.proto }
 
+// Stopped implements engine.Stopper: it reports whether the connection has stopped for good
+// (failed, closed, or drained and closed).
+func (c *Conn) Stopped() bool { return c.failed.Load() }
+
 // Err returns the error the connection failed or closed with, or nil while it is open.
 func (c *Conn) Err() error {
 	c.qmu.Lock()
@@ -148,6 +187,18 @@ func (c *Conn) Err() error {
 // the caller's goroutine, with an error at StageBuffered: the failure's *IOError, or an *IOError
 // wrapping ErrClosed after Close or Drain.
 func (c *Conn) Send(cmd *engine.Command) {
+	if err := c.enqueue(cmd); err != nil {
+		cmd.Complete(err)
+	}
+}
+
+// Offer implements engine.Offerer: it queues cmd like Send and reports true, or, when the
+// connection no longer takes commands (draining, closed or failed), reports false and leaves cmd
+// untouched so that the engine routes it to another connection.
+func (c *Conn) Offer(cmd *engine.Command) bool { return c.enqueue(cmd) == nil }
+
+// enqueue queues cmd for the writer, or returns the error that rejects it.
+func (c *Conn) enqueue(cmd *engine.Command) error {
 	c.qmu.Lock()
 	if c.state != stateOpen {
 		err := c.rejectedErr
@@ -155,8 +206,7 @@ func (c *Conn) Send(cmd *engine.Command) {
 			err = c.failErr
 		}
 		c.qmu.Unlock()
-		cmd.Complete(err)
-		return
+		return err
 	}
 	c.queue = append(c.queue, cmd)
 	c.accepted++
@@ -169,6 +219,7 @@ func (c *Conn) Send(cmd *engine.Command) {
 		default:
 		}
 	}
+	return nil
 }
 
 // Drain stops taking commands and closes the connection once every accepted command has
@@ -225,6 +276,7 @@ func (c *Conn) ioError(op string, err error) error {
 
 // start starts the writer and reader goroutines. Call announce once Sink.Ready has returned.
 func (c *Conn) start() {
+	c.watching = c.idleRead > 0
 	go c.writeLoop()
 	go c.run()
 }
@@ -397,6 +449,10 @@ func (c *Conn) flush() bool {
 	}
 	c.fmu.Lock()
 	first := c.pushed
+	wasIdle := c.flight.n == 0
+	if wasIdle && c.watching {
+		c.progressAt = time.Now() // replies become pending: the idle-read clock starts
+	}
 	for _, cmd := range c.held {
 		cmd.Writing()
 		c.flight.push(cmd)
@@ -408,7 +464,7 @@ func (c *Conn) flush() bool {
 	clear(c.held)
 	c.held = c.held[:0]
 
-	_, err := c.nc.Write(c.buf)
+	err := c.write(c.buf)
 	if cap(c.buf) > maxRetainedBuffer {
 		c.buf = nil
 	} else {
@@ -419,6 +475,13 @@ func (c *Conn) flush() bool {
 		return false
 	}
 	c.fmu.Lock()
+	if wasIdle && c.watching && c.flight.n > 0 {
+		// Replies became pending on an idle connection and the write that carries them is done:
+		// the idle-read clock starts now. The reader may be blocked without a deadline.
+		now := time.Now()
+		c.progressAt = now
+		c.armRead(now)
+	}
 	for seq := max(first, c.popped); seq < last; seq++ {
 		c.flight.at(int(seq - c.popped)).Written()
 	}

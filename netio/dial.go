@@ -40,9 +40,15 @@ type Dialer struct {
 	KeepAlive time.Duration
 	// DisableNoDelay turns TCP_NODELAY off. It is on by default: respire coalesces writes itself.
 	DisableNoDelay bool
-	// MultipathTCP requests Multipath TCP for TCP endpoints. Go falls back to ordinary TCP when
-	// the kernel does not support it. Unix sockets and Dial ignore it.
+	// MultipathTCP requests Multipath TCP (IPPROTO_MPTCP, through net.Dialer.SetMultipathTCP) for
+	// built-in TCP dials. Where the kernel or the platform lacks MPTCP the dial uses ordinary TCP
+	// and MultipathFallback is called. A peer that does not negotiate MPTCP is not a fallback:
+	// the kernel carries on over one TCP path, silently. Unix sockets and Dial ignore it.
 	MultipathTCP bool
+	// MultipathFallback, when set, is called before each built-in TCP dial with MultipathTCP that
+	// uses ordinary TCP because MPTCP is unavailable here (see MultipathTCPAvailable). It must
+	// not block. Never called for Unix sockets, for Dial, or without MultipathTCP.
+	MultipathFallback func()
 	// Dial, when set, replaces the built-in TCP and Unix dialing for every connection.
 	Dial DialFunc
 	// TLS, when set, wraps every connection (including those from Dial) in a TLS client whose
@@ -129,8 +135,13 @@ func (d *Dialer) open(ctx context.Context, ep engine.Endpoint) (net.Conn, error)
 	if ep.IsUnix() {
 		return nd.DialContext(ctx, "unix", ep.Host)
 	}
-	if d.MultipathTCP {
+	switch planMultipath(d.MultipathTCP, MultipathTCPAvailable) {
+	case multipathOn:
 		nd.SetMultipathTCP(true)
+	case multipathFallback:
+		if d.MultipathFallback != nil {
+			d.MultipathFallback()
+		}
 	}
 	nc, err := nd.DialContext(ctx, "tcp", ep.String())
 	if err != nil {

@@ -22,6 +22,11 @@
 // never left the client, one that fails later may have been executed (Command.MaybeSent). netio
 // never resends either.
 //
+// Pub/sub connections (OpenRequest.Machine MachinePubSub or MachineShardedPubSub) are SubConns:
+// subscriber-mode connections that send the episodes' (un)subscription commands and read their
+// acknowledgements and messages, as arrays outside the request/reply flow on RESP2 and as pushes
+// on RESP3, handing them to TransportConfig.PubSub.
+//
 // # Errors
 //
 // Failed attempts report a *ConnectError (endpoint, connection id, stage, whether the connect or

@@ -31,6 +31,7 @@ var mutants = []struct{ name, failingCase string }{
 	{"ignore-cancel", "CancelBeforeOpen"},
 	{"lost-twice", "ServerKillReportsLostOnce"},
 	{"drain-as-close", "DrainCompletesPendingThenCloses"},
+	{"offer-ignores-drain", "OfferRefusedWhileDrainingThenStopped"},
 }
 
 func TestConformanceCatchesMutants(t *testing.T) {
@@ -157,6 +158,19 @@ func (c *mutantConn) Send(cmd *engine.Command) {
 	}
 	c.inner.Send(cmd)
 }
+
+// Offer delegates to the wrapped connection; the offer-ignores-drain mutant sends instead, as a
+// transport without Offer would, so that a draining connection fails the command.
+func (c *mutantConn) Offer(cmd *engine.Command) bool {
+	if c.mutant == "offer-ignores-drain" {
+		c.Send(cmd)
+		return true
+	}
+	return c.inner.(engine.Offerer).Offer(cmd)
+}
+
+// Stopped delegates to the wrapped connection.
+func (c *mutantConn) Stopped() bool { return c.inner.(engine.Stopper).Stopped() }
 
 func (c *mutantConn) Drain() {
 	if c.mutant == "drain-as-close" {

@@ -28,6 +28,21 @@ type TransportConfig struct {
 	Push func(resp.Value)
 	// Limits bounds what the connections accept from servers; nil means resp's defaults.
 	Limits *resp.Limits
+	// PubSub receives what pub/sub connections (OpenRequest.Machine MachinePubSub or
+	// MachineShardedPubSub, served by a SubConn) read: acknowledgements, refusals and messages,
+	// on the connection's reader goroutine. Nil drops them.
+	PubSub engine.PubSubReceiver
+	// Credentials, when set, supplies the username and password of each connection attempt's
+	// handshake, replacing Handshake.Username and Handshake.Password: it is called once per
+	// attempt, with the attempt's context bounded by the handshake budget. An error fails the
+	// attempt (a transient *CredentialError). It must be safe for concurrent use.
+	Credentials func(ctx context.Context) (username, password string, err error)
+	// IdleReadTimeout, when positive, aborts a ready connection that has replies pending and
+	// receives no byte for this long (the spec's ConnectionIdleReadTimeout). Zero disables it.
+	IdleReadTimeout time.Duration
+	// WriteStallTimeout, when positive, aborts a ready connection whose write makes no progress
+	// for this long (the spec's GatheredWriteStallTimeout, already resolved). Zero disables it.
+	WriteStallTimeout time.Duration
 }
 
 // String describes the configuration without credentials.
@@ -96,6 +111,10 @@ func (t *Transport) attempt(ctx context.Context, req *engine.OpenRequest) {
 		req.Sink.Failed(req.Conn, err, Classify(err))
 		return
 	}
+	if isSubscriber(req.Machine) {
+		t.startSubscriber(c, req)
+		return
+	}
 	c.start()
 	req.Sink.Ready(req.Conn, c)
 	c.announce()
@@ -112,8 +131,12 @@ func (t *Transport) handshake(ctx context.Context, c *Conn) error {
 			return t.handshakeError(ctx, c, err, budget)
 		}
 	}
+	cfg, err := t.withCredentials(ctx, budget)
+	if err != nil {
+		return t.handshakeError(ctx, c, err, budget)
+	}
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(pastDeadline) })
-	err := c.handshake(&t.cfg)
+	err = c.handshake(cfg)
 	if !stop() && err == nil {
 		// Cancelled just as the handshake finished: the attempt is over all the same.
 		err = ctx.Err()
