@@ -44,6 +44,14 @@ func BenchmarkRunWorkload(b *testing.B) { benchScenario(b, "testdata/workload.ya
 // virtual seconds per second.
 func BenchmarkRunRecovery(b *testing.B) { benchScenario(b, "testdata/recovery.yaml") }
 
+// BenchmarkRunIncident19h: the shape of the 19-hour incident (scenarios/incident-19h-refusing-
+// peer.yaml): the peer refuses connections for 19 virtual hours while the client keeps a policy
+// without MaxAttempts and a light workload. Recovery-dominated; target: at least 50,000 virtual
+// seconds per second.
+func BenchmarkRunIncident19h(b *testing.B) {
+	benchScenario(b, "../scenarios/incident-19h-refusing-peer.yaml")
+}
+
 // BenchmarkScenarioSetWithChecking runs every scenario of the project's scenarios/ directory with
 // a fresh seed per run and every checker its expectations select (linearizability included), in
 // parallel on all cores, and reports seeds (runs) per minute. One op is one run of one scenario.

@@ -27,7 +27,8 @@ const (
 // AllInvariants lists the checkers that "invariants: all" selects, in the order they run.
 // Linearizability and liveness are selected by their own expectations.
 var AllInvariants = []string{CheckNoReplay, CheckOutcomes, CheckHonest, CheckPairing, CheckPolicy,
-	CheckHandshakeFirst, CheckReplay}
+	CheckHandshakeFirst, CheckReplay, CheckRentBudget, CheckRentPermanent, CheckDedicatedNoResend, CheckPool,
+	CheckPubSubSubscriptions, CheckPubSubGaps, CheckPubSubExhaustion, CheckPubSubPolicy}
 
 func violation(name string, at time.Duration, msg string) Violation {
 	return Violation{Checker: name, At: at, Message: msg}
@@ -191,6 +192,11 @@ func (HandshakeFirst) Check(r *Result) []Violation {
 type Policy struct {
 	// Policy is the scenario's reconnect policy, or nil.
 	Policy *fsm.Policy
+	// Lifetime says that lifetime recycling is on. Its timers (a deadline, a replacement's retry)
+	// are then not reconnect delays: a timer armed in a step that routes no slot to scheduled
+	// is left to the lifetime checker. Replacement dials carry attempt 0 and are tracked like
+	// any attempt, one in flight per slot.
+	Lifetime bool
 }
 
 // Name implements Checker.
@@ -233,15 +239,26 @@ func (c Policy) Check(r *Result) []Violation {
 				track(i).dialing = 0
 			}
 		}
+		lifetimeTimers := c.Lifetime && !routesScheduled(st.Effects)
 		for _, f := range st.Effects {
+			if f.Machine != fsm.MachineMux {
+				// Dedicated rents and pub/sub episodes have their own checkers.
+				continue
+			}
 			switch f.Kind {
 			case fsm.ArmTimer:
-				if c.Policy == nil {
+				if c.Policy == nil && !lifetimeTimers {
 					out = append(out, violation(CheckPolicy, at, "a delay was scheduled without a reconnect policy"))
+				}
+			case fsm.Close:
+				// The machine abandoned an attempt (a lifetime replacement whose old connection
+				// failed): it is no longer in flight.
+				if i, ok := connSlot[f.Conn]; ok && track(i).dialing == f.Conn {
+					track(i).dialing = 0
 				}
 			case fsm.Emit:
 				l := f.Lifecycle
-				if l.Source != fsm.SourceCommand || l.Slot < 0 {
+				if l.Source != fsm.SourceCommand || l.Slot < 0 || l.Recycle != fsm.RecycleNone {
 					continue
 				}
 				s := track(l.Slot)
@@ -313,6 +330,17 @@ func (c Policy) Check(r *Result) []Violation {
 		}
 	}
 	return out
+}
+
+// routesScheduled reports whether a step's effects route a command slot to scheduled: the mark of
+// a reconnect delay.
+func routesScheduled(effects []fsm.Effect) bool {
+	for i := range effects {
+		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == fsm.SlotScheduled {
+			return true
+		}
+	}
+	return false
 }
 
 // Band returns the interval the delay of policy attempt n must lie in, computed with exact

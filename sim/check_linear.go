@@ -96,15 +96,32 @@ type register struct {
 	str    string
 }
 
+// tickScale spreads each virtual nanosecond over tickScale porcupine ticks, so that commands a
+// node applied at the same virtual instant keep their apply-log order (the node executes them one
+// after another). A client-observed call maps to the instant's first tick and a return to its
+// last, so observed windows still cover everything that happened at their edges.
+const tickScale = 1024
+
+func callTick(t time.Duration) int64   { return int64(t) * tickScale }
+func returnTick(t time.Duration) int64 { return int64(t)*tickScale + tickScale - 1 }
+
 // linearOps turns the workload into per-key porcupine operations.
 func linearOps(r *Result) []porcupine.Operation {
 	var ops []porcupine.Operation
-	end := int64(r.End) + 1
-	appliedAt := map[uint64]time.Duration{}
+	end := returnTick(r.End + 1)
+	// appliedTick is each command's position in the apply log, as a tick: its apply instant
+	// plus its rank among the commands applied at that instant.
+	appliedTick := map[uint64]int64{}
+	var last time.Duration = -1
+	rank := int64(0)
 	for _, a := range r.Applies {
-		if _, seen := appliedAt[a.CmdID]; !seen && a.CmdID != 0 {
-			appliedAt[a.CmdID] = a.At
+		if a.At != last {
+			last, rank = a.At, 0
 		}
+		if _, seen := appliedTick[a.CmdID]; !seen && a.CmdID != 0 {
+			appliedTick[a.CmdID] = callTick(a.At) + min(rank, tickScale-2)
+		}
+		rank++
 	}
 	groundTruth := len(r.Applies) > 0
 	for _, op := range r.Ops {
@@ -113,18 +130,18 @@ func linearOps(r *Result) []porcupine.Operation {
 		}
 		unknown := op.Outcome != OpOK
 		applied := false
-		ret := int64(op.Return)
+		ret := returnTick(op.Return)
 		if unknown {
 			ret = end
 			if groundTruth {
-				at, ok := appliedAt[op.ID]
+				at, ok := appliedTick[op.ID]
 				if !ok || op.Name == "GET" || op.Name == "MGET" {
 					continue // never executed, or a read whose reply nobody saw: no effect
 				}
-				applied, ret = true, int64(at)
+				applied, ret = true, at
 			}
 		}
-		call := int64(op.Call)
+		call := callTick(op.Call)
 		if applied {
 			call = ret // pinned at its apply time
 		}

@@ -24,7 +24,7 @@ type Verdict struct {
 	Unexpected []Violation
 	// Missing lists checkers the scenario expected to fail (positive controls) that found nothing.
 	Missing []string
-	// Ops is the number of operations checked.
+	// Ops is the number of operations checked (the workload's and the dedicated renters').
 	Ops int
 }
 
@@ -41,12 +41,25 @@ func Checkers(r *Result) []Checker {
 		CheckOutcomes:       Outcomes{},
 		CheckHonest:         Honest{},
 		CheckPairing:        Pairing{},
-		CheckPolicy:         Policy{Policy: sc.Client.ReconnectPolicy.Policy()},
+		CheckPolicy:         Policy{Policy: sc.Client.ReconnectPolicy.Policy(), Lifetime: sc.Client.MaxLifetime > 0},
+		CheckLifetime:       Lifetime{Lifetime: sc.Client.MaxLifetime, Jitter: sc.Client.MaxLifetimeJitter},
 		CheckHandshakeFirst: HandshakeFirst{},
 		CheckReplay:         Replay{Config: sc.EngineConfig()},
 		CheckLinearizable:   Linearizable{},
 		CheckExpectEvents:   expectEvents{},
 		CheckExpectOutcomes: expectOutcomes{},
+		// Dedicated connections (check_dedicated.go).
+		CheckRentBudget:        RentBudget{Policy: sc.Client.ReconnectPolicy.Policy()},
+		CheckRentPermanent:     RentPermanent{},
+		CheckDedicatedNoResend: DedicatedNoResend{},
+		CheckPool:              Pool{Config: sc.Client.DedicatedPool.poolConfig()},
+		CheckExpectDedicated:   expectDedicated{},
+		// Pub/sub (check_pubsub.go).
+		CheckPubSubSubscriptions: PubSubSubscriptions{},
+		CheckPubSubGaps:          PubSubGaps{},
+		CheckPubSubExhaustion:    PubSubExhaustion{},
+		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
+		CheckExpectPubSub:        expectPubSub{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
@@ -66,6 +79,9 @@ func Checkers(r *Result) []Checker {
 	if sc.Expect.Linearizable {
 		names = append(names, CheckLinearizable)
 	}
+	if sc.Client.MaxLifetime > 0 {
+		names = append(names, CheckLifetime)
+	}
 	if sc.Expect.Liveness != nil {
 		names = append(names, CheckLiveness)
 	}
@@ -74,6 +90,12 @@ func Checkers(r *Result) []Checker {
 	}
 	if sc.Expect.Outcomes != nil {
 		names = append(names, CheckExpectOutcomes)
+	}
+	if sc.Expect.Dedicated != nil {
+		names = append(names, CheckExpectDedicated)
+	}
+	if sc.Expect.PubSub != nil {
+		names = append(names, CheckExpectPubSub)
 	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
@@ -90,14 +112,14 @@ func Checkers(r *Result) []Checker {
 // KnownCheckers lists every checker name a scenario may use.
 func KnownCheckers() []string {
 	names := append([]string{}, AllInvariants...)
-	names = append(names, CheckLinearizable, CheckLiveness, CheckExpectEvents, CheckExpectOutcomes)
+	names = append(names, CheckLinearizable, CheckLiveness, CheckExpectEvents, CheckExpectOutcomes, CheckExpectDedicated, CheckExpectPubSub, CheckLifetime)
 	sort.Strings(names)
 	return names
 }
 
 // Judge runs the scenario's checkers over r and compares their findings with its expectations.
 func Judge(r *Result) *Verdict {
-	v := &Verdict{Ops: len(r.Ops)}
+	v := &Verdict{Ops: len(r.Ops) + len(r.Dedicated)}
 	expectedFail := map[string]bool{}
 	for _, n := range r.Scenario.Expect.Fail {
 		expectedFail[n] = true

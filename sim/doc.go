@@ -35,7 +35,12 @@
 // SETINFO is rejected as Redis 7.0 does), GET, SET (NX, XX, GET, EX, PX, KEEPTTL), DEL, EXISTS,
 // INCR, MGET, MSET and QUIT, with an optional requirepass. Every executed command that carries a
 // command id is appended to the apply log (Result.Applies). A killed node keeps its dataset
-// across restart, modelling persistence.
+// across restart, modelling persistence. For dedicated connections it also serves lists (LPUSH,
+// RPUSH, LPOP, RPOP, LLEN), blocking pops (BLPOP, BRPOP) and transactions (MULTI, EXEC,
+// DISCARD, WATCH, UNWATCH); see node_blocking.go and dedicated.go. For pub/sub it serves
+// SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their unsubscribes (acknowledged as pushes on RESP3, as
+// arrays on RESP2), PUBLISH with glob patterns and SPUBLISH, keeping each connection's
+// subscription set as ground truth; see node_pubsub.go and pubsub.go.
 //
 // # Faults
 //

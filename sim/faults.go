@@ -65,6 +65,9 @@ func (w *world) buildFaults() {
 			fs.reply = f.HandshakeError.Reply
 		case f.Pause != nil:
 			t, span = Target{Node: f.Pause.Node}, f.Pause.For
+		case f.SubscribeError != nil:
+			t, span = Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
+			fs.reply = f.SubscribeError.Reply
 		}
 		if t.ClientSlot != nil {
 			fs.slot = *t.ClientSlot
@@ -123,7 +126,7 @@ func (fs *faultState) start() {
 	w.openFaults++
 	fs.traceLine("start")
 	switch fs.kind {
-	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error":
+	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error":
 		w.active = append(w.active, fs)
 	case "pause":
 		fs.node.paused = true

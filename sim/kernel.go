@@ -23,7 +23,7 @@ type event struct {
 	arg uint64
 }
 
-// kernel is the virtual clock and the event heap. Events run in order of time, then of scheduling
+// kernel is the virtual clock and the event heap (4-ary, see heapArity). Events run in order of time, then of scheduling
 // sequence, so that two events at the same instant run in the order they were scheduled.
 type kernel struct {
 	now  time.Duration
@@ -71,10 +71,14 @@ func (a *event) before(b *event) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
+// The heap is 4-ary: half the depth of a binary heap, so a pop moves an event through fewer
+// levels; (at, seq) is a total order, so the order of pops does not depend on the arity.
+const heapArity = 4
+
 func (k *kernel) up(i int) {
 	h := k.heap
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / heapArity
 		if !h[i].before(&h[p]) {
 			return
 		}
@@ -87,13 +91,15 @@ func (k *kernel) down(i int) {
 	h := k.heap
 	n := len(h)
 	for {
-		l := 2*i + 1
-		if l >= n {
+		first := heapArity*i + 1
+		if first >= n {
 			return
 		}
-		m := l
-		if r := l + 1; r < n && h[r].before(&h[l]) {
-			m = r
+		m := first
+		for c := first + 1; c < first+heapArity && c < n; c++ {
+			if h[c].before(&h[m]) {
+				m = c
+			}
 		}
 		if !h[m].before(&h[i]) {
 			return

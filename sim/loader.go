@@ -275,6 +275,8 @@ func (sc *Scenario) applyDefaults() {
 			w.Stop = sc.Duration
 		}
 	}
+	sc.applyDedicatedDefaults()
+	sc.applyPubSubDefaults()
 }
 
 // Validate reports the first invalid field of sc as a *ScenarioError. Defaults must have been
@@ -304,6 +306,12 @@ func (sc *Scenario) Validate() error {
 		}
 	}
 	if err := sc.validateWorkload(); err != nil {
+		return err
+	}
+	if err := sc.validateDedicated(); err != nil {
+		return err
+	}
+	if err := sc.validatePubSub(); err != nil {
 		return err
 	}
 	if err := sc.validateExpect(); err != nil {
@@ -365,6 +373,18 @@ func (sc *Scenario) validateClient() error {
 		return fieldErr("client.database", "must be between 0 and 15")
 	case c.MaxWaiters < 0:
 		return fieldErr("client.max_waiters", "must not be negative")
+	case c.MaxLifetime < 0:
+		return fieldErr("client.max_lifetime", "must not be negative")
+	case c.MaxLifetimeJitter < 0:
+		return fieldErr("client.max_lifetime_jitter", "must not be negative")
+	case c.MaxLifetimeJitter > 0 && c.MaxLifetime == 0:
+		return fieldErr("client.max_lifetime_jitter", "requires client.max_lifetime")
+	case c.IdleReadTimeout < 0:
+		return fieldErr("client.idle_read_timeout", "must not be negative")
+	case c.WriteStallTimeout < 0:
+		return fieldErr("client.write_stall_timeout", "must not be negative")
+	case sc.Network.SendBuffer < 0:
+		return fieldErr("network.send_buffer", "must not be negative")
 	}
 	if err := c.ReconnectPolicy.Policy().Validate(); err != nil {
 		var pe *fsm.PolicyError
@@ -507,6 +527,8 @@ func (sc *Scenario) validateFault(i int) error {
 			return err
 		}
 		return optSpan("for", f.Pause.For)
+	case f.SubscribeError != nil:
+		return sc.validateSubscribeError(field, f.SubscribeError)
 	}
 	return nil
 }
@@ -651,6 +673,8 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 			fix(f.HandshakeError.For, forDraw)
 		case f.Pause != nil:
 			fix(f.Pause.For, forDraw)
+		case f.SubscribeError != nil:
+			fix(f.SubscribeError.For, forDraw)
 		}
 	}
 	return out, nil
@@ -688,6 +712,8 @@ func (sc *Scenario) Clone() *Scenario {
 			ReconnectLimit: o.ReconnectLimit.clone()}
 	}
 	e.Liveness = clonePtr(sc.Expect.Liveness)
+	sc.cloneDedicated(&out)
+	sc.clonePubSub(&out)
 	return &out
 }
 
@@ -737,6 +763,7 @@ func (f *Fault) clone() Fault {
 	if x := f.Pause; x != nil {
 		out.Pause = &PauseFault{Node: x.Node, For: clonePtr(x.For)}
 	}
+	out.SubscribeError = f.SubscribeError.clone()
 	return out
 }
 
@@ -780,6 +807,8 @@ func (f *Fault) window(end time.Duration) Window {
 		return span(f.HandshakeError.For)
 	case f.Pause != nil:
 		return span(f.Pause.For)
+	case f.SubscribeError != nil:
+		return span(f.SubscribeError.For)
 	}
 	return Window{From: from, To: from}
 }

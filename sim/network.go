@@ -194,6 +194,7 @@ func (p *pipe) heal() {
 // receive hands delivered bytes to the receiving side.
 func (p *pipe) receive() {
 	if p.toNode {
+		p.c.progressed() // bytes reached the node: a stalled write made progress
 		if p.c.srvOpen {
 			p.c.node.serve(p.c)
 		}

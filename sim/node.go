@@ -37,6 +37,10 @@ type node struct {
 	dbs   [databases]map[string]*entry
 	// loseFault is a node-targeted lose-reply fault waiting for the next application command.
 	loseFault *faultState
+	// lists are the list keys and blocked clients (node_blocking.go).
+	lists nodeLists
+	// ps are the connections' pub/sub subscriptions (node_pubsub.go).
+	ps nodePubSub
 
 	args    [][]byte
 	out     []byte
@@ -53,6 +57,10 @@ type serverState struct {
 	name   string
 	// eofPending records an orderly close that arrived while the node was paused.
 	eofPending bool
+	// blocked is the blocking pop the connection waits in; nothing more is parsed meanwhile.
+	blocked *blockedClient
+	// tx is the connection's WATCH/MULTI state, or nil.
+	tx *txState
 }
 
 // entry is one key of a node's dataset. Keys are never removed from the map (a deleted or expired
@@ -65,6 +73,8 @@ type entry struct {
 	hasPrev    bool
 	writtenAt  time.Duration
 	expireAt   time.Duration
+	// version counts the key's writes (WATCH compares it).
+	version uint64
 }
 
 var (
@@ -113,6 +123,7 @@ func (n *node) remove(c *simConn) {
 		}
 	}
 	n.w.releaseArms(c)
+	n.ps.drop(c)
 	c.maybeFinished()
 }
 
@@ -162,7 +173,7 @@ func (n *node) serve(c *simConn) {
 	p := &c.up
 	n.out = n.out[:0]
 	n.closing = false
-	for p.rd < p.ready && c.srvOpen && !n.closing {
+	for p.rd < p.ready && c.srvOpen && !n.closing && c.srv.blocked == nil {
 		used, err := resp.ParseCommand(p.data[p.rd:p.ready], &n.args, nil)
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
@@ -240,6 +251,12 @@ func (n *node) exec(c *simConn, id uint64, afterHandshake bool) {
 	canonical, known := n.canonical(args[0])
 	if !c.srv.authed && canonical != "AUTH" && canonical != "HELLO" {
 		n.reply(c, replyNoAuth)
+		return
+	}
+	if n.intercept(c, canonical, known, id, afterHandshake) {
+		return
+	}
+	if n.execPubSub(c) {
 		return
 	}
 	if !known {
@@ -340,6 +357,8 @@ func (n *node) execKnown(c *simConn, name string, args [][]byte, id uint64) bool
 		n.reply(c, replyOK)
 	case "CLIENT":
 		n.client(c, args)
+	case "LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN", "BLPOP", "BRPOP", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH":
+		return n.execLists(c, name, args, id)
 	case "GET":
 		if len(args) != 2 {
 			n.arity(c, name)
@@ -571,6 +590,7 @@ func (n *node) write(e *entry, val []byte, exists bool) {
 	e.exists = exists
 	e.writtenAt = n.w.k.now
 	e.expireAt = 0
+	e.version++
 }
 
 func (n *node) get(c *simConn, key []byte, id uint64) {

@@ -134,6 +134,11 @@ type Result struct {
 	Events uint64
 	// Duplicates lists commands whose Done was called more than once (always a bug).
 	Duplicates []Duplicate
+	// Dedicated are the dedicated-connection operations, in issue order (see dedicated.go).
+	Dedicated []DedicatedOp
+	// PubSub is what the pub/sub workload and the nodes recorded, or nil without one (see
+	// pubsub.go).
+	PubSub *PubSubRecords
 }
 
 // Duplicate is a command completed more than once.
@@ -186,4 +191,25 @@ const (
 	PlantEarlyCommand Plant = "command-before-handshake"
 	// PlantDeadAfterHeal refuses every connection for the rest of the run, even after heal.
 	PlantDeadAfterHeal Plant = "dead-after-heal"
+	// PlantRetryPermanent makes the simulated transport report a permanent failure of a
+	// dedicated connection attempt (WRONGPASS, NOPERM...) as transient, so the rent retries it.
+	PlantRetryPermanent Plant = "retry-permanent"
+	// PlantReRent makes a renter whose rent failed or exhausted rent again for the same
+	// operation, with a fresh budget.
+	PlantReRent Plant = "re-rent"
+	// PlantResendBlocking makes a renter whose blocking pop or EXEC was written on a connection
+	// that failed send it again on a newly rented connection.
+	PlantResendBlocking Plant = "resend-blocking"
+	// PlantUseAfterReturn makes one renter write a command on the connection its previous
+	// operation gave back, which the pool may have handed to someone else meanwhile.
+	PlantUseAfterReturn Plant = "use-after-return"
+	// PlantPubSubSkipGap releases the messages held at one resubscription without their gap
+	// marker, as a runtime that ignored the machine's Gap effect would (caught by pubsub-gaps).
+	PlantPubSubSkipGap Plant = "pubsub-skip-gap"
+	// PlantPubSubLostUnsubscribe drops one UNSUBSCRIBE the machine asked for, leaving the server
+	// with a subscription nobody wants (caught by pubsub-subscriptions).
+	PlantPubSubLostUnsubscribe Plant = "pubsub-lost-unsubscribe"
+	// PlantPubSubKeepAfterExhaustion ignores one exhaustion end, leaving that episode's
+	// subscriptions open although their recovery gave up (caught by pubsub-exhaustion).
+	PlantPubSubKeepAfterExhaustion Plant = "pubsub-keep-after-exhaustion"
 )

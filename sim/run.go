@@ -60,6 +60,8 @@ type world struct {
 	tp        *transport
 	eng       *engine.Engine
 	wl        *workload
+	dw        *dedicatedWorkload
+	ps        *pubsubWorld
 	latency   time.Duration
 	jitter    time.Duration
 	handshake netio.HandshakeConfig
@@ -81,6 +83,9 @@ type world struct {
 	flushes    []*simConn
 	events     uint64
 	connectErr error
+
+	// effects holds the copies of the steps' effects (Result.Steps).
+	effects arena[fsm.Effect]
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -101,6 +106,7 @@ func Run(sc *Scenario, seed uint64, opts RunOptions) (*Result, error) {
 
 func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
+	w.effects.size = 1024
 	w.tr = newTracer(&w.k, opts.KeepTrace)
 	w.res = &Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
@@ -150,7 +156,8 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 
 func (w *world) run() (*Result, error) {
 	sc := w.sc
-	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep})
+	w.ps = newPubSubWorld(w)
+	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink()})
 
 	b := w.tr.begin()
 	b = append(b, "run start"...)
@@ -164,6 +171,8 @@ func (w *world) run() (*Result, error) {
 	w.settle()
 	w.buildFaults()
 	w.wl = newWorkload(w)
+	w.dw = newDedicatedWorkload(w)
+	w.startPubSub()
 
 	maxEvents := w.opts.MaxEvents
 	if maxEvents == 0 {
@@ -182,6 +191,7 @@ func (w *world) run() (*Result, error) {
 		}
 		w.events++
 		w.settle()
+		w.drainPubSub()
 		if w.events >= maxEvents {
 			runErr = ErrTooManyEvents
 			break
@@ -203,11 +213,14 @@ func (w *world) run() (*Result, error) {
 // no engine journal (JournalSize -1): it records every step itself.
 func (sc *Scenario) EngineConfig() engine.Config {
 	return engine.Config{
-		Endpoint:    engine.Endpoint{Host: sc.Topology.Nodes[0].ID, Port: NodePort},
-		Slots:       sc.Client.Connections,
-		Policy:      sc.Client.ReconnectPolicy.Policy(),
-		MaxWaiters:  sc.Client.MaxWaiters,
-		JournalSize: -1,
+		Endpoint:       engine.Endpoint{Host: sc.Topology.Nodes[0].ID, Port: NodePort},
+		Slots:          sc.Client.Connections,
+		Policy:         sc.Client.ReconnectPolicy.Policy(),
+		MaxWaiters:     sc.Client.MaxWaiters,
+		JournalSize:    -1,
+		Lifetime:       sc.Client.MaxLifetime,
+		LifetimeJitter: sc.Client.MaxLifetimeJitter,
+		Pool:           sc.Client.DedicatedPool.poolConfig(),
 	}
 }
 
@@ -263,7 +276,10 @@ func (w *world) flushAll() bool {
 // onStep records an engine step: the Step, and its trace line.
 func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	w.stepped = true
-	w.res.Steps = append(w.res.Steps, Step{Event: *ev, Effects: append([]fsm.Effect(nil), effects...)})
+	w.res.Steps = append(w.res.Steps, Step{Event: *ev, Effects: w.effects.copyOf(effects)})
+	if w.ps != nil {
+		w.ps.onStep(effects)
+	}
 	b := ev.AppendTo(w.tr.buf[:0])
 	for i := range effects {
 		b = append(b, " | "...)
@@ -281,8 +297,11 @@ func (w *world) finish() {
 	if w.wl != nil {
 		w.wl.stopped = true
 	}
+	w.dw.stop()
+	w.finishPubSub()
 	w.eng.Close()
 	w.settle()
+	w.drainPubSub()
 	res := w.res
 	res.End = end
 	for i := range res.Ops {

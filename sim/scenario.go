@@ -77,6 +77,10 @@ type Network struct {
 	// Jitter adds a seeded uniform delay in [0, Jitter) to each chunk; zero means none. Delivery
 	// stays in order per direction.
 	Jitter time.Duration `yaml:"jitter"`
+	// SendBuffer models a connection's socket buffers towards the node: once more than this many
+	// written bytes have not reached the node (a black hole, a slow link), the client's write
+	// stalls until they drain below it. Zero (omitted) means unlimited: writes never stall.
+	SendBuffer int `yaml:"send_buffer,omitempty"`
 }
 
 // Connect modes.
@@ -139,6 +143,22 @@ type Client struct {
 	ReconnectPolicy *PolicySpec `yaml:"reconnect_policy,omitempty"`
 	// MaxWaiters bounds callers waiting for a connection (zero: the engine's default).
 	MaxWaiters int `yaml:"max_waiters,omitempty"`
+	// MaxLifetime is the maximum connection lifetime (Options.ConnectionMaxLifetime): each
+	// command connection is replaced, the replacement validated first and the old one drained,
+	// once older than MaxLifetime plus a draw of MaxLifetimeJitter. Zero (omitted) disables it.
+	MaxLifetime time.Duration `yaml:"max_lifetime,omitempty"`
+	// MaxLifetimeJitter is the largest extra lifetime drawn per connection; requires MaxLifetime.
+	MaxLifetimeJitter time.Duration `yaml:"max_lifetime_jitter,omitempty"`
+	// IdleReadTimeout aborts a ready connection that has replies pending and receives no byte for
+	// this long, in virtual time (Options.ConnectionIdleReadTimeout). Zero (omitted) disables it.
+	IdleReadTimeout time.Duration `yaml:"idle_read_timeout,omitempty"`
+	// WriteStallTimeout aborts a connection whose written bytes make no progress towards the node
+	// for this long while more than network.send_buffer of them are in flight
+	// (Options.GatheredWriteStallTimeout). Zero (omitted) inherits IdleReadTimeout.
+	WriteStallTimeout time.Duration `yaml:"write_stall_timeout,omitempty"`
+	// DedicatedPool bounds the dedicated-connection pool; omitted means the client's defaults
+	// (no total limit, four idle, no timed retirement). See dedicated.go.
+	DedicatedPool *DedicatedPoolSpec `yaml:"dedicated_pool,omitempty"`
 }
 
 // PolicySpec is the YAML form of fsm.Policy. Its zero values mean what fsm.Policy's do.
@@ -282,11 +302,13 @@ type Fault struct {
 	HandshakeError *HandshakeErrorFault `yaml:"handshake_error,omitempty"`
 	// Pause stops a node from processing for its window.
 	Pause *PauseFault `yaml:"pause,omitempty"`
+	// SubscribeError makes a node refuse subscription commands for its window (pubsub_schema.go).
+	SubscribeError *SubscribeErrorFault `yaml:"subscribe_error,omitempty"`
 }
 
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
-	"blackhole", "delay", "kill", "handshake_error", "pause"}
+	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -302,7 +324,7 @@ func (f *Fault) kinds() []string {
 	var out []string
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
-		f.Pause != nil}
+		f.Pause != nil, f.SubscribeError != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])
@@ -330,6 +352,11 @@ type Workload struct {
 	Start time.Duration `yaml:"start"`
 	// Stop is when callers stop issuing new commands. Default: the run's duration.
 	Stop time.Duration `yaml:"stop"`
+	// Dedicated describes renters of dedicated connections (blocking pops, pushes,
+	// transactions); omitted means none. See dedicated.go.
+	Dedicated *DedicatedWorkload `yaml:"dedicated,omitempty"`
+	// PubSub describes subscribers and a publisher; omitted means none. See pubsub_schema.go.
+	PubSub *PubSubWorkload `yaml:"pubsub,omitempty"`
 }
 
 // Mix weighs the workload's command kinds (non-negative integers; each operation draws its kind
@@ -367,6 +394,10 @@ type Expect struct {
 	Liveness *LivenessExpect `yaml:"liveness,omitempty"`
 	// Fail lists checkers that must report violations: the positive controls of planted bugs.
 	Fail []string `yaml:"fail,omitempty"`
+	// Dedicated bounds the dedicated operations' outcomes (checked by expect-dedicated).
+	Dedicated *DedicatedExpect `yaml:"dedicated,omitempty"`
+	// PubSub asserts the pub/sub episodes and subscribers (checked by expect-pubsub).
+	PubSub *PubSubExpect `yaml:"pubsub,omitempty"`
 }
 
 // EventExpect asserts the recovery lifecycle of one slot.
@@ -412,7 +443,9 @@ type LivenessExpect struct {
 
 // knownPlants lists the plants the simulator implements.
 var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, PlantLoseReply,
-	PlantStaleRead, PlantDoubleComplete, PlantEarlyCommand, PlantDeadAfterHeal}
+	PlantStaleRead, PlantDoubleComplete, PlantEarlyCommand, PlantDeadAfterHeal,
+	PlantRetryPermanent, PlantReRent, PlantResendBlocking, PlantUseAfterReturn,
+	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion}
 
 // Planted reports whether the scenario plants p.
 func (sc *Scenario) Planted(p Plant) bool {

@@ -60,7 +60,8 @@ func (t *tracer) sum() string {
 }
 
 // appendClock appends a fixed-format virtual time: "t=" seconds "." nine digits of nanoseconds,
-// the same form the engine's events use.
+// the same form the engine's events use. It runs for every trace line, so the nine digits are
+// written two at a time from a table instead of through strconv.
 func appendClock(dst []byte, at time.Duration) []byte {
 	dst = append(dst, "t="...)
 	if at < 0 {
@@ -68,11 +69,26 @@ func appendClock(dst []byte, at time.Duration) []byte {
 		at = -at
 	}
 	dst = strconv.AppendInt(dst, int64(at/time.Second), 10)
-	// 1e9+frac has ten digits, the first a '1': overwrite it with the decimal point.
-	dot := len(dst)
-	dst = strconv.AppendInt(dst, int64(time.Second)+int64(at%time.Second), 10)
-	dst[dot] = '.'
-	return dst
+	frac := uint32(at % time.Second)
+	rest := frac % 100_000_000
+	var digits [10]byte
+	digits[0] = '.'
+	digits[1] = byte('0' + frac/100_000_000)
+	putFourDigits(digits[2:6], rest/10_000)
+	putFourDigits(digits[6:10], rest%10_000)
+	return append(dst, digits[:]...)
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// putFourDigits writes v (below 10,000) as four decimal digits into b[:4].
+func putFourDigits(b []byte, v uint32) {
+	hi, lo := v/100, v%100
+	b[0], b[1] = digitPairs[2*hi], digitPairs[2*hi+1]
+	b[2], b[3] = digitPairs[2*lo], digitPairs[2*lo+1]
 }
 
 // appendField appends " label=value" for an unsigned value.
@@ -104,7 +120,21 @@ func appendQuoted(dst []byte, label, v string) []byte {
 	dst = append(dst, ' ')
 	dst = append(dst, label...)
 	dst = append(dst, '=')
-	return strconv.AppendQuote(dst, v)
+	return appendQuote(dst, v)
+}
+
+// appendQuote appends v quoted exactly as strconv.AppendQuote does. Error texts are nearly always
+// printable ASCII without quotes or backslashes, which strconv.Quote leaves as they are: those are
+// copied in one go instead of rune by rune.
+func appendQuote(dst []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, v)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, v...)
+	return append(dst, '"')
 }
 
 // appendDur appends " label=" and d in Go syntax.

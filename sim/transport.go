@@ -31,6 +31,8 @@ const (
 	connConnectDeadline
 	connHandshakeDeadline
 	connAcceptThenDrop
+	connIdleCheck
+	connStallCheck
 )
 
 // frame attributes one command frame written on a connection to its command id, out of band: the
@@ -53,6 +55,10 @@ type simConn struct {
 	sink    engine.Sink
 	ctx     context.Context
 	rng     rand.PCG
+	// machine is the machine the connection serves; sub, for pub/sub connections, is their
+	// subscriber mode (pubsub.go).
+	machine fsm.Machine
+	sub     *subState
 
 	up, down pipe
 
@@ -83,6 +89,17 @@ type simConn struct {
 	srvOpen bool
 	srv     serverState
 
+	// Idle-read watchdog (liveness.go): idleFrom is when the idle-read clock last started (replies
+	// became pending, or bytes arrived); idleArmed says a check event is in the heap.
+	idleFrom  time.Duration
+	idleArmed bool
+	// Write-stall watchdog (liveness.go): stalled says more than network.send_buffer bytes are
+	// written but not delivered, since stallFrom (or the last progress); stallArmed says a check
+	// event is in the heap.
+	stallFrom  time.Duration
+	stalled    bool
+	stallArmed bool
+
 	// Faults.
 	crossed   int64
 	dropLimit int64
@@ -108,13 +125,17 @@ var _ engine.Transport = (*transport)(nil)
 // bounded by the connect timeout; then the handshake runs over the simulated bytes, bounded by the
 // command timeout. ctx is checked at every simulated step and after every engine step.
 func (t *transport) Open(ctx context.Context, req engine.OpenRequest) {
-	t.open(ctx, req, nil)
+	t.open(ctx, t.w.plantSink(req), nil)
 }
 
 // open starts an attempt; hs, when not nil, replaces the world's handshake configuration.
 func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *netio.HandshakeConfig) {
 	w := t.w
 	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
+	c.machine = req.Machine
+	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub {
+		c.sub = &subState{}
+	}
 	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
 	c.down = pipe{c: c}
@@ -184,6 +205,10 @@ func (c *simConn) run(arg uint64) bool {
 		}
 		c.cut("accept-then-drop")
 		return true
+	case connIdleCheck:
+		return c.idleCheck()
+	case connStallCheck:
+		return c.stallCheck()
 	}
 	return false
 }
@@ -388,6 +413,9 @@ func (c *simConn) flush() bool {
 	if c.clientClosed || c.flushed >= len(c.queue) {
 		return false
 	}
+	if c.qhead == c.flushed {
+		c.watchIdle() // replies become pending
+	}
 	for c.flushed < len(c.queue) {
 		cmd := c.queue[c.flushed]
 		c.flushed++
@@ -396,6 +424,7 @@ func (c *simConn) flush() bool {
 		cmd.Written()
 	}
 	c.up.commit(ctlData)
+	c.watchStall()
 	return true
 }
 
@@ -441,6 +470,7 @@ func (c *simConn) receive() {
 	if c.phase == phaseHandshaking && c.cancelled() {
 		return
 	}
+	c.idleFrom = c.w.k.now // bytes arrived: the idle-read clock starts again
 	p := &c.down
 	for p.rd < p.ready && !c.clientClosed {
 		dst := &c.scratch
@@ -459,6 +489,9 @@ func (c *simConn) receive() {
 			return
 		}
 		p.rd += n
+		if c.sub != nil && c.phase == phaseReady && c.pubsubFrame(dst) {
+			continue
+		}
 		if dst.Kind == resp.KindPush {
 			continue
 		}

@@ -34,6 +34,9 @@ type workload struct {
 	// free holds commands that may be reused; retired those that may be once the synchronous
 	// completion path that finished them has returned.
 	free, retired []*engine.Command
+	// datums and values hold the operations' replies and written values.
+	datums arena[Datum]
+	values arena[string]
 }
 
 // liveOp is the runtime state of one operation.
@@ -61,7 +64,7 @@ var opNames = [...]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}
 
 func newWorkload(w *world) *workload {
 	spec := &w.sc.Workload
-	wl := &workload{w: w}
+	wl := &workload{w: w, datums: arena[Datum]{size: 512}, values: arena[string]{size: 512}}
 	if spec.Callers == 0 {
 		return wl
 	}
@@ -136,7 +139,8 @@ func (c *caller) issue() bool {
 		op.Keys = wl.single[c.rng.IntN(len(wl.keys)+len(wl.counters))]
 	case "SET":
 		op.Keys = wl.single[c.rng.IntN(len(wl.keys))]
-		op.Values = []string{"v" + strconv.FormatUint(id, 10)}
+		op.Values = wl.values.take(1)
+		op.Values[0] = "v" + strconv.FormatUint(id, 10)
 	case "DEL":
 		op.Keys = wl.single[c.rng.IntN(len(wl.keys))]
 	case "INCR":
@@ -144,7 +148,7 @@ func (c *caller) issue() bool {
 	case "MGET", "MSET":
 		op.Keys = c.distinctKeys(2 + c.rng.IntN(2))
 		if op.Name == "MSET" {
-			op.Values = make([]string, len(op.Keys))
+			op.Values = wl.values.take(len(op.Keys))
 			for i := range op.Keys {
 				op.Values[i] = "v" + strconv.FormatUint(id, 10) + "." + strconv.Itoa(i)
 			}
@@ -296,7 +300,7 @@ func (wl *workload) completed(cmd *engine.Command) {
 		if cmd.Reply.IsError() {
 			op.ServerError = cmd.Reply.ErrorMessage()
 		} else {
-			op.Reply = decodeReply(&cmd.Reply)
+			op.Reply = wl.decodeReply(&cmd.Reply)
 		}
 	}
 	wl.traceDone("op done", cmd.ID, outcome, op.Stage, errText)
@@ -367,16 +371,21 @@ func (wl *workload) traceDone(what string, id uint64, outcome OpOutcome, stage, 
 }
 
 // decodeReply turns a reply into data: one Datum for a scalar, one per element for an array.
-func decodeReply(v *resp.Value) []Datum {
+func (wl *workload) decodeReply(v *resp.Value) []Datum {
 	switch v.Kind {
 	case resp.KindArray, resp.KindSet:
-		out := make([]Datum, len(v.Elems))
+		if len(v.Elems) == 0 {
+			return []Datum{}
+		}
+		out := wl.datums.take(len(v.Elems))
 		for i := range v.Elems {
 			out[i] = datum(&v.Elems[i])
 		}
 		return out
 	}
-	return []Datum{datum(v)}
+	out := wl.datums.take(1)
+	out[0] = datum(v)
+	return out
 }
 
 func datum(v *resp.Value) Datum {

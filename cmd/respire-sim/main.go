@@ -216,7 +216,7 @@ func report(sc *sim.Scenario, file string, results []outcome, i int, cfg config,
 		}
 		if o.res != nil {
 			virtual += o.res.End
-			ops += len(o.res.Ops)
+			ops += len(o.res.Ops) + len(o.res.Dedicated)
 		}
 		if o.err == nil && o.verdict.Pass() {
 			continue

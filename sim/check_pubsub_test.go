@@ -1,0 +1,290 @@
+package sim
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+)
+
+var (
+	regConn1 = fsm.ConnID(fsm.IDBase(fsm.MachinePubSub) + 1)
+	regConn2 = fsm.ConnID(fsm.IDBase(fsm.MachinePubSub) + 3)
+	news     = fsm.Topic{Kind: fsm.TopicChannel, Name: "news"}
+)
+
+func pubsubResult(rec *PubSubRecords, steps ...Step) *Result {
+	sc, _ := ParseScenario([]byte("name: synthetic\nduration: 10s\n"))
+	return &Result{Scenario: sc, PubSub: rec, Steps: steps, End: 10 * time.Second}
+}
+
+func wantViolation(t *testing.T, c Checker, r *Result, substr string) {
+	t.Helper()
+	vs := c.Check(r)
+	for _, v := range vs {
+		if strings.Contains(v.Message, substr) {
+			return
+		}
+	}
+	t.Fatalf("%s: want a violation containing %q, got %v", c.Name(), substr, vs)
+}
+
+func wantClean(t *testing.T, c Checker, r *Result) {
+	t.Helper()
+	if vs := c.Check(r); len(vs) > 0 {
+		t.Fatalf("%s: unexpected violations %v", c.Name(), vs)
+	}
+}
+
+// TestPubSubSubscriptionsSynthetic: synthetic positive and negative controls of
+// pubsub-subscriptions.
+func TestPubSubSubscriptionsSynthetic(t *testing.T) {
+	sports := fsm.Topic{Kind: fsm.TopicChannel, Name: "sports"}
+	clean := &PubSubRecords{Snapshots: []SubscriptionSnapshot{{Machine: fsm.MachinePubSub,
+		Server: []ServerSub{{regConn2, news}, {regConn2, sports}}, Desired: []fsm.Topic{news, sports}}}}
+	wantClean(t, PubSubSubscriptions{}, pubsubResult(clean))
+	dup := &PubSubRecords{Snapshots: []SubscriptionSnapshot{{Machine: fsm.MachinePubSub,
+		Server: []ServerSub{{regConn1, news}, {regConn2, news}}, Desired: []fsm.Topic{news}}}}
+	wantViolation(t, PubSubSubscriptions{}, pubsubResult(dup), "subscribed on 2 connections")
+	extra := &PubSubRecords{Snapshots: []SubscriptionSnapshot{{Machine: fsm.MachinePubSub,
+		Server: []ServerSub{{regConn2, news}, {regConn2, sports}}, Desired: []fsm.Topic{news}}}}
+	wantViolation(t, PubSubSubscriptions{}, pubsubResult(extra), "which no subscription wants")
+	missing := &PubSubRecords{Snapshots: []SubscriptionSnapshot{{Machine: fsm.MachinePubSub,
+		Server: []ServerSub{{regConn2, news}}, Desired: []fsm.Topic{news, sports}}}}
+	wantViolation(t, PubSubSubscriptions{}, pubsubResult(missing), "wanted but not subscribed")
+}
+
+// TestPubSubGapsSynthetic: synthetic positive and negative controls of pubsub-gaps.
+func TestPubSubGapsSynthetic(t *testing.T) {
+	base := func() *PubSubRecords {
+		return &PubSubRecords{
+			Subscribes: []SubscribeOp{{Subscriber: 0, Machine: fsm.MachinePubSub, Topics: []fsm.Topic{news}, Return: 10 * time.Millisecond, Outcome: "granted", Conn: regConn1}},
+			Published: []Published{
+				{At: 20 * time.Millisecond, Channel: "news", Payload: "m1", Conns: []fsm.ConnID{regConn1}},
+				{At: 900 * time.Millisecond, Channel: "news", Payload: "m2", Conns: []fsm.ConnID{regConn2}},
+			},
+			ServerAcks: []ServerAck{{At: 5 * time.Millisecond, Conn: regConn1, Topic: news}, {At: 800 * time.Millisecond, Conn: regConn2, Topic: news}},
+		}
+	}
+	msg := func(at time.Duration, payload string, conn fsm.ConnID) Received {
+		return Received{Op: 0, At: at, Kind: "message", Topic: news, Channel: "news", Payload: payload, Conn: conn}
+	}
+	gap := Received{Op: 0, At: 850 * time.Millisecond, Kind: "gap", Topic: news}
+	ok := base()
+	ok.Received = []Received{msg(21*time.Millisecond, "m1", regConn1), gap, msg(901*time.Millisecond, "m2", regConn2)}
+	wantClean(t, PubSubGaps{}, pubsubResult(ok))
+	noGap := base()
+	noGap.Received = []Received{msg(21*time.Millisecond, "m1", regConn1), msg(901*time.Millisecond, "m2", regConn2)}
+	wantViolation(t, PubSubGaps{}, pubsubResult(noGap), "without a gap marker")
+	overflow := base()
+	overflow.Received = []Received{msg(21*time.Millisecond, "m1", regConn1), {Op: 0, At: 850 * time.Millisecond, Kind: "overflow", Dropped: 3}, msg(901*time.Millisecond, "m2", regConn2)}
+	wantClean(t, PubSubGaps{}, pubsubResult(overflow))
+	phantom := base()
+	phantom.Received = []Received{msg(21*time.Millisecond, "m1", regConn2)}
+	wantViolation(t, PubSubGaps{}, pubsubResult(phantom), "which no node delivered there")
+	twice := base()
+	twice.Received = []Received{msg(21*time.Millisecond, "m1", regConn1), msg(22*time.Millisecond, "m1", regConn1)}
+	wantViolation(t, PubSubGaps{}, pubsubResult(twice), "twice")
+	unfounded := base()
+	unfounded.ServerAcks = unfounded.ServerAcks[:1]
+	unfounded.Received = []Received{gap}
+	wantViolation(t, PubSubGaps{}, pubsubResult(unfounded), "without a matching resubscription")
+}
+
+func emitStep(at time.Duration, m fsm.Machine, l fsm.Lifecycle) fsm.Effect {
+	l.Source, l.Slot = fsm.SourcePubSub, -1
+	return fsm.Effect{Kind: fsm.Emit, Machine: m, Lifecycle: l}
+}
+
+// TestPubSubExhaustionSynthetic: synthetic positive and negative controls of
+// pubsub-exhaustion.
+func TestPubSubExhaustionSynthetic(t *testing.T) {
+	exhaust := Step{Event: fsm.Event{Kind: fsm.DialFailed, At: time.Second, Conn: regConn2},
+		Effects: []fsm.Effect{emitStep(time.Second, fsm.MachinePubSub, fsm.Lifecycle{SourceState: fsm.SourceDisconnected, Exhausted: true, Attempt: 2})}}
+	subs := []SubscribeOp{
+		{Subscriber: 0, Machine: fsm.MachinePubSub, Return: 10 * time.Millisecond, Outcome: "granted"},
+		{Subscriber: 1, Machine: fsm.MachineShardedPubSub, Return: 10 * time.Millisecond, Outcome: "granted"},
+	}
+	ok := &PubSubRecords{Subscribes: subs, Received: []Received{
+		{Subscriber: 0, Op: 0, At: time.Second, Kind: ReceivedEnd, Reason: fsm.EndReconnectExhausted},
+		{Subscriber: 1, Op: 1, At: 9 * time.Second, Kind: ReceivedEnd, Reason: fsm.EndClosed},
+	}}
+	wantClean(t, PubSubExhaustion{}, pubsubResult(ok, exhaust))
+	kept := &PubSubRecords{Subscribes: subs, Received: []Received{
+		{Subscriber: 0, Op: 0, At: 9 * time.Second, Kind: ReceivedEnd, Reason: fsm.EndClosed},
+	}}
+	wantViolation(t, PubSubExhaustion{}, pubsubResult(kept, exhaust), "it ended closed")
+	other := &PubSubRecords{Subscribes: subs, Received: []Received{
+		{Subscriber: 0, Op: 0, At: time.Second, Kind: ReceivedEnd, Reason: fsm.EndReconnectExhausted},
+		{Subscriber: 1, Op: 1, At: time.Second, Kind: ReceivedEnd, Reason: fsm.EndReconnectExhausted},
+	}}
+	wantViolation(t, PubSubExhaustion{}, pubsubResult(other, exhaust), "although sharded-pubsub had not exhausted")
+	late := &PubSubRecords{Subscribes: append(append([]SubscribeOp(nil), subs...),
+		SubscribeOp{Subscriber: 2, Machine: fsm.MachinePubSub, Call: 2 * time.Second, Return: 2 * time.Second, Outcome: "granted"}),
+		Received: ok.Received}
+	wantViolation(t, PubSubExhaustion{}, pubsubResult(late, exhaust), "want the reconnect limit")
+	dial := Step{Event: fsm.Event{Kind: fsm.Demanded, At: 3 * time.Second, Machine: fsm.MachinePubSub},
+		Effects: []fsm.Effect{{Kind: fsm.Dial, Machine: fsm.MachinePubSub, Slot: -1, Conn: regConn2 + 10}}}
+	wantViolation(t, PubSubExhaustion{}, pubsubResult(ok, exhaust, dial), "dialed after its exhaustion")
+}
+
+// TestPubSubPolicySynthetic: synthetic positive and negative controls of pubsub-policy, on
+// hand-written step sequences of the regular episode.
+func TestPubSubPolicySynthetic(t *testing.T) {
+	m := fsm.MachinePubSub
+	c1, c2, c3 := regConn1, regConn2, regConn2+2
+	dial := func(c fsm.ConnID, attempt int) fsm.Effect {
+		return fsm.Effect{Kind: fsm.Dial, Machine: m, Slot: -1, Conn: c, Attempt: attempt}
+	}
+	ready := []Step{
+		{Event: fsm.Event{Kind: fsm.Demanded, Machine: m}, Effects: []fsm.Effect{dial(c1, 0)}},
+		{Event: fsm.Event{Kind: fsm.HandshakeDone, Conn: c1}, Effects: []fsm.Effect{emitStep(0, m, fsm.Lifecycle{SourceState: fsm.SourceConnected})}},
+	}
+	lost := Step{Event: fsm.Event{Kind: fsm.ConnLost, At: time.Second, Conn: c1}, Effects: []fsm.Effect{
+		dial(c2, 0)}}
+	failed := Step{Event: fsm.Event{Kind: fsm.DialFailed, At: time.Second + time.Millisecond, Conn: c2}, Effects: []fsm.Effect{
+		{Kind: fsm.ArmTimer, Machine: m, Timer: 7, After: 250 * time.Millisecond},
+		emitStep(0, m, fsm.Lifecycle{SourceState: fsm.SourceConnecting, Scheduled: true, NextDelay: 250 * time.Millisecond})}}
+	fired := Step{Event: fsm.Event{Kind: fsm.TimerFired, At: time.Second + 251*time.Millisecond, Timer: 7}, Effects: []fsm.Effect{dial(c3, 0)}}
+	steps := append(append([]Step(nil), ready...), lost, failed, fired)
+	wantClean(t, PubSubPolicy{}, &Result{Steps: steps})
+
+	// Without a policy the first replacement is immediate.
+	delayed := Step{Event: lost.Event, Effects: []fsm.Effect{{Kind: fsm.ArmTimer, Machine: m, Timer: 6, After: 250 * time.Millisecond}}}
+	wantViolation(t, PubSubPolicy{}, &Result{Steps: append(append([]Step(nil), ready...), delayed)}, "first replacement must be immediate")
+	// A wrong wait.
+	wrong := failed
+	wrong.Effects = []fsm.Effect{{Kind: fsm.ArmTimer, Machine: m, Timer: 7, After: 300 * time.Millisecond}}
+	wantViolation(t, PubSubPolicy{}, &Result{Steps: append(append([]Step(nil), ready...), lost, wrong)}, "want 250ms")
+	// A dial before the delay expired.
+	early := fired
+	early.Event.At = time.Second + 100*time.Millisecond
+	wantViolation(t, PubSubPolicy{}, &Result{Steps: append(append([]Step(nil), ready...), lost, failed, early)}, "scheduled delay was 250ms")
+	// A competing connection while one is open.
+	competing := Step{Event: fsm.Event{Kind: fsm.Demanded, Machine: m}, Effects: []fsm.Effect{dial(c2, 0)}}
+	wantViolation(t, PubSubPolicy{}, &Result{Steps: append(append([]Step(nil), ready...), competing)}, "competing connection")
+	// A subscription during recovery dials.
+	during := Step{Event: fsm.Event{Kind: fsm.Demanded, At: time.Second + 10*time.Millisecond, Machine: m}, Effects: []fsm.Effect{dial(c3, 0)}}
+	wantViolation(t, PubSubPolicy{}, &Result{Steps: append(append([]Step(nil), ready...), lost, failed, during)}, "during recovery opened a connection")
+	// Disposal that leaves the delay armed.
+	dispose := Step{Event: fsm.Event{Kind: fsm.Disposed, At: 2 * time.Second}}
+	wantViolation(t, PubSubPolicy{}, &Result{Steps: append(append([]Step(nil), ready...), lost, failed, dispose)}, "did not cancel the scheduled delay")
+	// With a policy: attempts count failed connections and resubscriptions alike.
+	p := &fsm.Policy{InitialDelay: 100 * time.Millisecond, MaxAttempts: 2}
+	plost := Step{Event: lost.Event, Effects: []fsm.Effect{{Kind: fsm.ArmTimer, Machine: m, Timer: 8, After: 100 * time.Millisecond},
+		emitStep(0, m, fsm.Lifecycle{SourceState: fsm.SourceConnecting, Attempt: 1, Scheduled: true, NextDelay: 100 * time.Millisecond})}}
+	pfire := Step{Event: fsm.Event{Kind: fsm.TimerFired, At: time.Second + 100*time.Millisecond, Timer: 8}, Effects: []fsm.Effect{dial(c2, 1)}}
+	phs := Step{Event: fsm.Event{Kind: fsm.HandshakeDone, At: time.Second + 103*time.Millisecond, Conn: c2}}
+	preject := Step{Event: fsm.Event{Kind: fsm.Rejected, At: time.Second + 104*time.Millisecond, Conn: c2, Topic: news}, Effects: []fsm.Effect{
+		{Kind: fsm.Close, Machine: m, Conn: c2}, {Kind: fsm.ArmTimer, Machine: m, Timer: 9, After: 200 * time.Millisecond},
+		emitStep(0, m, fsm.Lifecycle{SourceState: fsm.SourceConnecting, Attempt: 2, Scheduled: true, NextDelay: 200 * time.Millisecond})}}
+	good := append(append([]Step(nil), ready...), plost, pfire, phs, preject)
+	wantClean(t, PubSubPolicy{Policy: p}, &Result{Steps: good})
+	reset := preject
+	reset.Effects = []fsm.Effect{{Kind: fsm.Close, Machine: m, Conn: c2},
+		emitStep(0, m, fsm.Lifecycle{SourceState: fsm.SourceConnecting, Attempt: 1, Scheduled: true, NextDelay: 100 * time.Millisecond})}
+	wantViolation(t, PubSubPolicy{Policy: p}, &Result{Steps: append(append([]Step(nil), ready...), plost, pfire, phs, reset)}, "scheduled attempt 1, want 2")
+	leak := preject
+	leak.Effects = preject.Effects[1:] // the refused replacement is not closed
+	pfire2 := Step{Event: fsm.Event{Kind: fsm.TimerFired, At: time.Second + 304*time.Millisecond, Timer: 9}, Effects: []fsm.Effect{dial(c3, 2)}}
+	wantViolation(t, PubSubPolicy{Policy: p}, &Result{Steps: append(append([]Step(nil), ready...), plost, pfire, phs, leak, pfire2)}, "competing connection")
+}
+
+// TestPubSubScenarios: every pub/sub scenario passes its checkers over several seeds, subscribes,
+// delivers messages, replays its journal exactly and is deterministic.
+func TestPubSubScenarios(t *testing.T) {
+	paths, err := filepath.Glob("../scenarios/pubsub-*.yaml")
+	if err != nil || len(paths) < 10 {
+		t.Fatalf("pub/sub scenarios: %v %v", paths, err)
+	}
+	for _, path := range paths {
+		sc := mustLoad(t, path)
+		t.Run(sc.Name, func(t *testing.T) {
+			for _, seed := range []uint64{sc.Seed, 1, 2, 3} {
+				res := run(t, sc, seed, false)
+				if v := Judge(res); !v.Pass() {
+					t.Fatalf("seed %d: violations %v, missing %v", seed, v.Unexpected, v.Missing)
+				}
+				if res.PubSub == nil || len(res.PubSub.Subscribes) == 0 || len(res.PubSub.Received) == 0 {
+					t.Fatalf("seed %d: no pub/sub activity", seed)
+				}
+				if seed != sc.Seed {
+					continue
+				}
+				if again := run(t, sc, seed, false); again.TraceHash != res.TraceHash {
+					t.Fatal("not deterministic")
+				}
+				if v := (Replay{Config: res.Scenario.EngineConfig()}).Check(res); len(v) > 0 {
+					t.Fatalf("journal replay: %v", v)
+				}
+			}
+		})
+	}
+}
+
+// TestPubSubSchema: the pub/sub parts of a scenario are validated with the field named, and
+// survive a resolve and marshal round trip.
+func TestPubSubSchema(t *testing.T) {
+	for _, tc := range []struct{ yaml, field string }{
+		{"workload: {pubsub: {subscribers: [{kind: topic, topics: [a]}]}}", "workload.pubsub.subscribers[0].kind"},
+		{"workload: {pubsub: {subscribers: [{topics: []}]}}", "workload.pubsub.subscribers[0].topics"},
+		{"workload: {pubsub: {subscribers: [{topics: [a], at: 20s}]}}", "workload.pubsub.subscribers[0].at"},
+		{"workload: {pubsub: {subscribers: [{topics: [a], at: 2s, unsubscribe_at: 1s}]}}", "workload.pubsub.subscribers[0].unsubscribe_at"},
+		{"workload: {pubsub: {subscribers: [], publisher: {rate: 0, channels: [a]}}}", "workload.pubsub.publisher.rate"},
+		{"workload: {pubsub: {subscribers: [], publisher: {rate: 5/s}}}", "workload.pubsub.publisher"},
+		{"faults: [{at: 1s, subscribe_error: {node: r1, kinds: [topic]}}]", "faults[0].subscribe_error.kinds[0]"},
+		{"faults: [{at: 1s, subscribe_error: {node: r9}}]", "faults[0].subscribe_error.node"},
+		{"expect: {pubsub: {subscribers: [{subscriber: 3}]}}", "expect.pubsub.subscribers[0].subscriber"},
+		{"workload: {pubsub: {subscribers: [{topics: [a]}]}}\nexpect: {pubsub: {subscribers: [{subscriber: 0, ends: [gone]}]}}", "expect.pubsub.subscribers[0].ends[0]"},
+	} {
+		_, err := ParseScenario([]byte("name: x\nduration: 10s\n" + tc.yaml + "\n"))
+		var se *ScenarioError
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("%s: got %v, want an error on %s", tc.yaml, err, tc.field)
+		}
+	}
+	sc := mustLoad(t, "../scenarios/pubsub-exhaustion-regular-keeps-sharded.yaml")
+	res, err := sc.Resolve(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := MarshalScenario(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseScenario(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := MarshalScenario(back)
+	if string(again) != string(data) || back.Workload.PubSub.Buffer != 1024 || back.Faults[1].SubscribeError == nil {
+		t.Fatalf("round trip:\n%s\n---\n%s", data, again)
+	}
+	// Clone is deep.
+	cl := sc.Clone()
+	cl.Workload.PubSub.Subscribers[0].Topics[0] = "changed"
+	cl.Faults[1].SubscribeError.Kinds[0] = "shard"
+	if sc.Workload.PubSub.Subscribers[0].Topics[0] == "changed" || sc.Faults[1].SubscribeError.Kinds[0] == "shard" {
+		t.Fatal("Clone shares pub/sub slices")
+	}
+}
+
+// TestSimulatedNodePubSub: the node's pub/sub commands over RESP2 and RESP3 (acknowledgements,
+// glob patterns, shard channels, subscriber-mode restrictions).
+func TestSimulatedNodePubSub(t *testing.T) {
+	for _, tc := range []struct{ p, s string }{
+		{"news.*", "news.sport"}, {"news.*", "news"}, {"h?llo", "hello"}, {"h?llo", "hllo"},
+		{"h[ae]llo", "hallo"}, {"h[^e]llo", "hello"}, {"h[a-c]llo", "hbllo"}, {"*", ""}, {"a\\*", "a*"}, {"a\\*", "ab"},
+	} {
+		want := map[string]bool{"news.*|news.sport": true, "h?llo|hello": true, "h[ae]llo|hallo": true,
+			"h[a-c]llo|hbllo": true, "*|": true, "a\\*|a*": true}[tc.p+"|"+tc.s]
+		if got := globMatch(tc.p, tc.s); got != want {
+			t.Errorf("globMatch(%q, %q) = %v", tc.p, tc.s, got)
+		}
+	}
+	_ = engine.DeliveryGap
+}
