@@ -29,6 +29,9 @@ type Client struct {
 	calls      sync.Pool
 	closed     atomic.Bool
 	closeOnce  sync.Once
+	pubsub     *pubsubState
+	// renewer renews credentials when Options.Credentials notifies changes (credentials.go).
+	renewer *renewer
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -57,22 +60,29 @@ func Create(opts Options) (*Client, error) {
 	}
 	o := opts.withDefaults()
 	o.logIgnored(o.Logger)
-	c := &Client{opts: o, ep: o.Endpoints[0]}
+	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
+	tcfg := o.transportConfig()
+	tcfg.PubSub = c.pubsub.router
 	deps := engine.Deps{
 		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
-		Transport: netio.NewTransport(o.transportConfig()),
+		Transport: netio.NewTransport(tcfg),
 		Meter:     meter,
+		PubSub:    c.pubsub.router,
 	}
 	if o.OnConnectionStateChange != nil || o.Logger != nil {
 		c.dispatcher = engine.NewDispatcher(c.observe)
 		deps.Observer = c.dispatcher
 	}
-	c.eng = engine.New(engine.Config{Endpoint: c.ep, Slots: o.Connections, Policy: o.ReconnectPolicy}, deps)
+	c.eng = engine.New(engine.Config{Endpoint: c.ep, Slots: o.Connections, Policy: o.ReconnectPolicy,
+		Pool: o.DedicatedPool.poolConfig(), EpisodeBase: nextEpisodeBase(),
+		Lifetime: o.ConnectionMaxLifetime, LifetimeJitter: o.ConnectionMaxLifetimeJitter}, deps)
+	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
+	c.renewer = startRenewer(c)
 	return c, nil
 }
 
@@ -91,6 +101,8 @@ func (c *Client) observe(ch ConnectionStateChange) {
 			attrs = append(attrs, "next_delay", ch.NextDelay)
 		}
 		switch {
+		case ch.Recycle != fsm.RecycleNone:
+			logRecycle(l, ch, attrs)
 		case ch.Exhausted:
 			l.Warn("respire: reconnect limit reached", append(attrs, "error", errString(ch.Err))...)
 		case ch.Err != nil:
@@ -140,8 +152,10 @@ func (c *Client) grantErr(g engine.Grant) error {
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		c.renewer.close()
 		c.eng.Close()
 		c.eng.Wait()
+		c.pubsub.router.Close()
 		if c.dispatcher != nil {
 			c.dispatcher.Close()
 		}
@@ -206,6 +220,11 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	if c.closed.Load() {
 		c.putCall(cl)
 		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		// Already cancelled: nothing is sent.
+		c.putCall(cl)
+		return err
 	}
 	cl.state.Store(callWaiting)
 	cl.cmd.Reset()

@@ -38,6 +38,8 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 // Do sends a raw command and returns its reply, which owns its memory. Arguments may be string,
 // []byte, int, int64, uint64, float64 or bool. An error reply is returned as a *ServerError.
 // High-risk commands (AdminCommands) fail with ErrAdminDisabled unless Options.AllowAdmin.
+// Blocking commands (BLPOP, XREAD BLOCK, ...) run on a rented dedicated connection, with no reply
+// budget (see DedicatedConn.Do).
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if len(args) == 0 {
 		return resp.Value{}, configErr("args", "Do needs a command name")
@@ -55,6 +57,13 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	}
 	if !c.opts.AllowAdmin && isAdmin(name, sub) {
 		return resp.Value{}, ErrAdminDisabled
+	}
+	if isSubscribeCommand(name) {
+		return resp.Value{}, configErr("args", name+" would put a command connection in subscriber mode; use Subscribe, PSubscribe or SSubscribe")
+	}
+	if isBlockingCommand(name, args) {
+		// A blocking command would hold up a shared connection: it runs on a dedicated one.
+		return c.doDedicated(ctx, args)
 	}
 	cl := c.getCall()
 	cl.begin(name, len(args))

@@ -166,7 +166,9 @@ func (e *ConnectionError) Unwrap() error { return e.Err }
 
 // ReconnectLimitError reports that every connection of the endpoint exhausted its reconnect
 // policy. It is a connection error (errors.As with *ConnectionError matches it) that keeps the
-// last connection error. The client must be recreated to connect again.
+// last connection error. The client must be recreated to connect again. From Dedicated (and the
+// calls that rent a dedicated connection) it reports that this one rent used all its attempts:
+// the pool stays usable and the next rent starts afresh.
 type ReconnectLimitError struct {
 	ConnectionError
 }

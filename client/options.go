@@ -133,6 +133,10 @@ type Options struct {
 	Endpoints []Endpoint
 	// Username and Password authenticate every connection. They never appear in errors or logs.
 	Username, Password string
+	// Credentials, when set, supplies the credentials of every new connection and renews them on
+	// live ones (see CredentialProvider, CredentialNotifier and Client.RenewCredentials), for
+	// passwords or tokens that change. It cannot be combined with Username and Password.
+	Credentials CredentialProvider
 	// Database is the logical database selected on every connection (default 0).
 	Database int
 	// ClientName is set with CLIENT SETNAME on every connection when not empty.
@@ -146,6 +150,10 @@ type Options struct {
 	// Connections is the number of multiplexed connections (default 1, at most MaxConnections).
 	// Raise it only when profiling shows one socket is saturated.
 	Connections int
+	// DedicatedPool bounds the exclusive connections rented by Dedicated, WithDedicated,
+	// blocking commands and transactions (default: no total limit, four idle, no timed
+	// retirement). See DedicatedPoolOptions.
+	DedicatedPool DedicatedPoolOptions
 	// LibraryName is sent with CLIENT SETINFO LIB-NAME (default "respire"): nonempty ASCII from
 	// '!' through '~'. Server errors on it never fail the handshake.
 	LibraryName string
@@ -189,26 +197,34 @@ type Options struct {
 	// positive). Zero uses Go's default (probes after 15 s); a negative value disables probes.
 	// Ignored for Unix sockets and connections opened by Dialer.
 	TCPKeepAlive time.Duration
-	// EnableMultipathTCP requests Linux Multipath TCP for built-in TCP connections; Go falls back
-	// to ordinary TCP when the kernel does not support it. Ignored for Unix sockets and
-	// connections opened by Dialer.
+	// EnableMultipathTCP requests Linux Multipath TCP (Go's net.Dialer.SetMultipathTCP) for
+	// built-in TCP connections. Where the kernel lacks MPTCP the connection uses ordinary TCP and
+	// the client logs the Info event MultipathTcpFallback once; a server that does not negotiate
+	// MPTCP is not a fallback (the kernel continues over one path, silently). Ignored, without an
+	// event, for Unix sockets and connections opened by Dialer.
 	EnableMultipathTCP bool
-	// ConnectionIdleReadTimeout aborts a connection that has replies pending and receives no
-	// bytes for this long. Zero or NoTimeout disables it (the default); otherwise at least 1 ms.
-	// Parsed and validated; takes effect in a later version.
+	// ConnectionIdleReadTimeout aborts a command connection that has replies pending and receives
+	// no byte for this long: its written commands end with an unknown outcome and the connection
+	// is replaced like any failed one. Zero or NoTimeout disables it (the default); otherwise at
+	// least 1 ms. New commands do not postpone it. Dedicated connections are not watched (a
+	// blocking command waits without bytes by design); pub/sub connections only while they wait
+	// for subscription acknowledgements.
 	ConnectionIdleReadTimeout time.Duration
-	// GatheredWriteStallTimeout bounds how long a large write of caller memory may stall. Zero
-	// inherits ConnectionIdleReadTimeout (both unset disables both bounds); NoTimeout disables
-	// only this write bound; otherwise at least 1 ms. Parsed and validated; takes effect in a
-	// later version.
+	// GatheredWriteStallTimeout aborts a connection whose write makes no progress for this long
+	// (a peer that stopped reading while a large value is sent). Zero inherits
+	// ConnectionIdleReadTimeout (both unset disables both bounds); NoTimeout disables only this
+	// write bound; otherwise at least 1 ms.
 	GatheredWriteStallTimeout time.Duration
-	// ConnectionMaxLifetime, when set (at least 1 ms), replaces connections older than this.
-	// Zero (the default) disables recycling. Parsed and validated; takes effect in a later
-	// version.
+	// ConnectionMaxLifetime, when set (at least 1 ms), replaces each command connection once it
+	// is older than this: a replacement is opened and validated while the old connection keeps
+	// serving, then published, and the old connection finishes the commands it accepted (never
+	// resent) before it closes. A failed replacement leaves the old connection in use and is
+	// retried after 0.5-1 s, then 1-2 s, doubling up to 15-30 s. Zero (the default) disables
+	// recycling.
 	ConnectionMaxLifetime time.Duration
-	// ConnectionMaxLifetimeJitter adds a uniformly drawn extra lifetime in [0, jitter] per
-	// connection. It must not be negative and requires ConnectionMaxLifetime. Parsed and
-	// validated; takes effect in a later version.
+	// ConnectionMaxLifetimeJitter adds a uniformly drawn extra lifetime in [0, jitter) per
+	// connection, spreading the replacements. It must not be negative and requires
+	// ConnectionMaxLifetime.
 	ConnectionMaxLifetimeJitter time.Duration
 	// UseCluster selects Redis Cluster, with Endpoints as seeds. Not supported by this version:
 	// Validate rejects it.
@@ -239,6 +255,11 @@ type Options struct {
 	// PubSubPrefix is the root namespace of typed publish and subscribe channels. Parsed; like
 	// KeyPrefix, rejected by Validate until prefixes are implemented.
 	PubSubPrefix string
+	// SubscriptionBuffer is the capacity of each Subscription's buffer (default
+	// DefaultSubscriptionBuffer). When a slow consumer lets it fill, the oldest entries are
+	// dropped and counted in a MessageOverflow marker delivered in their place; the connection's
+	// reader never waits. It must not be negative.
+	SubscriptionBuffer int
 	// MaintenanceNotifications opts in to server maintenance notifications (default
 	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. Parsed and
 	// validated; takes effect in a later version.
@@ -317,6 +338,12 @@ func (o *Options) Validate() error {
 	if err := o.validateTimeouts(); err != nil {
 		return err
 	}
+	if o.SubscriptionBuffer < 0 {
+		return configErr("SubscriptionBuffer", "must not be negative")
+	}
+	if err := o.DedicatedPool.validate(); err != nil {
+		return err
+	}
 	if err := o.validateSecurity(); err != nil {
 		return err
 	}
@@ -349,6 +376,8 @@ func (o *Options) validateTimeouts() error {
 		return configErr("ConnectionMaxLifetimeJitter", "must not be negative")
 	case o.ConnectionMaxLifetimeJitter > 0 && o.ConnectionMaxLifetime == 0:
 		return configErr("ConnectionMaxLifetimeJitter", "requires ConnectionMaxLifetime")
+	case o.Credentials != nil && (o.Username != "" || o.Password != ""):
+		return configErr("Credentials", "cannot be combined with Username or Password: the provider supplies both")
 	case o.TCPKeepAlive > 0 && o.TCPKeepAlive < time.Second:
 		return configErr("TCPKeepAlive", "must be at least one second when positive (negative disables probes)")
 	case o.MaintenanceNotifications > MaintenanceEnabled:
@@ -470,18 +499,23 @@ func (o *Options) transportConfig() netio.TransportConfig {
 		handshakeTimeout = -1
 	}
 	dialer := netio.Dialer{
-		ConnectTimeout: o.ConnectTimeout,
-		KeepAlive:      o.TCPKeepAlive,
-		MultipathTCP:   o.EnableMultipathTCP,
-		Dial:           netio.DialFunc(o.Dialer),
-		TLS:            o.buildTLSConfig(),
+		ConnectTimeout:    o.ConnectTimeout,
+		KeepAlive:         o.TCPKeepAlive,
+		MultipathTCP:      o.EnableMultipathTCP,
+		MultipathFallback: o.multipathFallbackLog(),
+		Dial:              netio.DialFunc(o.Dialer),
+		TLS:               o.buildTLSConfig(),
 	}
 	if dialer.TLS != nil && o.CheckCertificateRevocation {
 		dialer = revocationDialer(dialer)
 	}
+	idle, stall := o.livenessBounds()
 	return netio.TransportConfig{
-		Dialer:           dialer,
-		Handshake:        hs,
-		HandshakeTimeout: handshakeTimeout,
+		Dialer:            dialer,
+		Handshake:         hs,
+		HandshakeTimeout:  handshakeTimeout,
+		Credentials:       o.credentialsHook(),
+		IdleReadTimeout:   idle,
+		WriteStallTimeout: stall,
 	}
 }

@@ -123,7 +123,7 @@ func (o *Options) buildTLSConfig() *tls.Config {
 // keepalive and multipath settings.
 func revocationDialer(d netio.Dialer) netio.Dialer {
 	raw := netio.Dialer{ConnectTimeout: -1, KeepAlive: d.KeepAlive, DisableNoDelay: d.DisableNoDelay,
-		MultipathTCP: d.MultipathTCP, Dial: d.Dial}
+		MultipathTCP: d.MultipathTCP, MultipathFallback: d.MultipathFallback, Dial: d.Dial}
 	base := d.TLS
 	checker := newRevocationChecker()
 	hook := func(ctx context.Context, ep Endpoint) (net.Conn, error) {

@@ -1,0 +1,497 @@
+package client
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Errors of dedicated connections; match them with errors.Is.
+var (
+	// ErrDedicatedClosed: the DedicatedConn was closed (returned to the pool) or discarded after
+	// a failure. Rent another one.
+	ErrDedicatedClosed = errors.New("respire: dedicated connection already closed or discarded")
+	// ErrDedicatedBusy: a DedicatedConn carries one call at a time; another goroutine is using it.
+	ErrDedicatedBusy = errors.New("respire: dedicated connection in use by another call")
+)
+
+// episodeBases hands every client its own range of dedicated episode ids, so that
+// ConnectionStateChange.Episode is unique in the process.
+var episodeBases atomic.Uint64
+
+// episodeRange is the number of episode ids reserved for one client.
+const episodeRange = 1 << 32
+
+func nextEpisodeBase() uint64 { return (episodeBases.Add(1) - 1) * episodeRange }
+
+// DedicatedConn is an exclusive connection rented from the client's dedicated pool: a
+// connection of its own for blocking commands, WATCH/MULTI/EXEC transactions and anything else
+// that needs server-side session state. Rent one with Client.Dedicated (or let
+// Client.WithDedicated manage it) and Close it to give it back.
+//
+// A DedicatedConn carries one call at a time: a concurrent call fails with ErrDedicatedBusy.
+// It is discarded, instead of being returned for reuse, when a call fails on the connection,
+// when a caller abandons a command the connection already accepted (a cancelled context, an
+// expired CommandTimeout), and when raw commands changed session state that cannot be undone
+// (SELECT, HELLO, AUTH, RESET, CLIENT SETNAME/REPLY/TRACKING, READONLY, READWRITE). Calls
+// on a discarded or closed DedicatedConn fail with ErrDedicatedClosed.
+//
+// Commands on a DedicatedConn are never retried or replayed, like every command of respire.
+type DedicatedConn struct {
+	c    *Client
+	id   fsm.ConnID
+	conn engine.Conn
+
+	busy      atomic.Bool
+	closed    atomic.Bool
+	discarded bool
+	// watching: WATCH is in effect (cleared by EXEC, DISCARD and UNWATCH).
+	watching bool
+	// dirty: raw commands changed session state; the connection is discarded on Close.
+	dirty bool
+	// serverID is the connection's CLIENT ID once fetched (UnblockOnCancel); idAsked says that
+	// it was asked for.
+	serverID int64
+	idAsked  bool
+}
+
+// Dedicated rents an exclusive connection. A healthy idle connection is reused at once;
+// otherwise the rent makes one immediate connection attempt and, with a ReconnectPolicy,
+// retries failed attempts in an episode of its own (MaxAttempts counts the retries: a limit of
+// two allows three attempts). ctx bounds the whole rent, delays and handshakes included; each
+// attempt keeps ConnectTimeout. Cancelling one rent never cancels another.
+//
+// Errors: ctx's error when it ends first; a *ReconnectLimitError (errors.Is ErrReconnectLimit)
+// wrapping the last connection failure when the rent exhausted its attempts (the pool stays
+// usable: the next rent starts afresh); a *ConnectionError at once, without retry, for a
+// permanent rejection such as WRONGPASS, NOAUTH, NOPERM or ERR during the handshake (errors.As
+// reaches the *ServerError), a TLS authentication failure or a protocol error; a *TimeoutError
+// of stage StageConnecting when ConnectTimeout expired and no policy retries it; ErrClosed when
+// the client is closed, which also stops pending rents.
+//
+// Close the returned connection when done.
+func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	answer := make(chan engine.Grant, 1)
+	id := c.eng.Rent(func(g engine.Grant) { answer <- g })
+	var g engine.Grant
+	select {
+	case g = <-answer:
+	case <-ctx.Done():
+		// Withdraw the rent; the machine answers every rent exactly once, so the answer comes
+		// (cancelled, or whatever won the race).
+		c.eng.Cancel(fsm.MachinePool, id)
+		g = <-answer
+		if g.Outcome == fsm.OutcomeGranted {
+			c.eng.Return(g.ConnID, true)
+		}
+		return nil, ctx.Err()
+	}
+	if g.Outcome != fsm.OutcomeGranted {
+		return nil, acquireFailure(c.ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
+	}
+	if g.Conn == nil {
+		c.eng.Return(g.ConnID, false)
+		return nil, &ConnectionError{Endpoint: c.ep, Err: errors.New("respire: granted dedicated connection is gone")}
+	}
+	return &DedicatedConn{c: c, id: g.ConnID, conn: g.Conn}, nil
+}
+
+// WithDedicated rents a dedicated connection, calls fn with it and gives it back (discarding it
+// if fn or a command left it unusable, or if fn panics). It returns the rent's error or fn's.
+func (c *Client) WithDedicated(ctx context.Context, fn func(d *DedicatedConn) error) (err error) {
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		return err
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			d.discard()
+			return
+		}
+		_ = d.Close()
+	}()
+	err = fn(d)
+	finished = true
+	return err
+}
+
+// Close gives the connection back to the pool: kept for reuse if it is healthy (subject to
+// DedicatedPoolOptions.MaximumIdle), closed otherwise. A WATCH still in effect is cleared with
+// UNWATCH, pipelined ahead of the next renter's commands. Close is idempotent and always
+// returns nil.
+func (d *DedicatedConn) Close() error {
+	if !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	healthy := !d.dirty && !d.busy.Load()
+	if healthy && d.watching {
+		cl := d.c.getCall()
+		cl.begin("UNWATCH", 1)
+		cl.cmd.Reset()
+		// Nobody waits for the reply: the completion recycles the call.
+		cl.state.Store(callAbandoned)
+		cl.cmd.Enqueued()
+		d.conn.Send(&cl.cmd)
+		d.watching = false
+	}
+	d.c.eng.Return(d.id, healthy)
+	return nil
+}
+
+// discard gives the connection back as unusable: the pool closes it.
+func (d *DedicatedConn) discard() {
+	if d.closed.CompareAndSwap(false, true) {
+		d.discarded = true
+		d.c.eng.Return(d.id, false)
+	}
+}
+
+// ConnID returns the process-local id of the connection (the id lifecycle observations and
+// diagnostics use).
+func (d *DedicatedConn) ConnID() uint64 { return uint64(d.id) }
+
+// acquire claims the connection for one call.
+func (d *DedicatedConn) acquire() error {
+	if d.closed.Load() {
+		return ErrDedicatedClosed
+	}
+	if d.c.closed.Load() {
+		return ErrClosed
+	}
+	if !d.busy.CompareAndSwap(false, true) {
+		return ErrDedicatedBusy
+	}
+	if d.closed.Load() {
+		d.busy.Store(false)
+		return ErrDedicatedClosed
+	}
+	return nil
+}
+
+func (d *DedicatedConn) release() { d.busy.Store(false) }
+
+// budget is the reply budget of an ordinary command on the connection.
+func (d *DedicatedConn) budget() time.Duration {
+	if t := d.c.opts.CommandTimeout; t > 0 {
+		return t
+	}
+	return 0
+}
+
+// send hands the calls to the connection back to back: its writer sends them in one batch.
+func (d *DedicatedConn) send(cls []*call) {
+	for _, cl := range cls {
+		cl.state.Store(callWaiting)
+		cl.cmd.Reset()
+		cl.cmd.Enqueued()
+		d.conn.Send(&cl.cmd)
+	}
+}
+
+// roundTrip sends the calls pipelined and waits for all their replies, bounded by budget (zero:
+// no reply budget, for blocking commands) and ctx. On success every call holds its reply and the
+// caller recycles them (recycle). On failure the calls are already recycled (or left to their
+// completion), the connection is discarded, and the error concerns the last call, the one that
+// matters (the blocking command, EXEC).
+func (d *DedicatedConn) roundTrip(ctx context.Context, budget time.Duration, cls []*call) error {
+	if err := ctx.Err(); err != nil {
+		// Nothing was sent: a definite failure, and the connection is untouched.
+		d.recycle(cls)
+		return err
+	}
+	d.send(cls)
+	var timeout <-chan time.Time
+	if budget > 0 {
+		t := time.NewTimer(budget)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for i, cl := range cls {
+		select {
+		case <-cl.done:
+		case <-ctx.Done():
+			return d.abandon(cls, i, ctx.Err())
+		case <-timeout:
+			return d.abandon(cls, i, nil)
+		}
+	}
+	return d.settle(cls)
+}
+
+// settle checks completed calls for connection failures.
+func (d *DedicatedConn) settle(cls []*call) error {
+	last := &cls[len(cls)-1].cmd
+	if last.Err == nil {
+		return nil
+	}
+	err := d.c.commandFailure(last)
+	d.recycle(cls)
+	d.discard()
+	return err
+}
+
+// abandon gives up waiting for cls[from:]: the connection still owns them and may execute them,
+// so it is discarded. The calls are recycled now (completed ones) or by their completion.
+func (d *DedicatedConn) abandon(cls []*call, from int, ctxErr error) error {
+	last := cls[len(cls)-1]
+	name := last.cmd.Name
+	stage := stageOf(last.cmd.Stage())
+	for i, cl := range cls {
+		if i >= from && cl.state.CompareAndSwap(callWaiting, callAbandoned) {
+			continue // its completion recycles it
+		}
+		if i >= from {
+			<-cl.done // it completed meanwhile
+		}
+		d.c.putCall(cl)
+	}
+	d.discard()
+	if ctxErr != nil {
+		return &UnknownOutcomeError{CommandName: name, Endpoint: d.c.ep, Stage: stage, Err: ctxErr}
+	}
+	return d.c.timeoutErr(name, stage)
+}
+
+func (d *DedicatedConn) recycle(cls []*call) {
+	for _, cl := range cls {
+		d.c.putCall(cl)
+	}
+}
+
+// run executes one prepared ordinary command and decodes its reply; error replies become
+// *ServerError.
+func (d *DedicatedConn) run(ctx context.Context, cl *call, decode func(v *resp.Value) error) error {
+	if err := d.acquire(); err != nil {
+		d.c.putCall(cl)
+		return err
+	}
+	defer d.release()
+	cls := [1]*call{cl}
+	if err := d.roundTrip(ctx, d.budget(), cls[:]); err != nil {
+		return err
+	}
+	v := &cl.cmd.Reply
+	err := d.c.replyErr(cl.cmd.Name, v)
+	if err == nil {
+		err = decode(v)
+	}
+	d.c.putCall(cl)
+	return err
+}
+
+// Do sends a raw command on the connection and returns its reply, which owns its memory.
+// Arguments are encoded as by Client.Do. Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH,
+// BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT, WAITAOF) have no
+// reply budget: their own block time and ctx bound them. MULTI, EXEC and DISCARD are refused
+// (use Exec), as are subscriptions and MONITOR, which would take the connection over.
+func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	cl, err := d.c.rawCall(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	name := cl.cmd.Name
+	sub := ""
+	if len(args) > 1 {
+		sub, _ = args[1].(string)
+	}
+	switch effect := sessionEffect(name, sub); effect {
+	case sessionRefused:
+		d.c.putCall(cl)
+		return resp.Value{}, configErr("args", name+" is not available through DedicatedConn.Do: use Exec for transactions and the pub/sub API for subscriptions")
+	case sessionDirty:
+		d.dirty = true
+	}
+	var out resp.Value
+	decode := func(v *resp.Value) error {
+		out = v.Clone()
+		return nil
+	}
+	if isBlockingCommand(name, args) {
+		err = d.runBlocking(ctx, cl, decode)
+		return out, err
+	}
+	err = d.run(ctx, cl, decode)
+	if err == nil {
+		switch name {
+		case "WATCH":
+			d.watching = true
+		case "UNWATCH":
+			d.watching = false
+		}
+	}
+	return out, err
+}
+
+// Ping sends PING on the connection.
+func (d *DedicatedConn) Ping(ctx context.Context) error {
+	cl := d.c.getCall()
+	cl.begin("PING", 1)
+	return d.run(ctx, cl, func(v *resp.Value) error {
+		if s, ok := textOf(v); !ok || s != "PONG" {
+			return unexpected("PING", v)
+		}
+		return nil
+	})
+}
+
+// Get returns the value of key; found is false when the key does not exist. Inside a WATCH it
+// reads the value the transaction will be checked against.
+func (d *DedicatedConn) Get(ctx context.Context, key string) (value string, found bool, err error) {
+	cl := d.c.getCall()
+	cl.begin("GET", 2)
+	cl.arg(key)
+	err = d.run(ctx, cl, func(v *resp.Value) error {
+		value, found, err = stringReply("GET", v)
+		return err
+	})
+	return value, found, err
+}
+
+// Set sets key to value.
+func (d *DedicatedConn) Set(ctx context.Context, key, value string) error {
+	cl := d.c.getCall()
+	cl.begin("SET", 3)
+	cl.arg(key)
+	cl.arg(value)
+	return d.run(ctx, cl, okReply)
+}
+
+// RPush appends values to the list at key and returns its new length.
+func (d *DedicatedConn) RPush(ctx context.Context, key string, values ...string) (int64, error) {
+	return d.keyValuesInt(ctx, "RPUSH", key, values)
+}
+
+// LPush prepends values to the list at key and returns its new length.
+func (d *DedicatedConn) LPush(ctx context.Context, key string, values ...string) (int64, error) {
+	return d.keyValuesInt(ctx, "LPUSH", key, values)
+}
+
+func (d *DedicatedConn) keyValuesInt(ctx context.Context, name, key string, values []string) (n int64, err error) {
+	if len(values) == 0 {
+		return 0, configErr("values", name+" needs at least one value")
+	}
+	cl := d.c.getCall()
+	cl.begin(name, 2+len(values))
+	cl.arg(key)
+	for _, s := range values {
+		cl.arg(s)
+	}
+	err = d.run(ctx, cl, func(v *resp.Value) error {
+		n, err = intReply(name, v)
+		return err
+	})
+	return n, err
+}
+
+// rawCall encodes a raw command (the first argument is its name) into a pooled call, refusing
+// admin commands unless AllowAdmin.
+func (c *Client) rawCall(args []any) (*call, error) {
+	if len(args) == 0 {
+		return nil, configErr("args", "Do needs a command name")
+	}
+	name, ok := args[0].(string)
+	if !ok || name == "" {
+		return nil, configErr("args", "Do's first argument must be the command name")
+	}
+	name = strings.ToUpper(name)
+	sub := ""
+	if len(args) > 1 {
+		if s, ok := args[1].(string); ok {
+			sub = s
+		}
+	}
+	if !c.opts.AllowAdmin && isAdmin(name, sub) {
+		return nil, ErrAdminDisabled
+	}
+	cl := c.getCall()
+	cl.begin(name, len(args))
+	if err := cl.appendArgs(name, args[1:]); err != nil {
+		c.putCall(cl)
+		return nil, err
+	}
+	return cl, nil
+}
+
+// appendArgs encodes raw arguments as bulk strings.
+func (cl *call) appendArgs(name string, args []any) error {
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			cl.arg(v)
+		case []byte:
+			cl.argBytes(v)
+		case int:
+			cl.argInt(int64(v))
+		case int64:
+			cl.argInt(v)
+		case uint64:
+			cl.arg(strconv.FormatUint(v, 10))
+		case float64:
+			cl.arg(strconv.FormatFloat(v, 'g', -1, 64))
+		case bool:
+			if v {
+				cl.argInt(1)
+			} else {
+				cl.argInt(0)
+			}
+		default:
+			return configErr("args", "unsupported argument type for "+name)
+		}
+	}
+	return nil
+}
+
+// What a raw command does to a dedicated connection's session.
+const (
+	sessionKept = iota
+	sessionDirty
+	sessionRefused
+)
+
+// sessionEffect classifies a raw command by what it does to the connection's session.
+func sessionEffect(name, sub string) int {
+	switch name {
+	case "MULTI", "EXEC", "DISCARD", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
+		"PUNSUBSCRIBE", "SUNSUBSCRIBE", "MONITOR", "QUIT":
+		return sessionRefused
+	case "SELECT", "HELLO", "AUTH", "RESET", "READONLY", "READWRITE":
+		return sessionDirty
+	case "CLIENT":
+		switch strings.ToUpper(sub) {
+		case "SETNAME", "REPLY", "TRACKING", "NO-EVICT", "NO-TOUCH", "SETINFO", "CACHING":
+			return sessionDirty
+		}
+	}
+	return sessionKept
+}
+
+// isBlockingCommand reports whether a command (upper-case name) may wait on the server: it then
+// runs with no reply budget.
+func isBlockingCommand(name string, args []any) bool {
+	switch name {
+	case "BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF":
+		return true
+	case "XREAD", "XREADGROUP":
+		for _, a := range args[1:] {
+			if s, ok := a.(string); ok && strings.EqualFold(s, "BLOCK") {
+				return true
+			}
+		}
+	}
+	return false
+}
