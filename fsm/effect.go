@@ -170,7 +170,7 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 		if f.Err != nil {
 			dst = append(dst, " err="...)
-			dst = strconv.AppendQuote(dst, f.Err.Error())
+			dst = appendQuote(dst, f.Err.Error())
 		}
 	case Complete:
 		dst = appendUint(dst, " waiter=", uint64(f.Waiter))
@@ -184,7 +184,7 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 		if f.Err != nil {
 			dst = append(dst, " err="...)
-			dst = strconv.AppendQuote(dst, f.Err.Error())
+			dst = appendQuote(dst, f.Err.Error())
 		}
 	}
 	return dst

@@ -164,7 +164,7 @@ func (e *Event) AppendTo(dst []byte) []byte {
 		dst = e.Topic.AppendTo(dst)
 		if e.Err != nil {
 			dst = append(dst, " err="...)
-			dst = strconv.AppendQuote(dst, e.Err.Error())
+			dst = appendQuote(dst, e.Err.Error())
 		}
 	case DialSucceeded, HandshakeDone:
 		dst = appendUint(dst, " conn=", uint64(e.Conn))
@@ -176,7 +176,7 @@ func (e *Event) AppendTo(dst []byte) []byte {
 		}
 		if e.Err != nil {
 			dst = append(dst, " err="...)
-			dst = strconv.AppendQuote(dst, e.Err.Error())
+			dst = appendQuote(dst, e.Err.Error())
 		}
 	case TimerFired:
 		dst = appendUint(dst, " timer=", uint64(e.Timer))

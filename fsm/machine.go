@@ -77,7 +77,7 @@ type Topic struct {
 func (r Topic) AppendTo(dst []byte) []byte {
 	dst = append(dst, r.Kind.String()...)
 	dst = append(dst, ':')
-	return strconv.AppendQuote(dst, r.Name)
+	return appendQuote(dst, r.Name)
 }
 
 // Less orders routes by kind, then name.

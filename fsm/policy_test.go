@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strconv"
 	"testing"
 	"time"
 
@@ -178,4 +179,17 @@ func TestPolicyValidateProperty(t *testing.T) {
 			t.Fatalf("%+v: Validate accepted=%v, oracle=%v", *p, got, valid)
 		}
 	})
+}
+
+func TestAppendQuoteMatchesStrconv(t *testing.T) {
+	cases := []string{"", "refused", "a b c", `say "hi"`, `back\slash`, "tab\there", "new\nline",
+		"ünïcode", "\x7f", "~!@#$%^&*()_+{}|:<>?", string([]byte{0xff, 'a'})}
+	for c := 0; c < 128; c++ {
+		cases = append(cases, string(rune(c))+"x")
+	}
+	for _, s := range cases {
+		if got, want := string(appendQuote(nil, s)), strconv.Quote(s); got != want {
+			t.Fatalf("appendQuote(%q) = %s, want %s", s, got, want)
+		}
+	}
 }

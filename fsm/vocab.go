@@ -149,7 +149,7 @@ func (l *Lifecycle) AppendTo(dst []byte) []byte {
 	}
 	if l.Err != nil {
 		dst = append(dst, " err="...)
-		dst = strconv.AppendQuote(dst, l.Err.Error())
+		dst = appendQuote(dst, l.Err.Error())
 	}
 	return dst
 }
@@ -288,4 +288,18 @@ func appendFraction(buf []byte, v, unit int64) []byte {
 	}
 	buf = append(buf, '.')
 	return append(buf, tmp[:end]...)
+}
+
+// appendQuote appends s quoted exactly as strconv.AppendQuote would. Error texts are almost always
+// printable ASCII without quotes or backslashes; those are copied between quotes directly, which
+// keeps trace formatting cheap. Anything else takes strconv's path.
+func appendQuote(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, s)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
