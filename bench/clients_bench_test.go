@@ -252,7 +252,7 @@ var seedOnce sync.Once
 func openAll(b *testing.B) []target {
 	b.Helper()
 	if benchAddr == "" {
-		b.Skip("RESPIRE_BENCH_ADDR is not set: run bench/run.sh, which starts its own redis-server")
+		b.Fatal("RESPIRE_BENCH_ADDR is not set: run bench/run.sh, which starts its own redis-server")
 	}
 	out := make([]target, len(clientKinds))
 	for i, k := range clientKinds {

@@ -230,7 +230,7 @@ func TestRandomRunsWithLifetimeAndLiveness(t *testing.T) {
 		res, err := Run(sc, sc.Seed, RunOptions{})
 		if err != nil {
 			if strings.Contains(err.Error(), "connect") && len(sc.Faults) > 0 {
-				t.Skip("eager connect failed under faults")
+				return // a vacuous draw: the eager connect failed under faults, nothing ran
 			}
 			t.Fatalf("run failed: %v\n%s", err, text)
 		}

@@ -90,7 +90,7 @@ func TestRandomRunsKeepEveryInvariant(t *testing.T) {
 			// An eager connect may fail when a fault hits at once; that is a run error, not a
 			// violation, unless the scenario had no fault that could cause it.
 			if strings.Contains(err.Error(), "connect") && len(sc.Faults) > 0 {
-				t.Skip("eager connect failed under faults")
+				return // a vacuous draw: the eager connect failed under faults, nothing ran
 			}
 			t.Fatalf("run failed: %v\n%s", err, text)
 		}
