@@ -41,22 +41,9 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 // Blocking commands (BLPOP, XREAD BLOCK, ...) run on a rented dedicated connection, with no reply
 // budget (see DedicatedConn.Do).
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	if len(args) == 0 {
-		return resp.Value{}, configErr("args", "Do needs a command name")
-	}
-	name, ok := args[0].(string)
-	if !ok || name == "" {
-		return resp.Value{}, configErr("args", "Do's first argument must be the command name")
-	}
-	name = strings.ToUpper(name)
-	sub := ""
-	if len(args) > 1 {
-		if s, ok := args[1].(string); ok {
-			sub = s
-		}
-	}
-	if !c.opts.AllowAdmin && isAdmin(name, sub) {
-		return resp.Value{}, ErrAdminDisabled
+	name, _, err := c.commandName(args)
+	if err != nil {
+		return resp.Value{}, err
 	}
 	if isSubscribeCommand(name) {
 		return resp.Value{}, configErr("args", name+" would put a command connection in subscriber mode; use Subscribe, PSubscribe or SSubscribe")
@@ -67,7 +54,41 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	}
 	cl := c.getCall()
 	cl.begin(name, len(args))
-	for _, a := range args[1:] {
+	if err := cl.appendArgs(name, args[1:]); err != nil {
+		c.putCall(cl)
+		return resp.Value{}, err
+	}
+	var out resp.Value
+	err = c.run(ctx, cl, func(v *resp.Value) error {
+		out = v.Clone()
+		return nil
+	})
+	return out, err
+}
+
+// commandName returns the upper-case command name and first argument of raw arguments, and refuses
+// high-risk commands without AllowAdmin.
+func (c *Client) commandName(args []any) (name, sub string, err error) {
+	if len(args) == 0 {
+		return "", "", configErr("args", "Do needs a command name")
+	}
+	name, ok := args[0].(string)
+	if !ok || name == "" {
+		return "", "", configErr("args", "Do's first argument must be the command name")
+	}
+	name = strings.ToUpper(name)
+	if len(args) > 1 {
+		sub, _ = args[1].(string)
+	}
+	if !c.opts.AllowAdmin && isAdmin(name, sub) {
+		return "", "", ErrAdminDisabled
+	}
+	return name, sub, nil
+}
+
+// appendArgs encodes raw arguments as bulk strings.
+func (cl *call) appendArgs(name string, args []any) error {
+	for _, a := range args {
 		switch v := a.(type) {
 		case string:
 			cl.arg(v)
@@ -78,7 +99,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 		case int64:
 			cl.argInt(v)
 		case uint64:
-			cl.cmd.Frame = resp.AppendBulkString(cl.cmd.Frame, strconv.FormatUint(v, 10))
+			cl.arg(strconv.FormatUint(v, 10))
 		case float64:
 			cl.arg(strconv.FormatFloat(v, 'g', -1, 64))
 		case bool:
@@ -88,16 +109,10 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 				cl.argInt(0)
 			}
 		default:
-			c.putCall(cl)
-			return resp.Value{}, configErr("args", "unsupported argument type for "+name)
+			return configErr("args", "unsupported argument type for "+name)
 		}
 	}
-	var out resp.Value
-	err := c.run(ctx, cl, func(v *resp.Value) error {
-		out = v.Clone()
-		return nil
-	})
-	return out, err
+	return nil
 }
 
 // Ping sends PING and checks for PONG.

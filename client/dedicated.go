@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -401,22 +400,9 @@ func (d *DedicatedConn) keyValuesInt(ctx context.Context, name, key string, valu
 // rawCall encodes a raw command (the first argument is its name) into a pooled call, refusing
 // admin commands unless AllowAdmin.
 func (c *Client) rawCall(args []any) (*call, error) {
-	if len(args) == 0 {
-		return nil, configErr("args", "Do needs a command name")
-	}
-	name, ok := args[0].(string)
-	if !ok || name == "" {
-		return nil, configErr("args", "Do's first argument must be the command name")
-	}
-	name = strings.ToUpper(name)
-	sub := ""
-	if len(args) > 1 {
-		if s, ok := args[1].(string); ok {
-			sub = s
-		}
-	}
-	if !c.opts.AllowAdmin && isAdmin(name, sub) {
-		return nil, ErrAdminDisabled
+	name, _, err := c.commandName(args)
+	if err != nil {
+		return nil, err
 	}
 	cl := c.getCall()
 	cl.begin(name, len(args))
@@ -425,35 +411,6 @@ func (c *Client) rawCall(args []any) (*call, error) {
 		return nil, err
 	}
 	return cl, nil
-}
-
-// appendArgs encodes raw arguments as bulk strings.
-func (cl *call) appendArgs(name string, args []any) error {
-	for _, a := range args {
-		switch v := a.(type) {
-		case string:
-			cl.arg(v)
-		case []byte:
-			cl.argBytes(v)
-		case int:
-			cl.argInt(int64(v))
-		case int64:
-			cl.argInt(v)
-		case uint64:
-			cl.arg(strconv.FormatUint(v, 10))
-		case float64:
-			cl.arg(strconv.FormatFloat(v, 'g', -1, 64))
-		case bool:
-			if v {
-				cl.argInt(1)
-			} else {
-				cl.argInt(0)
-			}
-		default:
-			return configErr("args", "unsupported argument type for "+name)
-		}
-	}
-	return nil
 }
 
 // What a raw command does to a dedicated connection's session.

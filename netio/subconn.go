@@ -153,16 +153,27 @@ func (t *Transport) startSubscriber(c *Conn, req *engine.OpenRequest) {
 // Subscribe implements engine.SubscriberConn: one command per topic kind (SSUBSCRIBE one per
 // shard channel, so that no command spans hash slots), queued for the writer.
 func (s *SubConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
-	u := 0
-	if unsubscribe {
-		u = 1
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failErr != nil || s.draining {
 		return
 	}
 	s.armIdleRead()
+	s.out = AppendSubscriptions(s.out, topics, unsubscribe, func(name string, batch []fsm.Topic) {
+		s.pending = append(s.pending, &subExpect{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
+	})
+	s.wakeWriter()
+}
+
+// AppendSubscriptions appends the (un)subscribe commands for topics to dst: one command per topic
+// kind (SUBSCRIBE, PSUBSCRIBE), and one SSUBSCRIBE per shard channel so that no command spans hash
+// slots. For each command, in order, it calls sent with the command's name and topics, so that the
+// caller can expect one acknowledgement per topic. netio and the simulator share it.
+func AppendSubscriptions(dst []byte, topics []fsm.Topic, unsubscribe bool, sent func(name string, batch []fsm.Topic)) []byte {
+	u := 0
+	if unsubscribe {
+		u = 1
+	}
 	for kind := fsm.TopicChannel; kind <= fsm.TopicShard; kind++ {
 		var group []fsm.Topic
 		for _, t := range topics {
@@ -177,15 +188,15 @@ func (s *SubConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 			}
 			group = group[len(batch):]
 			name := subscribeCommands[u][kind]
-			s.out = resp.AppendArrayHeader(s.out, 1+len(batch))
-			s.out = resp.AppendBulkString(s.out, name)
+			dst = resp.AppendArrayHeader(dst, 1+len(batch))
+			dst = resp.AppendBulkString(dst, name)
 			for _, t := range batch {
-				s.out = resp.AppendBulkString(s.out, t.Name)
+				dst = resp.AppendBulkString(dst, t.Name)
 			}
-			s.pending = append(s.pending, &subExpect{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
+			sent(name, batch)
 		}
 	}
-	s.wakeWriter()
+	return dst
 }
 
 // Send implements engine.Conn: cmd is written after what is queued, and completes with the next

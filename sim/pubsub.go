@@ -625,34 +625,9 @@ func (c *simConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 	if c.sub == nil || c.clientClosed || c.phase != phaseReady {
 		return
 	}
-	u := 0
-	if unsubscribe {
-		u = 1
-	}
-	names := [2][3]string{{"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"}, {"UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"}}
-	var frame []byte
-	for kind := fsm.TopicChannel; kind <= fsm.TopicShard; kind++ {
-		var group []fsm.Topic
-		for _, t := range topics {
-			if t.Kind == kind {
-				group = append(group, t)
-			}
-		}
-		for len(group) > 0 {
-			batch := group
-			if kind == fsm.TopicShard {
-				batch = group[:1]
-			}
-			group = group[len(batch):]
-			name := names[u][kind]
-			frame = resp.AppendArrayHeader(frame, 1+len(batch))
-			frame = resp.AppendBulkString(frame, name)
-			for _, t := range batch {
-				frame = resp.AppendBulkString(frame, t.Name)
-			}
-			c.sub.pending = append(c.sub.pending, &subBatch{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
-		}
-	}
+	frame := netio.AppendSubscriptions(nil, topics, unsubscribe, func(name string, batch []fsm.Topic) {
+		c.sub.pending = append(c.sub.pending, &subBatch{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
+	})
 	c.up.append(frame)
 	c.up.commit(ctlData)
 }
