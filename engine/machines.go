@@ -15,6 +15,7 @@ func newMachines(cfg Config) *machines {
 	pool.Policy = cfg.Policy
 	pool.IDBase = fsm.IDBase(fsm.MachinePool)
 	pool.EpisodeBase = cfg.EpisodeBase
+	pool.Lifetime, pool.LifetimeJitter = cfg.Lifetime, cfg.LifetimeJitter
 	if pool.MaxWaiters == 0 {
 		pool.MaxWaiters = cfg.MaxWaiters
 	}

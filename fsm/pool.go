@@ -21,6 +21,14 @@ type PoolConfig struct {
 	// EpisodeBase offsets the episode ids the pool allocates, so that ids stay process-local
 	// unique across clients.
 	EpisodeBase uint64
+	// Lifetime, when positive, is the maximum age of a dedicated connection: its deadline is set
+	// when its handshake completes, Lifetime plus LifetimeJitter times the event's draw
+	// (LifetimeDeadline). A connection recycles only when idle or returned: an idle one is closed
+	// when it reaches its deadline (whatever MinimumSize says), and a rented one finishes its work
+	// and is closed when it is returned. The next rent creates a replacement. Zero disables it.
+	Lifetime time.Duration
+	// LifetimeJitter is the largest extra lifetime drawn per connection; it requires Lifetime.
+	LifetimeJitter time.Duration
 }
 
 // Pool states of a dedicated connection.
@@ -41,6 +49,10 @@ type pooled struct {
 	state     pooledState
 	idleSince time.Duration
 	broken    bool
+	// expires is the connection's lifetime deadline (zero: none); timer is its expiry timer
+	// while it is idle.
+	expires time.Duration
+	timer   TimerID
 	// rent is the waiter of the rent that opened a connecting connection.
 	rent WaiterID
 }
@@ -97,6 +109,9 @@ type Pool struct {
 func NewPool(cfg PoolConfig) *Pool {
 	if err := cfg.Policy.Validate(); err != nil {
 		panic("fsm: " + err.Error())
+	}
+	if cfg.Lifetime < 0 || cfg.LifetimeJitter < 0 || (cfg.LifetimeJitter > 0 && cfg.Lifetime == 0) {
+		panic("fsm: PoolConfig.Lifetime and LifetimeJitter must not be negative, and jitter requires a lifetime")
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters
@@ -168,29 +183,38 @@ func (p *Pool) demanded(ev *Event, out *Outbox) {
 		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeOverflow, Slot: -1})
 		return
 	}
-	if p.grantIdle(ev.Waiter, out) {
+	if p.grantIdle(ev.Waiter, ev.At, out) {
 		return
 	}
 	p.rents = append(p.rents, rent{waiter: ev.Waiter})
 	p.admit(len(p.rents)-1, out)
 }
 
-// grantIdle hands the most recently returned idle connection to w.
-func (p *Pool) grantIdle(w WaiterID, out *Outbox) bool {
+// grantIdle hands the most recently returned idle connection to w. A connection at its lifetime
+// deadline is never granted (its expiry timer closes it).
+func (p *Pool) grantIdle(w WaiterID, now time.Duration, out *Outbox) bool {
 	best := -1
 	for i := range p.conns {
 		c := &p.conns[i]
-		if c.state == pooledIdle && !c.broken && (best < 0 || c.idleSince >= p.conns[best].idleSince) {
+		if c.state == pooledIdle && !c.broken && !c.expired(now) && (best < 0 || c.idleSince >= p.conns[best].idleSince) {
 			best = i
 		}
 	}
 	if best < 0 {
 		return false
 	}
-	p.conns[best].state = pooledRented
-	out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeGranted, Slot: -1, Conn: p.conns[best].id})
+	c := &p.conns[best]
+	c.state = pooledRented
+	if c.timer != 0 {
+		out.add(Effect{Kind: CancelTimer, Timer: c.timer})
+		c.timer = 0
+	}
+	out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeGranted, Slot: -1, Conn: c.id})
 	return true
 }
+
+// expired reports whether the connection reached its lifetime deadline.
+func (c *pooled) expired(now time.Duration) bool { return c.expires != 0 && now >= c.expires }
 
 // admit starts the first attempt of waiting rent i if there is capacity.
 func (p *Pool) admit(i int, out *Outbox) {
@@ -248,6 +272,9 @@ func (p *Pool) ready(ev *Event, out *Outbox) {
 	}
 	r := p.rents[ri]
 	p.conns[ci].state = pooledRented
+	if p.cfg.Lifetime > 0 {
+		p.conns[ci].expires = ev.At + LifetimeDeadline(p.cfg.Lifetime, p.cfg.LifetimeJitter, ev.Draw)
+	}
 	p.removeRent(ri)
 	if r.episode != 0 {
 		p.emit(SourceConnected, r.attempt, 0, false, false, r.episode, nil, out)
@@ -316,6 +343,9 @@ func (p *Pool) lost(ev *Event, out *Outbox) {
 	}
 	switch p.conns[ci].state {
 	case pooledIdle:
+		if t := p.conns[ci].timer; t != 0 {
+			out.add(Effect{Kind: CancelTimer, Timer: t})
+		}
 		p.removeConn(ci)
 		p.admitWaiting(out)
 	case pooledRented:
@@ -332,7 +362,12 @@ func (p *Pool) returned(ev *Event, out *Outbox) {
 		return
 	}
 	c := &p.conns[ci]
-	if !ev.Healthy || c.broken || p.closed || p.retired || p.idleCount() >= p.cfg.MaximumIdle {
+	expired := c.expired(ev.At)
+	if !ev.Healthy || c.broken || expired || p.closed || p.retired || p.idleCount() >= p.cfg.MaximumIdle {
+		if expired && ev.Healthy && !c.broken {
+			// Recycled: it outlived its lifetime while it was rented.
+			out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentRecycled, Source: SourceDedicated, Value: 1}})
+		}
 		out.add(Effect{Kind: Close, Conn: c.id})
 		p.removeConn(ci)
 		p.admitWaiting(out)
@@ -348,9 +383,14 @@ func (p *Pool) returned(ev *Event, out *Outbox) {
 		if p.rents[i].phase == rentWaiting {
 			w := p.rents[i].waiter
 			p.removeRent(i)
-			p.grantIdle(w, out)
+			p.grantIdle(w, ev.At, out)
 			return
 		}
+	}
+	if c.expires != 0 {
+		p.nextID++
+		c.timer = TimerID(p.cfg.IDBase + p.nextID)
+		out.add(Effect{Kind: ArmTimer, Timer: c.timer, After: c.expires - ev.At, Conn: c.id})
 	}
 	p.armScan(out)
 }
@@ -370,6 +410,25 @@ func (p *Pool) timerFired(ev *Event, out *Outbox) {
 			return
 		}
 	}
+	for i := range p.conns {
+		if c := &p.conns[i]; c.state == pooledIdle && c.timer == ev.Timer {
+			// An idle connection reached its lifetime: recycled (the next rent replaces it).
+			c.timer = 0
+			out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentRecycled, Source: SourceDedicated, Value: 1}})
+			p.closeIdle(i, out)
+			p.admitWaiting(out)
+			return
+		}
+	}
+}
+
+// closeIdle closes idle connection i, cancelling its expiry timer.
+func (p *Pool) closeIdle(i int, out *Outbox) {
+	if t := p.conns[i].timer; t != 0 {
+		out.add(Effect{Kind: CancelTimer, Timer: t})
+	}
+	out.add(Effect{Kind: Close, Conn: p.conns[i].id})
+	p.removeConn(i)
 }
 
 // retireIdle closes idle connections that have been idle for IdleTimeout, above MinimumSize,
@@ -386,8 +445,7 @@ func (p *Pool) retireIdle(now time.Duration, out *Outbox) {
 		if oldest < 0 {
 			return
 		}
-		out.add(Effect{Kind: Close, Conn: p.conns[oldest].id})
-		p.removeConn(oldest)
+		p.closeIdle(oldest, out)
 	}
 }
 
@@ -479,6 +537,9 @@ func (p *Pool) shutdown(dispose bool, out *Outbox) {
 			c.state = pooledClosing
 			kept = append(kept, c)
 		default:
+			if c.timer != 0 {
+				out.add(Effect{Kind: CancelTimer, Timer: c.timer})
+			}
 			out.add(Effect{Kind: Close, Conn: c.id})
 		}
 	}
@@ -496,8 +557,7 @@ func (p *Pool) closeOneIdle(out *Outbox) bool {
 	if oldest < 0 {
 		return false
 	}
-	out.add(Effect{Kind: Close, Conn: p.conns[oldest].id})
-	p.removeConn(oldest)
+	p.closeIdle(oldest, out)
 	return true
 }
 

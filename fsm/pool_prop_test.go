@@ -48,6 +48,12 @@ type poolModel struct {
 	retired, disposed bool
 	nextWaiter        WaiterID
 	allTimers         []TimerID
+
+	// expires is each ready connection's lifetime deadline, computed independently from the
+	// handshake event (zero without a lifetime); expiry maps armed expiry timers to their idle
+	// connection.
+	expires map[ConnID]time.Duration
+	expiry  map[TimerID]ConnID
 }
 
 // modelRent is the model's view of one rent.
@@ -67,6 +73,7 @@ func newPoolModel(t *rapid.T, cfg PoolConfig) *poolModel {
 		pending: map[WaiterID]*modelRent{}, dialing: map[ConnID]WaiterID{},
 		rented: map[ConnID]WaiterID{}, idle: map[ConnID]bool{}, broken: map[ConnID]bool{},
 		backoff: map[TimerID]WaiterID{}, answered: map[WaiterID]bool{},
+		expires: map[ConnID]time.Duration{}, expiry: map[TimerID]ConnID{},
 	}
 }
 
@@ -133,6 +140,14 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 		if ev.Timer == m.scan {
 			m.scan = 0
 		}
+		if c, ok := m.expiry[ev.Timer]; ok {
+			delete(m.expiry, ev.Timer)
+			defer func() {
+				if m.idle[c] {
+					t.Fatalf("idle conn %d kept after its lifetime timer fired", c)
+				}
+			}()
+		}
 	case Retired:
 		m.retired = true
 	case Disposed:
@@ -179,6 +194,16 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 			m.dialing[f.Conn] = f.Waiter
 			dialedFor[f.Waiter] = true
 		case ArmTimer:
+			if f.Conn != 0 {
+				// A lifetime expiry timer for a connection becoming idle: exactly the time left.
+				exp, ok := m.expires[f.Conn]
+				if m.cfg.Lifetime <= 0 || !ok || ev.Kind != Returned || ev.Conn != f.Conn || f.After != exp-ev.At || f.After <= 0 {
+					t.Fatalf("expiry timer %v (deadline %v, now %v)", f, exp, ev.At)
+				}
+				m.expiry[f.Timer] = f.Conn
+				m.allTimers = append(m.allTimers, f.Timer)
+				continue
+			}
 			if f.Waiter == 0 {
 				// The idle-retirement scan.
 				if m.cfg.IdleTimeout <= 0 || f.After != m.cfg.IdleTimeout {
@@ -216,6 +241,10 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 				m.scan = 0
 				continue
 			}
+			if _, ok := m.expiry[f.Timer]; ok {
+				delete(m.expiry, f.Timer)
+				continue
+			}
 			if w, ok := m.backoff[f.Timer]; ok {
 				delete(m.backoff, f.Timer)
 				if r := m.pending[w]; r != nil {
@@ -237,6 +266,9 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 			}
 			if _, ok := m.rented[f.Conn]; !ok && !m.idle[f.Conn] && !(returned && f.Conn == ev.Conn) {
 				t.Fatalf("close of a connection the pool does not hold: %v", f)
+			}
+			if _, ok := m.rented[f.Conn]; ok && ev.Kind != Disposed {
+				t.Fatalf("rented conn %d closed while in use (only its return or disposal may close it): %v", f.Conn, f)
 			}
 			delete(m.idle, f.Conn)
 			delete(m.rented, f.Conn)
@@ -270,6 +302,12 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 				}
 				if owner, ok := m.rented[f.Conn]; ok {
 					t.Fatalf("conn %d granted to rent %d while rent %d owns it", f.Conn, f.Waiter, owner)
+				}
+				if ev.Kind == HandshakeDone && ev.Conn == f.Conn && m.cfg.Lifetime > 0 {
+					m.expires[f.Conn] = ev.At + m.cfg.Lifetime + time.Duration(float64(m.cfg.LifetimeJitter)*ev.Draw)
+				}
+				if exp, ok := m.expires[f.Conn]; ok && ev.At >= exp {
+					t.Fatalf("conn %d granted at %v, past its lifetime deadline %v", f.Conn, ev.At, exp)
 				}
 				switch {
 				case m.idle[f.Conn]:
@@ -376,6 +414,9 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 			if !ev.Healthy || returnedBroken || m.retired {
 				t.Fatalf("conn %d returned unhealthy, broken or after shutdown but kept", ev.Conn)
 			}
+			if exp, ok := m.expires[ev.Conn]; ok && ev.At >= exp {
+				t.Fatalf("conn %d returned after its lifetime deadline %v but kept", ev.Conn, exp)
+			}
 			m.idle[ev.Conn] = true
 		}
 	case Withdrew:
@@ -386,8 +427,8 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 		if len(m.pending) > 0 {
 			t.Fatalf("%d rents pending after shutdown", len(m.pending))
 		}
-		if len(m.backoff) > 0 || m.scan != 0 {
-			t.Fatalf("timers still armed after shutdown: %v scan %d", m.backoff, m.scan)
+		if len(m.backoff) > 0 || m.scan != 0 || len(m.expiry) > 0 {
+			t.Fatalf("timers still armed after shutdown: %v scan %d expiry %v", m.backoff, m.scan, m.expiry)
 		}
 		if len(m.idle) > 0 {
 			t.Fatalf("idle connections kept after shutdown")
@@ -451,6 +492,12 @@ func drawPoolConfig(t *rapid.T) PoolConfig {
 		}
 		p.MaxAttempts = rapid.IntRange(0, 4).Draw(t, "attempts")
 		cfg.Policy = p
+	}
+	if rapid.Bool().Draw(t, "lifetime") {
+		cfg.Lifetime = time.Duration(rapid.Int64Range(int64(time.Millisecond), int64(5*time.Second)).Draw(t, "lifetime-value"))
+		if rapid.Bool().Draw(t, "lifetime-jitter") {
+			cfg.LifetimeJitter = time.Duration(rapid.Int64Range(0, int64(2*time.Second)).Draw(t, "lifetime-jitter-value"))
+		}
 	}
 	cfg.IDBase = IDBase(MachinePool)
 	cfg.EpisodeBase = uint64(rapid.IntRange(0, 3).Draw(t, "episode-base")) << 32
@@ -541,6 +588,7 @@ func TestPoolProperties(t *testing.T) {
 			case 11:
 				var ts []TimerID
 				ts = append(ts, sortedIDs(model.backoff)...)
+				ts = append(ts, sortedIDs(model.expiry)...)
 				if model.scan != 0 {
 					ts = append(ts, model.scan)
 				}

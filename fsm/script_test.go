@@ -108,6 +108,10 @@ func parseMachine(t *testing.T, line string) Stepper {
 				cfg.MaximumIdle = atoi(t, v)
 			case "idletimeout":
 				cfg.IdleTimeout = dur(t, v)
+			case "lifetime":
+				cfg.Lifetime = dur(t, v)
+			case "lifetime-jitter":
+				cfg.LifetimeJitter = dur(t, v)
 			default:
 				t.Fatalf("unknown pool field %q", k)
 			}
