@@ -687,12 +687,27 @@ func (s *suite) drain(t *testing.T) {
 		calls = append(calls, c)
 		conn.Send(&c.cmd)
 	}
+	// A real-time transport may receive every INCR reply before Drain runs; a blocking pop that
+	// waits 200 ms is certainly still pending then, so Drain provably has something to finish.
+	// (A single-threaded harness makes no progress before WaitFor: all 100 are pending.)
+	var blocked *call
+	if caps := s.h.Caps(); !caps.NoBlocking && !caps.SingleThreaded {
+		blocked = newCall(nil, "BLPOP", s.key(t, "empty"), "0.2")
+		conn.Send(&blocked.cmd)
+	}
 	conn.Drain()
 	late := newCall(nil, "PING")
 	conn.Send(&late.cmd)
 	checkRejected(t, "Send after Drain", late)
 	s.waitDone(t, calls...)
-	for i, c := range calls {
+	if blocked != nil {
+		s.waitDone(t, blocked)
+		if blocked.cmd.Err != nil || !blocked.cmd.Reply.IsNull() {
+			t.Fatalf("the blocking pop pending at Drain: reply %v, err %v; Drain must let it finish", blocked.cmd.Reply, blocked.cmd.Err)
+		}
+		calls = append(calls, blocked)
+	}
+	for i, c := range calls[:100] {
 		if c.cmd.Err != nil {
 			t.Fatalf("command %d accepted before Drain failed: %v", i, c.cmd.Err)
 		}
