@@ -3,7 +3,6 @@ package fsm
 import (
 	"errors"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -842,18 +841,7 @@ func TestEpisodeProperties(t *testing.T) {
 		if len(m.waiters) > 0 {
 			t.Fatalf("%d demands never answered", len(m.waiters))
 		}
-		replayed := NewEpisode(cfg)
-		var again []string
-		for i := range journal {
-			out.Reset()
-			replayed.Step(&journal[i], &out)
-			for j := range out.Effects {
-				again = append(again, out.Effects[j].String())
-			}
-		}
-		if strings.Join(again, "\n") != strings.Join(trace, "\n") {
-			t.Fatalf("replay diverged:\n%s\n---\n%s", strings.Join(trace, "\n"), strings.Join(again, "\n"))
-		}
+		checkReplay(t, NewEpisode(cfg), journal, trace)
 	})
 }
 

@@ -3,7 +3,6 @@ package fsm
 import (
 	"errors"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -307,18 +306,7 @@ func TestLifetimeProperties(t *testing.T) {
 				}
 			}
 		}
-		replayed := NewMux(cfg)
-		var again []string
-		for i := range journal {
-			out.Reset()
-			replayed.Step(&journal[i], &out)
-			for j := range out.Effects {
-				again = append(again, out.Effects[j].String())
-			}
-		}
-		if strings.Join(again, "\n") != strings.Join(trace, "\n") {
-			t.Fatalf("replay diverged")
-		}
+		checkReplay(t, NewMux(cfg), journal, trace)
 	})
 }
 

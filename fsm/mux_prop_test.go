@@ -240,6 +240,24 @@ func sortedWaiters(m map[WaiterID]Need) []WaiterID {
 	return ids
 }
 
+// checkReplay steps the journal into a fresh machine and fails unless it produces exactly the
+// recorded effect lines: the journal alone reproduces a run.
+func checkReplay(t *rapid.T, fresh Stepper, journal []Event, trace []string) {
+	var out Outbox
+	var again []string
+	for i := range journal {
+		ev := journal[i]
+		out.Reset()
+		fresh.Step(&ev, &out)
+		for j := range out.Effects {
+			again = append(again, out.Effects[j].String())
+		}
+	}
+	if strings.Join(again, "\n") != strings.Join(trace, "\n") {
+		t.Fatalf("replay diverged:\n%s\n---\n%s", strings.Join(trace, "\n"), strings.Join(again, "\n"))
+	}
+}
+
 // drawConfig draws a machine configuration: with or without a policy, 1 to 4 slots.
 func drawConfig(t *rapid.T) MuxConfig {
 	cfg := MuxConfig{Slots: rapid.IntRange(1, 4).Draw(t, "slots")}
@@ -337,18 +355,7 @@ func TestMuxProperties(t *testing.T) {
 			}
 		}
 		// Replay: the journal alone reproduces every effect.
-		replayed := NewMux(cfg)
-		var again []string
-		for i := range journal {
-			out.Reset()
-			replayed.Step(&journal[i], &out)
-			for j := range out.Effects {
-				again = append(again, out.Effects[j].String())
-			}
-		}
-		if strings.Join(again, "\n") != strings.Join(trace, "\n") {
-			t.Fatalf("replay diverged:\n%s\n---\n%s", strings.Join(trace, "\n"), strings.Join(again, "\n"))
-		}
+		checkReplay(t, NewMux(cfg), journal, trace)
 	})
 }
 

@@ -3,7 +3,6 @@ package fsm
 import (
 	"errors"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -609,18 +608,7 @@ func TestPoolProperties(t *testing.T) {
 			}
 		}
 		// Replay: the journal alone reproduces every effect.
-		replayed := NewPool(cfg)
-		var again []string
-		for i := range journal {
-			out.Reset()
-			replayed.Step(&journal[i], &out)
-			for j := range out.Effects {
-				again = append(again, out.Effects[j].String())
-			}
-		}
-		if strings.Join(again, "\n") != strings.Join(trace, "\n") {
-			t.Fatalf("replay diverged:\n%s\n---\n%s", strings.Join(trace, "\n"), strings.Join(again, "\n"))
-		}
+		checkReplay(t, NewPool(cfg), journal, trace)
 	})
 }
 

@@ -164,25 +164,7 @@ func parseConfig(t *testing.T, line string) MuxConfig {
 		case "slots":
 			cfg.Slots = atoi(t, v)
 		case "policy":
-			p := &Policy{}
-			for _, kv := range strings.Split(v, ",") {
-				pk, pv, _ := strings.Cut(kv, ":")
-				switch pk {
-				case "initial":
-					p.InitialDelay = dur(t, pv)
-				case "mult":
-					p.BackoffMultiplier = atof(t, pv)
-				case "max":
-					p.MaxDelay = dur(t, pv)
-				case "jitter":
-					p.JitterRatio = atof(t, pv)
-				case "attempts":
-					p.MaxAttempts = atoi(t, pv)
-				default:
-					t.Fatalf("unknown policy field %q", pk)
-				}
-			}
-			cfg.Policy = p
+			cfg.Policy = parsePolicy(t, v)
 		case "waiters":
 			cfg.MaxWaiters = atoi(t, v)
 		case "lifetime":
