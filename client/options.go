@@ -117,7 +117,7 @@ type Endpoint = engine.Endpoint
 // slot first, 250 ms doubling up to 5 s (fsm.NoPolicyWait), so that a refusing endpoint is dialed
 // at most once per rest per slot whatever the command rate. A command that finds no ready slot,
 // no attempt in progress and no slot done resting fails at once with the last connection error
-// (a *ConnectionError, matched by errors.As) instead of waiting out a rest. After an outage the
+// (a *ConnectionError for a refused connection) instead of waiting out a rest. After an outage the
 // client recovers on the first use after the rest in effect: within 5 s of the endpoint
 // accepting again.
 //
