@@ -53,7 +53,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 }
 
 // Create validates opts and returns a client without any network I/O. The first command
-// connects; a later command retries a failed attempt.
+// connects; a later command retries a failed attempt, once the slot's rest after the failure
+// (250 ms doubling up to 5 s) is over. Commands during the rest fail at once with the last
+// connection error. See ReconnectPolicy.
 func Create(opts Options) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err

@@ -250,7 +250,8 @@ func TestCredentialsValidation(t *testing.T) {
 }
 
 // TestCredentialProviderFailureIsTransient: a failing provider fails the connection attempt with
-// its error; a later use asks again and connects.
+// its error; a use during the slot's rest that follows (250 ms) fails at once without asking
+// again; the first use after the rest asks again and connects.
 func TestCredentialProviderFailureIsTransient(t *testing.T) {
 	redistest.Require(t)
 	srv := redistest.Start(t, redistest.Config{Password: firstSecret})
@@ -273,6 +274,10 @@ func TestCredentialProviderFailureIsTransient(t *testing.T) {
 		t.Fatalf("Ping with a failing provider: %v", err)
 	}
 	fail.Store(false)
+	if err := c.Ping(ctx); !errors.Is(err, boom) {
+		t.Fatalf("Ping during the rest must fail at once with the last error, got %v", err)
+	}
+	time.Sleep(250*time.Millisecond + 50*time.Millisecond)
 	must(t, c.Ping(ctx))
 }
 

@@ -110,8 +110,20 @@ func (m MaintenanceMode) String() string {
 type Endpoint = engine.Endpoint
 
 // ReconnectPolicy bounds and delays the replacement of failed connections. See fsm.Policy for
-// its fields, zero values and validation; a nil policy keeps the default immediate, demand-driven
-// replacement with no limit.
+// its fields, zero values and validation.
+//
+// A nil policy (the default) replaces a failed connection immediately and retries a failed
+// replacement on the next use of its slot, with no attempt limit. Each failed attempt rests its
+// slot first, 250 ms doubling up to 5 s (fsm.NoPolicyWait), so that a refusing endpoint is dialed
+// at most once per rest per slot whatever the command rate. A command that finds no ready slot,
+// no attempt in progress and no slot done resting fails at once with the last connection error
+// (a *ConnectionError for a refused connection) instead of waiting out a rest. After an outage the
+// client recovers on the first use after the rest in effect: within 5 s of the endpoint
+// accepting again.
+//
+// With a policy or without one, a command starts at most one connection attempt, and commands
+// share the attempt in progress. A policy governs replacements only: a slot's initial connection
+// (Create's lazy connection) rests between failed attempts as without a policy.
 type ReconnectPolicy = fsm.Policy
 
 // Protocol selects the RESP version: ProtocolAuto (HELLO 3 with RESP2 fallback), ProtocolRESP2
@@ -165,7 +177,8 @@ type Options struct {
 	// AdminCommands). Without it they fail with ErrAdminDisabled before anything is sent.
 	AllowAdmin bool
 	// ReconnectPolicy bounds and delays connection replacement; nil (the default) replaces failed
-	// connections immediately on demand, with no limit.
+	// connections immediately on demand, with no limit, spacing a slot's failed attempts by
+	// 250 ms doubling up to 5 s. See ReconnectPolicy.
 	ReconnectPolicy *ReconnectPolicy
 	// Dialer, when set, opens every physical connection instead of the built-in TCP and Unix
 	// dialing (the spec's connection factory). Its context combines the attempt's cancellation

@@ -148,8 +148,27 @@ func TestTLSVersionBounds(t *testing.T) {
 	}
 }
 
-// TestTLSAuthenticationFailureIsNeverRetried: with a reconnect policy, each use makes exactly one
-// attempt, nothing is retried in the background, and the failure stays permanent.
+// checkOneDialPerUse makes three uses of c, whose endpoint fails every attempt permanently, and
+// checks each against dials: the first use dials once; the second, during the slot's rest after
+// that failure (250 ms), fails at once with the same permanent error and dials nothing; the third,
+// after the rest, dials once more. Nothing dials between uses.
+func checkOneDialPerUse(t *testing.T, c *client.Client, dials *atomic.Int64) {
+	t.Helper()
+	for use, want := range []int64{1, 1, 2} {
+		if use == 2 {
+			time.Sleep(fsm.NoPolicyFirstWait + 50*time.Millisecond)
+		}
+		requirePermanent(t, c.Ping(ctxT(t)))
+		time.Sleep(50 * time.Millisecond) // room for any background retry
+		if n := dials.Load(); n != want {
+			t.Fatalf("after %d uses: %d dials, want %d", use+1, n, want)
+		}
+	}
+}
+
+// TestTLSAuthenticationFailureIsNeverRetried: with a reconnect policy, each use makes at most one
+// attempt (a use during the rest after a failed initial attempt makes none), nothing is retried
+// in the background, and the failure stays permanent.
 func TestTLSAuthenticationFailureIsNeverRetried(t *testing.T) {
 	redistest.Require(t)
 	checkNoLeaks(t)
@@ -162,15 +181,7 @@ func TestTLSAuthenticationFailureIsNeverRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx := ctxT(t)
-	for use := int64(1); use <= 5; use++ {
-		err := c.Ping(ctx)
-		requirePermanent(t, err)
-		time.Sleep(50 * time.Millisecond) // room for any background retry
-		if n := dials.Load(); n != use {
-			t.Fatalf("after %d uses: %d dials", use, n)
-		}
-	}
+	checkOneDialPerUse(t, c, &dials)
 }
 
 // pki is a test CA whose server certificate names a CRL distribution point.
@@ -374,13 +385,7 @@ func TestTLSCertificateRevocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		for use := int64(1); use <= 3; use++ {
-			requirePermanent(t, c.Ping(ctxT(t)))
-			time.Sleep(50 * time.Millisecond)
-			if n := dials.Load(); n != use {
-				t.Fatalf("after %d uses: %d dials", use, n)
-			}
-		}
+		checkOneDialPerUse(t, c, &dials)
 	})
 	t.Run("CRL unreachable fails", func(t *testing.T) {
 		dead := httptest.NewServer(http.NotFoundHandler())

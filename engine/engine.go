@@ -194,13 +194,19 @@ func (e *Engine) Journal() *Journal { return e.journal }
 // network. cmd completes through cmd.Done, exactly once, unless the caller abandons it (Withdraw)
 // while it is still queued.
 //
-// The hot path reads the published snapshot and rotates among ready slots. A slot that awaits use
-// (its last attempt failed) is noticed on the way, which starts its next attempt; the command
-// itself goes to another ready slot, or waits for the machine's answer.
+// The hot path reads the published snapshot and rotates among ready slots. One call is one use,
+// and one use starts at most one connection attempt:
+//   - served by a ready slot, it notices the first slot it passed on the way that awaits use (its
+//     last attempt failed and its rest, if any, is over), which lets that slot start its next
+//     attempt. A slot is noticed at most once per snapshot.
+//   - finding no ready slot, it becomes a demand, and the machine decides which slot, if any, to
+//     retry; it notices nothing.
 func (e *Engine) Submit(cmd *Command) {
 	s := e.snap.Load()
 	n := uint64(len(s.slots))
 	start := e.rr.Add(1)
+	var passed *slotView
+	passedAt := uint64(0)
 	for k := uint64(0); k < n; k++ {
 		i := (start + k) % n
 		v := &s.slots[i]
@@ -215,10 +221,13 @@ func (e *Engine) Submit(cmd *Command) {
 					break
 				}
 			}
+			if passed != nil && passed.noticed.CompareAndSwap(false, true) {
+				e.post(item{ev: fsm.Event{Kind: fsm.Noticed, Slot: int(passedAt)}})
+			}
 			return
 		}
-		if v.awaitsUse && v.noticed.CompareAndSwap(false, true) {
-			e.post(item{ev: fsm.Event{Kind: fsm.Noticed, Slot: int(i)}})
+		if passed == nil && v.awaitsUse && !v.noticed.Load() {
+			passed, passedAt = v, i
 		}
 	}
 	e.demand(fsm.NeedAny, &waiter{cmd: cmd})
@@ -333,7 +342,8 @@ func (e *Engine) Connected() bool { return e.snap.Load().connected }
 // post appends an item to the inbox. The inbox is unbounded by type but bounded by construction:
 // transports post at most four events per connection attempt, timers one per arming, callers one
 // demand and one withdrawal per waiting command (and waiting commands are bounded by MaxWaiters
-// plus the callers' own concurrency), and notices at most one per slot per snapshot.
+// plus the callers' own concurrency), and notices at most one per slot per snapshot and one per
+// command.
 func (e *Engine) post(it item) {
 	e.mu.Lock()
 	if e.stopped {

@@ -270,6 +270,89 @@ func TestFailedReplacementIsNoticedByTheNextUse(t *testing.T) {
 	}
 }
 
+// failSlots connects every slot of a policy-less engine, then loses the connections of every
+// slot but the first keep ones; their immediate replacements are refused and, once their rests
+// are over, they await use. It returns the kept slots' connections.
+func failSlots(h *harness, keep int) {
+	h.eng.Acquire(fsm.NeedAll, func(Grant) {})
+	h.run()
+	h.ready()
+	for id := range h.conns {
+		if int(id) > keep {
+			sinkOf(h).Lost(id, errors.New("reset"))
+		}
+	}
+	h.run()
+	h.fail("refused")
+	if n := h.rt.fireAll(); n != h.eng.Config().Slots-keep {
+		h.t.Fatalf("%d rests armed for %d failed slots", n, h.eng.Config().Slots-keep)
+	}
+	h.run()
+	if len(h.tr.opens) != 0 {
+		h.t.Fatalf("the end of a rest dialed: %v", h.tr.opens)
+	}
+}
+
+// kinds returns the kinds of the events stepped since index from.
+func (h *harness) kinds(from int) []fsm.EventKind {
+	var out []fsm.EventKind
+	for _, ev := range h.events[from:] {
+		out = append(out, ev.Kind)
+	}
+	return out
+}
+
+// TestOneSubmitNoticesOneSlot: a command served by the one healthy slot passes seven failed slots
+// and notices one of them: one event, one attempt. (It noticed all seven, one attempt each,
+// before issue 10.)
+func TestOneSubmitNoticesOneSlot(t *testing.T) {
+	h := newHarness(t, Config{Slots: 8})
+	failSlots(h, 1)
+	from, notices := len(h.events), 0
+	for i := 0; i < 8; i++ {
+		// A command whose rotation starts on the healthy slot passes no failed slot.
+		h.eng.Submit(newCmd(nil))
+		h.run()
+		got := h.kinds(from)
+		if len(got) > 1 || (len(got) == 1 && got[0] != fsm.Noticed) {
+			t.Fatalf("submit %d stepped %v, want at most one notice", i, got)
+		}
+		if n := len(h.tr.take()); n != len(got) {
+			t.Fatalf("submit %d: %d notices started %d attempts", i, len(got), n)
+		}
+		notices += len(got)
+		from = len(h.events)
+	}
+	// Seven of the eight rotations pass a failed slot, and each failed slot is noticed once.
+	if notices != 7 {
+		t.Fatalf("eight submits noticed %d failed slots, want 7", notices)
+	}
+	if sent := h.conns[1].count(); sent != 8 {
+		t.Fatalf("the healthy slot served %d of 8 commands", sent)
+	}
+}
+
+// TestSubmitWithoutReadySlotDemandsOnce: with every slot failed, a command becomes one demand and
+// starts one attempt, and the commands that follow share it. (Before issue 10 each command
+// noticed every slot and the demand started all of them: eight attempts per command.)
+func TestSubmitWithoutReadySlotDemandsOnce(t *testing.T) {
+	h := newHarness(t, Config{Slots: 8})
+	failSlots(h, 0)
+	from := len(h.events)
+	for i := 0; i < 5; i++ {
+		h.eng.Submit(newCmd(nil))
+	}
+	h.run()
+	for _, k := range h.kinds(from) {
+		if k != fsm.Demanded {
+			t.Fatalf("submits without a ready slot stepped %v, want demands only", h.kinds(from))
+		}
+	}
+	if n := len(h.tr.take()); n != 1 {
+		t.Fatalf("five commands started %d attempts, want one they share", n)
+	}
+}
+
 func TestReconnectLimitReachesQueuedCommands(t *testing.T) {
 	h := newHarness(t, Config{Slots: 1, Policy: &fsm.Policy{MaxAttempts: 1}})
 	h.eng.Acquire(fsm.NeedAll, func(Grant) {})

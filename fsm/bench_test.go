@@ -129,8 +129,8 @@ func benchStepKind(b *testing.B, prepare func(b *testing.B, m *Mux, out *Outbox)
 }
 
 // warmMux returns a 4-slot machine whose waiter list has grown as a long-lived machine's has, and
-// whose slots are fresh again: every initial attempt of a first demand failed, and the demand
-// with it.
+// whose slots await use again: every initial attempt of a first demand failed, the demand with
+// it, and the slots' rests are over.
 func warmMux(out *Outbox) *Mux {
 	m := NewMux(MuxConfig{Slots: 4, Policy: benchPolicy})
 	conns := dialsOf(stepTo(m, out, Event{Kind: Demanded, Waiter: 100, Need: NeedAll}))
@@ -140,8 +140,16 @@ func warmMux(out *Outbox) *Mux {
 	for w := WaiterID(101); w < 104; w++ {
 		stepTo(m, out, Event{Kind: Withdrew, Waiter: w})
 	}
-	for _, c := range conns {
-		stepTo(m, out, Event{Kind: DialFailed, Conn: c, Err: errBench})
+	var rests [4]TimerID
+	for i, c := range conns {
+		for _, f := range stepTo(m, out, Event{Kind: DialFailed, Conn: c, Err: errBench}) {
+			if f.Kind == ArmTimer {
+				rests[i] = f.Timer
+			}
+		}
+	}
+	for _, timer := range rests {
+		stepTo(m, out, Event{Kind: TimerFired, Timer: timer})
 	}
 	return m
 }
@@ -207,6 +215,10 @@ func BenchmarkMuxStepKind(b *testing.B) {
 		{"demanded-connect", func(b *testing.B, m *Mux, out *Outbox) Event {
 			return Event{Kind: Demanded, Waiter: 1, Need: NeedAll, Draw: 0.4}
 		}},
+		{"demanded-retry", func(b *testing.B, m *Mux, out *Outbox) Event {
+			// Every slot awaits use and nothing is in progress: the demand retries one slot.
+			return Event{Kind: Demanded, Waiter: 2, Need: NeedAny, Draw: 0.4}
+		}},
 		{"demanded-queued", func(b *testing.B, m *Mux, out *Outbox) Event {
 			connecting(m, out)
 			return Event{Kind: Demanded, Waiter: 2, Need: NeedAny}
@@ -244,6 +256,12 @@ func BenchmarkMuxStepKind(b *testing.B) {
 		{"timer-fired", func(b *testing.B, m *Mux, out *Outbox) Event {
 			conns := allReady(m, out)
 			timer := lastOf(b, stepTo(m, out, Event{Kind: ConnLost, Conn: conns[0], Err: errBench, Draw: 0.3}), ArmTimer).Timer
+			return Event{Kind: TimerFired, Timer: timer}
+		}},
+		{"timer-fired-rest", func(b *testing.B, m *Mux, out *Outbox) Event {
+			// A failed initial attempt rests its slot; the rest's end reopens it to use.
+			conns := connecting(m, out)
+			timer := lastOf(b, stepTo(m, out, Event{Kind: DialFailed, Conn: conns[0], Err: errBench}), ArmTimer).Timer
 			return Event{Kind: TimerFired, Timer: timer}
 		}},
 		{"retired", func(b *testing.B, m *Mux, out *Outbox) Event {

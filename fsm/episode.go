@@ -5,13 +5,6 @@ import (
 	"time"
 )
 
-// Default schedule of pub/sub recovery without a policy: an immediate attempt, then waits of
-// NoPolicyFirstWait doubling up to NoPolicyMaxWait.
-const (
-	NoPolicyFirstWait = 250 * time.Millisecond
-	NoPolicyMaxWait   = 5 * time.Second
-)
-
 // EpisodeConfig configures an Episode.
 type EpisodeConfig struct {
 	// Machine is MachinePubSub (channels and patterns) or MachineShardedPubSub.
@@ -402,12 +395,7 @@ func (e *Episode) next(ev *Event, out *Outbox) {
 	var delay time.Duration
 	if p == nil {
 		e.attempt = 0
-		if e.failures > 0 {
-			delay = NoPolicyFirstWait << min(e.failures-1, 10)
-			if delay > NoPolicyMaxWait {
-				delay = NoPolicyMaxWait
-			}
-		}
+		delay = NoPolicyWait(e.failures)
 	} else {
 		n := e.failures + 1
 		e.attempt = n

@@ -26,10 +26,13 @@ const (
 	SlotExhausted
 	// SlotRetired: the generation was retired or disposed. Terminal.
 	SlotRetired
+	// SlotResting: an attempt that no policy governs failed; the slot waits out the no-policy
+	// spacing (NoPolicyWait) and then awaits use (SlotFailed). Nothing dials meanwhile.
+	SlotResting
 )
 
 var slotStateNames = [...]string{"fresh", "scheduled", "connecting", "handshaking", "ready",
-	"failed", "exhausted", "retired"}
+	"failed", "exhausted", "retired", "resting"}
 
 // String returns the lower-case name of the state.
 func (s SlotState) String() string {
@@ -76,12 +79,16 @@ type slot struct {
 	state SlotState
 	// conn is the connection being attempted or the ready one.
 	conn ConnID
-	// timer is the armed delay timer while scheduled.
+	// timer is the armed timer while scheduled (the policy delay) or resting (the spacing).
 	timer TimerID
 	// attempt is the policy attempt number of the current attempt (0: initial or no policy).
 	attempt int
 	// failures counts consecutive failed replacement attempts in the current episode.
 	failures int
+	// rests counts consecutive failed attempts that no policy governs (every attempt without a
+	// policy, initial connections with one) since the slot was last ready: the n-th such failure
+	// rests the slot for NoPolicyWait(n).
+	rests int
 	// replacing is true once the slot has been ready: its attempts are replacements, governed by
 	// the policy. Before that, attempts are initial connections: immediate and uncounted.
 	replacing bool
@@ -102,8 +109,22 @@ type pending struct {
 // Rules (spec "Connection recovery"):
 //   - A ready connection that fails is replaced at once: without a policy the replacement dials
 //     immediately, with one it waits InitialDelay first. A failed replacement is retried on the
-//     next use of the slot (a Demanded or Noticed event), after the policy's next delay.
-//   - Concurrent demands share the slot's in-progress attempt; a slot has at most one attempt.
+//     next use of the slot, after the policy's next delay.
+//   - One use starts at most one attempt. A use is a Noticed event (a command served by another
+//     slot passed this one, which awaits use) or a NeedAny Demanded event (a command found no
+//     ready slot). A notice retries the slot it names. A demand joins an attempt in progress on
+//     any slot; only when none is in progress does it retry one failed slot, the next in
+//     round-robin order from the last one a demand retried. Concurrent demands share that
+//     attempt, and a slot has at most one attempt.
+//   - Attempts that no policy governs (every attempt without a policy; initial connections with
+//     one) are spaced per slot by the no-policy schedule: after the n-th consecutive failure the
+//     slot rests (SlotResting) for NoPolicyWait(n), 250 ms doubling up to 5 s, and only then
+//     awaits use. The rest's timer only reopens the slot to use; it never dials. So a slot dials
+//     at most once per rest against a refusing endpoint, whatever the command rate. A ready
+//     connection resets the spacing.
+//   - A NeedAny demand that finds no ready slot, no attempt in progress and no slot it may retry
+//     (every slot resting or exhausted) fails at once with OutcomeFailed and the last connection
+//     error: it does not wait out a rest.
 //   - The per-slot counter counts consecutive failed replacements; a ready connection resets it,
 //     so a peer that accepts and then drops starts every episode at attempt 1.
 //   - A slot whose failures reach MaxAttempts is exhausted for the life of the generation; other
@@ -111,8 +132,11 @@ type pending struct {
 //     NeedAll demand fails as soon as any slot is exhausted.
 //   - Retired and Disposed cancel scheduled delays and attempts in progress.
 //
-// Initial connections (before a slot was ever ready) are not governed by the policy: each is a
-// single immediate attempt, and a later use tries again.
+// Initial connections (before a slot was ever ready) are not governed by the policy. The first
+// demand dials every fresh slot at once (a slot's first attempt happens once in its life); a
+// failed initial attempt is retried, immediately, by a later use once the slot's rest is over.
+// NeedAll demands (eager connect) start every slot that awaits use, and fail at once when a slot
+// is resting or exhausted.
 //
 // With MuxConfig.Lifetime set, ready connections are also replaced when they reach their maximum
 // lifetime: the replacement is dialed and validated while the old connection keeps serving, then
@@ -123,6 +147,8 @@ type Mux struct {
 	waiters []pending
 	nextID  uint64
 	rr      int
+	// revive is where a demand's search for a failed slot to retry starts (round robin).
+	revive  int
 	closed  bool
 	lastErr error
 }
@@ -202,11 +228,21 @@ func (m *Mux) Step(ev *Event, out *Outbox) {
 		}
 	case TimerFired:
 		for i := range m.slots {
-			if s := &m.slots[i]; s.state == SlotScheduled && s.timer == ev.Timer {
+			s := &m.slots[i]
+			if s.timer != ev.Timer || ev.Timer == 0 {
+				continue
+			}
+			switch s.state {
+			case SlotScheduled:
 				s.timer = 0
 				m.dial(i, out)
-				return
+			case SlotResting:
+				// The rest is over: the slot awaits its next use. Nothing dials now.
+				s.timer = 0
+				s.state = SlotFailed
+				m.route(i, out)
 			}
+			return
 		}
 	case Retired:
 		m.shutdown(true, out)
@@ -239,17 +275,79 @@ func (m *Mux) demanded(ev *Event, out *Outbox) {
 			m.grant(ev.Waiter, m.pickReady(), out)
 			return
 		}
+		if i := m.firstResting(); i >= 0 {
+			// A slot that failed cannot be ready before its rest ends and a use retries it.
+			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeFailed, Err: m.slots[i].err})
+			return
+		}
 	}
 	if len(m.waiters) >= m.cfg.MaxWaiters {
 		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeOverflow})
 		return
 	}
-	m.waiters = append(m.waiters, pending{waiter: ev.Waiter, need: ev.Need})
+	if ev.Need == NeedAll {
+		m.waiters = append(m.waiters, pending{waiter: ev.Waiter, need: ev.Need})
+		for i := range m.slots {
+			if m.slots[i].state.AwaitsUse() {
+				m.start(i, ev, out)
+			}
+		}
+		return
+	}
+	// NeedAny: the initial connections of fresh slots, else one retry unless an attempt is
+	// already in progress for the waiters to share.
+	fresh := false
 	for i := range m.slots {
-		if m.slots[i].state.AwaitsUse() {
+		if m.slots[i].state == SlotFresh {
+			fresh = true
 			m.start(i, ev, out)
 		}
 	}
+	if !fresh && !m.anyInProgress() {
+		if i := m.nextFailed(); i >= 0 {
+			m.start(i, ev, out)
+		}
+	}
+	if !m.anyInProgress() {
+		// Every slot rests or is exhausted: nothing will serve this demand until a later use.
+		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeFailed, Err: m.lastErr})
+		return
+	}
+	m.waiters = append(m.waiters, pending{waiter: ev.Waiter, need: ev.Need})
+}
+
+// nextFailed returns the next slot in round-robin order that awaits a retry (SlotFailed), and
+// moves the cursor past it, or returns -1.
+func (m *Mux) nextFailed() int {
+	n := len(m.slots)
+	for k := 0; k < n; k++ {
+		i := (m.revive + k) % n
+		if m.slots[i].state == SlotFailed {
+			m.revive = i + 1
+			return i
+		}
+	}
+	return -1
+}
+
+// anyInProgress reports whether some slot has an attempt scheduled or running.
+func (m *Mux) anyInProgress() bool {
+	for i := range m.slots {
+		if m.slots[i].state.InProgress() {
+			return true
+		}
+	}
+	return false
+}
+
+// firstResting returns the first resting slot, or -1.
+func (m *Mux) firstResting() int {
+	for i := range m.slots {
+		if m.slots[i].state == SlotResting {
+			return i
+		}
+	}
+	return -1
 }
 
 // spread derives a distinct uniform draw for slot i from one event's draw, so that slots kicked by
@@ -319,6 +417,7 @@ func (m *Mux) ready(i int, draw float64, out *Outbox) {
 	attempt := s.attempt
 	s.state = SlotReady
 	s.failures = 0
+	s.rests = 0
 	s.attempt = 0
 	s.replacing = true
 	s.err = nil
@@ -362,11 +461,19 @@ func (m *Mux) failed(i int, err error, out *Outbox) {
 		s.failures++
 		exhausted = m.cfg.Policy != nil && m.cfg.Policy.Exhausts(s.failures)
 	}
-	if exhausted {
+	switch {
+	case exhausted:
 		s.state = SlotExhausted
 		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentExhausted, Source: SourceCommand, Value: 1}})
-	} else {
+	case s.replacing && m.cfg.Policy != nil:
+		// The policy spaces the next attempt: the next use schedules it after its delay.
 		s.state = SlotFailed
+	default:
+		// No policy governs the next attempt: the slot rests before a use may retry it.
+		s.rests++
+		s.state = SlotResting
+		s.timer = TimerID(m.newID())
+		out.add(Effect{Kind: ArmTimer, Timer: s.timer, After: NoPolicyWait(s.rests)})
 	}
 	m.route(i, out)
 	m.emit(i, SourceDisconnected, attempt, 0, false, exhausted, err, out)
@@ -417,7 +524,7 @@ func (m *Mux) shutdown(drain bool, out *Outbox) {
 	for i := range m.slots {
 		s := &m.slots[i]
 		switch s.state {
-		case SlotScheduled:
+		case SlotScheduled, SlotResting:
 			out.add(Effect{Kind: CancelTimer, Timer: s.timer})
 		case SlotConnecting, SlotHandshaking:
 			out.add(Effect{Kind: Close, Conn: s.conn})

@@ -18,9 +18,12 @@ type runtimeModel struct {
 	policy *Policy
 	slots  int
 
-	dialing   map[ConnID]int // dials in flight, by slot
-	ready     map[ConnID]int // ready connections, by slot
-	timers    map[TimerID]int
+	dialing map[ConnID]int  // dials in flight, by slot
+	ready   map[ConnID]int  // ready connections, by slot
+	timers  map[TimerID]int // policy delays, by slot (-1 until a route names the slot)
+	rests   map[TimerID]int // rests of slots whose attempt no policy governed, by slot
+	// deadlines are the armed timers' due times: the harness never fires a timer early.
+	deadlines map[TimerID]time.Duration
 	waiters   map[WaiterID]Need
 	exhausted map[int]bool
 	closed    bool
@@ -32,15 +35,55 @@ type runtimeModel struct {
 	everReady  []bool
 	nextWaiter WaiterID
 	allTimers  []TimerID
+	// attempted marks slots that dialed at least once: a later attempt is a retry.
+	attempted []bool
+	// restFailures counts each slot's consecutive failed attempts that no policy governed, and
+	// failedAt is when the last one failed: the next attempt may not start before
+	// failedAt + oracleRest(restFailures).
+	restFailures []int
+	failedAt     []time.Duration
+}
+
+// oracleRest is the no-policy spacing after n consecutive failures, computed independently of
+// NoPolicyWait: 250 ms, doubled n-1 times, never above 5 s.
+func oracleRest(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := 250 * time.Millisecond
+	for i := 1; i < n && d < 5*time.Second; i++ {
+		d *= 2
+	}
+	if d > 5*time.Second {
+		d = 5 * time.Second
+	}
+	return d
+}
+
+// ungoverned reports whether slot's attempts are outside the policy: all of them without one,
+// initial connections with one.
+func (r *runtimeModel) ungoverned(slot int) bool { return r.policy == nil || !r.everReady[slot] }
+
+// attemptFailed records the failure of slot's attempt at now.
+func (r *runtimeModel) attemptFailed(slot int, now time.Duration) {
+	if r.everReady[slot] && r.policy != nil {
+		r.failuresInEpisode[slot]++
+	}
+	if r.ungoverned(slot) {
+		r.restFailures[slot]++
+		r.failedAt[slot] = now
+	}
 }
 
 func newRuntimeModel(t *rapid.T, cfg MuxConfig) *runtimeModel {
 	return &runtimeModel{
 		t: t, policy: cfg.Policy, slots: cfg.Slots,
 		dialing: map[ConnID]int{}, ready: map[ConnID]int{}, timers: map[TimerID]int{},
+		rests: map[TimerID]int{}, deadlines: map[TimerID]time.Duration{},
 		waiters: map[WaiterID]Need{}, exhausted: map[int]bool{},
 		episodeAttempt: make([]int, cfg.Slots), failuresInEpisode: make([]int, cfg.Slots),
-		everReady: make([]bool, cfg.Slots),
+		everReady: make([]bool, cfg.Slots), attempted: make([]bool, cfg.Slots),
+		restFailures: make([]int, cfg.Slots), failedAt: make([]time.Duration, cfg.Slots),
 	}
 }
 
@@ -54,9 +97,7 @@ func (r *runtimeModel) apply(ev *Event, effects []Effect) {
 	case DialFailed:
 		if s, ok := r.dialing[ev.Conn]; ok {
 			delete(r.dialing, ev.Conn)
-			if r.everReady[s] && r.policy != nil {
-				r.failuresInEpisode[s]++
-			}
+			r.attemptFailed(s, ev.At)
 		}
 	case HandshakeDone:
 		if s, ok := r.dialing[ev.Conn]; ok && !r.closed {
@@ -65,24 +106,33 @@ func (r *runtimeModel) apply(ev *Event, effects []Effect) {
 			r.everReady[s] = true
 			r.episodeAttempt[s] = 0
 			r.failuresInEpisode[s] = 0
+			r.restFailures[s] = 0
 		}
 	case ConnLost:
 		if s, ok := r.ready[ev.Conn]; ok {
 			delete(r.ready, ev.Conn)
 			r.episodeAttempt[s] = 0
 			r.failuresInEpisode[s] = 0
+			r.restFailures[s] = 0
 		} else if s, ok := r.dialing[ev.Conn]; ok {
 			delete(r.dialing, ev.Conn)
-			if r.everReady[s] && r.policy != nil {
-				r.failuresInEpisode[s]++
-			}
+			r.attemptFailed(s, ev.At)
 		}
 	case TimerFired:
+		if due, ok := r.deadlines[ev.Timer]; ok && ev.At < due {
+			t.Fatalf("harness fired timer %d at %v before its deadline %v", ev.Timer, ev.At, due)
+		}
 		delete(r.timers, ev.Timer)
+		delete(r.rests, ev.Timer)
+		delete(r.deadlines, ev.Timer)
 	case Retired, Disposed:
 		r.closed = true
 	}
 	scheduled := map[int]Lifecycle{}
+	// retries counts the attempts this step started for slots that had attempted before: one use
+	// (a notice or a NeedAny demand) starts at most one.
+	retries := 0
+	var armed []Effect
 	for i := range effects {
 		f := &effects[i]
 		switch f.Kind {
@@ -90,6 +140,16 @@ func (r *runtimeModel) apply(ev *Event, effects []Effect) {
 			if r.closed {
 				t.Fatalf("dial after shutdown: %v", f)
 			}
+			if r.ungoverned(f.Slot) && r.restFailures[f.Slot] > 0 {
+				if due := r.failedAt[f.Slot] + oracleRest(r.restFailures[f.Slot]); ev.At < due {
+					t.Fatalf("slot %d dialed at %v, before its rest after %d failures ended at %v",
+						f.Slot, ev.At, r.restFailures[f.Slot], due)
+				}
+			}
+			if r.attempted[f.Slot] && ev.Kind != TimerFired {
+				retries++
+			}
+			r.attempted[f.Slot] = true
 			if r.exhausted[f.Slot] {
 				t.Fatalf("dial of exhausted slot %d", f.Slot)
 			}
@@ -110,13 +170,13 @@ func (r *runtimeModel) apply(ev *Event, effects []Effect) {
 			}
 			r.dialing[f.Conn] = f.Slot
 		case ArmTimer:
-			if r.policy == nil {
-				t.Fatalf("timer armed without a policy")
-			}
-			r.timers[f.Timer] = -1
+			armed = append(armed, *f)
+			r.deadlines[f.Timer] = ev.At + f.After
 			r.allTimers = append(r.allTimers, f.Timer)
 		case CancelTimer:
 			delete(r.timers, f.Timer)
+			delete(r.rests, f.Timer)
+			delete(r.deadlines, f.Timer)
 		case Close:
 			delete(r.dialing, f.Conn)
 			delete(r.ready, f.Conn)
@@ -126,12 +186,31 @@ func (r *runtimeModel) apply(ev *Event, effects []Effect) {
 			} else if r.exhausted[f.Slot] && f.State != SlotRetired {
 				t.Fatalf("slot %d left exhaustion for %v", f.Slot, f.State)
 			}
-			if f.State == SlotScheduled {
-				for id, s := range r.timers {
-					if s == -1 {
-						r.timers[id] = f.Slot
-					}
+			switch f.State {
+			case SlotScheduled, SlotResting:
+				// The timer armed just before this route is the slot's delay or rest.
+				if len(armed) == 0 {
+					t.Fatalf("slot %d routed to %v without a timer", f.Slot, f.State)
 				}
+				timer := armed[len(armed)-1]
+				armed = armed[:len(armed)-1]
+				if f.State == SlotScheduled {
+					if r.policy == nil {
+						t.Fatalf("policy delay without a policy: %v", f)
+					}
+					r.timers[timer.Timer] = f.Slot
+					if r.attempted[f.Slot] && ev.Kind != TimerFired {
+						retries++
+					}
+					break
+				}
+				if !r.ungoverned(f.Slot) {
+					t.Fatalf("slot %d rests although the policy governs its attempts", f.Slot)
+				}
+				if want := oracleRest(r.restFailures[f.Slot]); timer.After != want {
+					t.Fatalf("slot %d rests %v after %d failures, want %v", f.Slot, timer.After, r.restFailures[f.Slot], want)
+				}
+				r.rests[timer.Timer] = f.Slot
 			}
 			if (f.Conn != 0) != (f.State == SlotReady) {
 				t.Fatalf("route conn/state mismatch: %v", f)
@@ -175,6 +254,12 @@ func (r *runtimeModel) apply(ev *Event, effects []Effect) {
 			}
 		}
 	}
+	if len(armed) > 0 {
+		t.Fatalf("timers armed without a delay or a rest: %v", armed)
+	}
+	if (ev.Kind == Noticed || (ev.Kind == Demanded && ev.Need == NeedAny)) && retries > 1 {
+		t.Fatalf("one use (%v) started %d retries", ev, retries)
+	}
 	for slot, l := range scheduled {
 		if l.NextDelay == 0 {
 			continue
@@ -210,6 +295,11 @@ func (r *runtimeModel) busy(slot int) bool {
 			return true
 		}
 	}
+	for _, s := range r.rests {
+		if s == slot {
+			return true
+		}
+	}
 	return false
 }
 
@@ -222,10 +312,12 @@ func sortedConns(m map[ConnID]int) []ConnID {
 	return ids
 }
 
-func sortedTimers(m map[TimerID]int) []TimerID {
-	ids := make([]TimerID, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
+func sortedTimers(maps ...map[TimerID]int) []TimerID {
+	var ids []TimerID
+	for _, m := range maps {
+		for id := range m {
+			ids = append(ids, id)
+		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
@@ -289,6 +381,10 @@ func TestMuxProperties(t *testing.T) {
 		)
 		step := func(ev Event) {
 			now += time.Duration(rapid.Int64Range(0, int64(time.Second)).Draw(t, "advance"))
+			if due, ok := model.deadlines[ev.Timer]; ev.Kind == TimerFired && ok && now < due {
+				// A runtime fires a timer at its deadline, never before.
+				now = due
+			}
 			ev.At = now
 			ev.Draw = rapid.Float64Range(0, 0.999999).Draw(t, "draw")
 			out.Reset()
@@ -337,7 +433,7 @@ func TestMuxProperties(t *testing.T) {
 					step(Event{Kind: ConnLost, Conn: rapid.SampledFrom(cs).Draw(t, "lose"), Err: errors.New("reset")})
 				}
 			case 9, 10:
-				if ts := sortedTimers(model.timers); len(ts) > 0 {
+				if ts := sortedTimers(model.timers, model.rests); len(ts) > 0 {
 					step(Event{Kind: TimerFired, Timer: rapid.SampledFrom(ts).Draw(t, "timer")})
 				} else if len(model.allTimers) > 0 {
 					step(Event{Kind: TimerFired, Timer: rapid.SampledFrom(model.allTimers).Draw(t, "stale-timer")})
@@ -409,4 +505,99 @@ func TestMuxExhaustionIsSticky(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMuxRefusingEndpointBound: without a policy, however many slots, however fast commands
+// arrive and however they split into demands and notices, a refusing endpoint is dialed at most
+// as often as the no-policy spacing allows per slot. Every dial is refused; uses arrive every 0-2
+// ms; rests end exactly when their timers are due. Over a horizon H, slot s may dial at most
+// 1 + max{n : oracleRest(1) + ... + oracleRest(n) <= H} times after its connection was lost.
+func TestMuxRefusingEndpointBound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		slots := rapid.IntRange(1, 64).Draw(t, "slots")
+		horizon := time.Duration(rapid.Int64Range(int64(100*time.Millisecond), int64(12*time.Second)).Draw(t, "horizon"))
+		m := NewMux(MuxConfig{Slots: slots})
+		var out Outbox
+		var now time.Duration
+		dialing := map[ConnID]bool{}
+		due := map[TimerID]time.Duration{}
+		dials := make([]int, slots)
+		step := func(ev Event) {
+			ev.At = now
+			out.Reset()
+			m.Step(&ev, &out)
+			for _, f := range out.Effects {
+				switch f.Kind {
+				case Dial:
+					dialing[f.Conn] = true
+					dials[f.Slot]++
+				case ArmTimer:
+					due[f.Timer] = now + f.After
+				case CancelTimer:
+					delete(due, f.Timer)
+				}
+			}
+		}
+		// Connect every slot, then lose them all: the clock of the bound starts now.
+		step(Event{Kind: Demanded, Waiter: 1})
+		for _, c := range sortedBools(dialing) {
+			delete(dialing, c)
+			step(Event{Kind: HandshakeDone, Conn: c})
+		}
+		for i := range dials {
+			dials[i] = 0
+		}
+		for i := 0; i < slots; i++ {
+			step(Event{Kind: ConnLost, Conn: ConnID(i + 1), Err: errors.New("reset")})
+		}
+		waiter := WaiterID(1)
+		for now <= horizon {
+			// Refuse every dial in flight, fire the timers that are due, then one use.
+			for _, c := range sortedBools(dialing) {
+				delete(dialing, c)
+				step(Event{Kind: DialFailed, Conn: c, Err: errors.New("refused")})
+			}
+			for _, id := range sortedDue(due) {
+				if due[id] <= now {
+					delete(due, id)
+					step(Event{Kind: TimerFired, Timer: id})
+				}
+			}
+			if rapid.Bool().Draw(t, "notice") {
+				step(Event{Kind: Noticed, Slot: rapid.IntRange(0, slots-1).Draw(t, "slot")})
+			} else {
+				waiter++
+				step(Event{Kind: Demanded, Waiter: waiter})
+			}
+			now += time.Duration(rapid.Int64Range(0, int64(2*time.Millisecond)).Draw(t, "gap"))
+		}
+		limit, spent := 1, time.Duration(0)
+		for n := 1; spent+oracleRest(n) <= horizon; n++ {
+			spent += oracleRest(n)
+			limit++
+		}
+		for s, d := range dials {
+			if d > limit {
+				t.Fatalf("slot %d of %d dialed %d times in %v; the spacing allows %d", s, slots, d, horizon, limit)
+			}
+		}
+	})
+}
+
+func sortedBools(m map[ConnID]bool) []ConnID {
+	ids := make([]ConnID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+func sortedDue(m map[TimerID]time.Duration) []TimerID {
+	ids := make([]TimerID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
 }

@@ -13,9 +13,31 @@ const DelayCeiling = 24 * time.Hour
 // DefaultBackoffMultiplier is the multiplier a Policy uses when BackoffMultiplier is zero.
 const DefaultBackoffMultiplier = 2.0
 
+// The schedule of attempts that no policy delays: an immediate attempt, then waits of
+// NoPolicyFirstWait doubling up to NoPolicyMaxWait, without limit (see NoPolicyWait). Pub/sub
+// recovery without a policy schedules its attempts on it; command slots use it as the least
+// spacing between the attempts of one slot that no policy governs, which stay demand-driven.
+const (
+	NoPolicyFirstWait = 250 * time.Millisecond
+	NoPolicyMaxWait   = 5 * time.Second
+)
+
+// NoPolicyWait returns the wait of the no-policy schedule after failures consecutive failed
+// attempts: zero for none, then NoPolicyFirstWait * 2^(failures-1), at most NoPolicyMaxWait. It
+// never overflows, whatever failures.
+func NoPolicyWait(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	// 250 ms << 5 already exceeds the cap: larger shifts are never needed.
+	return min(NoPolicyFirstWait<<min(failures-1, 5), NoPolicyMaxWait)
+}
+
 // Policy is the reconnect policy: how long to wait before each replacement attempt and how many
 // consecutive failed attempts an episode may make. A nil *Policy means "no policy": replacement is
-// immediate and demand-driven, with no delays and no limit.
+// immediate and demand-driven, with no delays and no limit, and a slot whose attempt failed rests
+// for the no-policy spacing (NoPolicyWait: 250 ms doubling up to 5 s) before a use may retry it,
+// so that a refusing endpoint is never dialed faster than that, whatever the command rate.
 //
 // A Policy is an immutable value once validated; share it freely between clients.
 //

@@ -83,6 +83,27 @@ func TestPolicyDelayExamples(t *testing.T) {
 	}
 }
 
+func TestNoPolicyWait(t *testing.T) {
+	ms := time.Millisecond
+	want := []time.Duration{0, 250 * ms, 500 * ms, time.Second, 2 * time.Second, 4 * time.Second,
+		5 * time.Second, 5 * time.Second}
+	for n, w := range want {
+		if got := NoPolicyWait(n); got != w {
+			t.Errorf("after %d failures: got %v want %v", n, got, w)
+		}
+	}
+	for _, n := range []int{-1, math.MinInt} {
+		if got := NoPolicyWait(n); got != 0 {
+			t.Errorf("NoPolicyWait(%d) = %v, want 0", n, got)
+		}
+	}
+	for _, n := range []int{7, 64, 1 << 20, math.MaxInt} {
+		if got := NoPolicyWait(n); got != NoPolicyMaxWait {
+			t.Errorf("NoPolicyWait(%d) = %v, want the cap", n, got)
+		}
+	}
+}
+
 // validPolicy draws policies from the valid region, including edges.
 func validPolicy(t *rapid.T) *Policy {
 	initial := time.Duration(rapid.Int64Range(0, int64(2*time.Hour)).Draw(t, "initial"))

@@ -188,7 +188,12 @@ func (HandshakeFirst) Check(r *Result) []Violation {
 // restart at 1 after a ready connection; never exceed MaxAttempts; the observed time between an
 // attempt's scheduling and its dial lies in the policy's jitter band for that attempt; a slot
 // has at most one attempt in flight; an exhausted slot never dials again; without a policy no
-// delay is ever scheduled.
+// delay is ever scheduled (a timer is armed only to rest a slot).
+//
+// It also bounds the dial rate of attempts that no policy governs (every attempt without a
+// policy, initial connections with one): after a slot's n-th consecutive failed attempt, its next
+// dial comes no sooner than the no-policy wait after n failures (250 ms doubling up to 5 s),
+// however many commands arrive meanwhile (issue 10, defect 6).
 type Policy struct {
 	// Policy is the scenario's reconnect policy, or nil.
 	Policy *fsm.Policy
@@ -212,6 +217,13 @@ type slotTrack struct {
 	lastAttempt int
 	dialing     fsm.ConnID
 	exhausted   bool
+	// state is the slot's last routed state; everReady says it was ever ready.
+	state     fsm.SlotState
+	everReady bool
+	// restFailures counts the consecutive failed attempts no policy governed since the slot was
+	// last ready; failedAt is when the last one failed.
+	restFailures int
+	failedAt     time.Duration
 }
 
 // Check implements Checker.
@@ -236,10 +248,18 @@ func (c Policy) Check(r *Result) []Violation {
 		// A failed or lost dial ends that attempt.
 		if st.Event.Kind == fsm.DialFailed || st.Event.Kind == fsm.ConnLost || st.Event.Kind == fsm.HandshakeDone {
 			if i, ok := connSlot[st.Event.Conn]; ok && track(i).dialing == st.Event.Conn {
-				track(i).dialing = 0
+				s := track(i)
+				s.dialing = 0
+				// A failed attempt of a slot that is not ready (a lifetime replacement fails
+				// while its slot serves, and rests nothing).
+				if st.Event.Kind != fsm.HandshakeDone && s.state != fsm.SlotReady && (c.Policy == nil || !s.everReady) {
+					s.restFailures++
+					s.failedAt = at
+				}
 			}
 		}
 		lifetimeTimers := c.Lifetime && !routesScheduled(st.Effects)
+		rests := routesResting(st.Effects)
 		for _, f := range st.Effects {
 			if f.Machine != fsm.MachineMux {
 				// Dedicated rents and pub/sub episodes have their own checkers.
@@ -247,8 +267,15 @@ func (c Policy) Check(r *Result) []Violation {
 			}
 			switch f.Kind {
 			case fsm.ArmTimer:
-				if c.Policy == nil && !lifetimeTimers {
+				if c.Policy == nil && !lifetimeTimers && !rests {
 					out = append(out, violation(CheckPolicy, at, "a delay was scheduled without a reconnect policy"))
+				}
+			case fsm.Route:
+				s := track(f.Slot)
+				s.state = f.State
+				if f.State == fsm.SlotReady {
+					s.everReady = true
+					s.restFailures = 0
 				}
 			case fsm.Close:
 				// The machine abandoned an attempt (a lifetime replacement whose old connection
@@ -293,6 +320,12 @@ func (c Policy) Check(r *Result) []Violation {
 			case fsm.Dial:
 				s := track(f.Slot)
 				connSlot[f.Conn] = f.Slot
+				if s.state != fsm.SlotReady && f.Attempt == 0 && s.restFailures > 0 {
+					if rest := noPolicyWait(s.restFailures); at-s.failedAt < rest {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed "+(at-s.failedAt).String()+
+							" after its failure "+itoa(s.restFailures)+" in a row; attempts no policy governs are spaced by "+rest.String()))
+					}
+				}
 				if s.exhausted {
 					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed after exhaustion"))
 				}
@@ -337,6 +370,17 @@ func (c Policy) Check(r *Result) []Violation {
 func routesScheduled(effects []fsm.Effect) bool {
 	for i := range effects {
 		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == fsm.SlotScheduled {
+			return true
+		}
+	}
+	return false
+}
+
+// routesResting reports whether a step's effects route a command slot to resting: the mark of
+// the rest that follows an attempt no policy governed.
+func routesResting(effects []fsm.Effect) bool {
+	for i := range effects {
+		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == fsm.SlotResting {
 			return true
 		}
 	}
