@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -56,7 +58,7 @@ func (d *DedicatedConn) runBlocking(ctx context.Context, cl *call, decode func(v
 	if unblock && !d.idAsked {
 		d.idAsked = true
 		id := d.c.getCall()
-		id.begin("CLIENT", 2)
+		id.begin("CLIENT", 2, intShape)
 		id.arg("ID")
 		cls = append(cls, id)
 	}
@@ -126,7 +128,17 @@ func (d *DedicatedConn) unblock(cls []*call, from int) (ok bool, pending int) {
 		return false, last
 	}
 	uctx, cancel := context.WithDeadline(context.Background(), until)
-	_, err := d.c.Do(uctx, "CLIENT", "UNBLOCK", d.serverID, "TIMEOUT")
+	// respire's own cleanup, not the application's: it bypasses the admin guard that
+	// CLIENT UNBLOCK (@admin) is under on Client.Do.
+	cl := d.c.getCall()
+	cl.begin("CLIENT", 4, intShape)
+	cl.arg("UNBLOCK")
+	cl.argInt(d.serverID)
+	cl.arg("TIMEOUT")
+	err := d.c.run(uctx, cl, func(v *resp.Value) error {
+		_, err := intReply("CLIENT UNBLOCK", v)
+		return err
+	})
 	cancel()
 	if err == nil {
 		select {
@@ -159,7 +171,7 @@ func (d *DedicatedConn) blockingPop(ctx context.Context, name string, timeout ti
 		return "", "", false, err
 	}
 	cl := d.c.getCall()
-	cl.begin(name, 2+len(keys))
+	cl.begin(name, 2+len(keys), engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(2))
 	for _, k := range keys {
 		cl.arg(k)
 	}
@@ -195,7 +207,7 @@ func (d *DedicatedConn) BLMove(ctx context.Context, source, destination string, 
 		return "", false, err
 	}
 	cl := d.c.getCall()
-	cl.begin("BLMOVE", 6)
+	cl.begin("BLMOVE", 6, bulkShape)
 	cl.arg(source)
 	cl.arg(destination)
 	cl.arg(string(from))
@@ -223,7 +235,7 @@ func (d *DedicatedConn) BZPopMin(ctx context.Context, timeout time.Duration, key
 		return "", "", 0, false, err
 	}
 	cl := d.c.getCall()
-	cl.begin("BZPOPMIN", 2+len(keys))
+	cl.begin("BZPOPMIN", 2+len(keys), engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(3))
 	for _, k := range keys {
 		cl.arg(k)
 	}
@@ -310,7 +322,7 @@ func (d *DedicatedConn) XReadBlock(ctx context.Context, args XReadArgs) ([]XStre
 		n += 2
 	}
 	cl := d.c.getCall()
-	cl.begin("XREAD", n)
+	cl.begin("XREAD", n, engine.ShapeOf(resp.KindMap, resp.KindArray, resp.KindNull))
 	if args.Count > 0 {
 		cl.arg("COUNT")
 		cl.argInt(args.Count)
@@ -439,12 +451,18 @@ func (c *Client) XReadBlock(ctx context.Context, args XReadArgs) (streams []XStr
 	return streams, err
 }
 
-// doDedicated runs a raw blocking command on a rented dedicated connection (Client.Do routes
-// blocking commands here so that they never hold up a multiplexed connection).
-func (c *Client) doDedicated(ctx context.Context, args []any) (out resp.Value, err error) {
+// doDedicated runs a raw blocking call, already encoded and classified, on a rented dedicated
+// connection (Client.Do routes blocking commands here so that they never hold up a multiplexed
+// connection).
+func (c *Client) doDedicated(ctx context.Context, cl *call, info *command.Info) (out resp.Value, err error) {
+	sent := false
 	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
-		out, err = d.Do(ctx, args...)
+		sent = true
+		out, err = d.doCall(ctx, cl, info)
 		return err
 	})
+	if !sent {
+		c.putCall(cl) // the rent failed: the call never reached a connection
+	}
 	return out, err
 }

@@ -179,6 +179,9 @@ type call struct {
 	state  atomic.Uint32
 	timer  *time.Timer
 	client *Client
+	// spans and argv locate a raw command's arguments in its frame (raw.go).
+	spans []argSpan
+	argv  [][]byte
 }
 
 const (
@@ -200,6 +203,13 @@ func (c *Client) putCall(cl *call) {
 	if cap(cl.cmd.Frame) > 64<<10 {
 		cl.cmd.Frame = nil
 		cl.cmd.Reply = resp.Value{}
+	}
+	if len(cl.argv) > 0 {
+		clear(cl.argv) // views into the frame: keep nothing alive
+		cl.argv = cl.argv[:0]
+	}
+	if cap(cl.spans) > 1024 {
+		cl.spans, cl.argv = nil, nil
 	}
 	c.calls.Put(cl)
 }

@@ -3,15 +3,32 @@ package client
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio/resp"
 )
 
-// begin starts a frame of n arguments, the first being the command name.
-func (cl *call) begin(name string, n int) {
+// Reply shapes of the typed commands. The connection checks every reply against its command's
+// shape before completing it (engine.Shape): a reply of another shape fails the connection
+// with a protocol error and never becomes a value. The decoders below check again.
+var (
+	anyReply      = engine.Shape{}
+	okShape       = engine.ShapeOf(resp.KindSimpleString).Text("OK")
+	okOrNullShape = engine.ShapeOf(resp.KindSimpleString, resp.KindNull).Text("OK")
+	queuedShape   = engine.ShapeOf(resp.KindSimpleString).Text("QUEUED")
+	pongShape     = engine.ShapeOf(resp.KindSimpleString).Text("PONG")
+	intShape      = engine.ShapeOf(resp.KindInteger)
+	bulkShape     = engine.ShapeOf(resp.KindBulkString, resp.KindNull)
+	arrayShape    = engine.ShapeOf(resp.KindArray, resp.KindSet)
+	mapShape      = engine.ShapeOf(resp.KindMap, resp.KindArray)
+)
+
+// begin starts a frame of n arguments, the first being the command name, for a command whose
+// replies have the shape expect.
+func (cl *call) begin(name string, n int, expect engine.Shape) {
 	cl.cmd.Name = name
+	cl.cmd.Expect = expect
 	cl.cmd.Frame = resp.AppendArrayHeader(cl.cmd.Frame[:0], n)
 	cl.cmd.Frame = resp.AppendBulkString(cl.cmd.Frame, name)
 }
@@ -35,28 +52,39 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 	return err
 }
 
-// Do sends a raw command and returns its reply, which owns its memory. Arguments may be string,
-// []byte, int, int64, uint64, float64 or bool. An error reply is returned as a *ServerError.
-// High-risk commands (AdminCommands) fail with ErrAdminDisabled unless Options.AllowAdmin.
-// Blocking commands (BLPOP, XREAD BLOCK, ...) run on a rented dedicated connection, with no reply
-// budget (see DedicatedConn.Do).
+// Do sends a raw command on a shared connection and returns its reply, which owns its memory.
+// Arguments may be string, []byte, int, int64, uint64, float64 or bool; the command name and
+// subcommand are recognised from their bytes, whatever type carries them, in any letter case.
+// An error reply is returned as a *ServerError.
+//
+// Do refuses, before anything is sent:
+//   - high-risk commands (AdminCommands) with ErrAdminDisabled unless Options.AllowAdmin;
+//   - commands that change the state of the connection that runs them, with a
+//     *SessionCommandError (errors.Is ErrSessionCommand) naming the alternative. The
+//     connection is shared: other callers' commands travel on it, so a change of database,
+//     user or protocol, a transaction, a subscription or a suppressed reply would reach them
+//     too (wrong values, lost writes, mis-paired replies). They are MULTI, EXEC, DISCARD,
+//     WATCH, UNWATCH, SELECT, AUTH, HELLO, RESET, READONLY, READWRITE, ASKING, QUIT,
+//     MONITOR, SYNC, PSYNC, REPLCONF, SCRIPT DEBUG, the CLIENT subcommands REPLY, SETNAME,
+//     SETINFO, TRACKING, CACHING, NO-EVICT and NO-TOUCH, and the subscribe family. Use
+//     Options.Database, Options.ClientName, the credential options, Client.Watch and
+//     DedicatedConn.Exec, Client.Subscribe, or a dedicated connection (Client.Dedicated).
+//
+// Blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run on a rented dedicated connection, with
+// no reply budget (see DedicatedConn.Do). Commands respire does not know (module commands, or
+// commands newer than Redis 7.2) are sent as they are.
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	name, _, err := c.commandName(args)
+	cl, info, err := c.rawCall(args)
 	if err != nil {
 		return resp.Value{}, err
 	}
-	if isSubscribeCommand(name) {
-		return resp.Value{}, configErr("args", name+" would put a command connection in subscriber mode; use Subscribe, PSubscribe or SSubscribe")
-	}
-	if isBlockingCommand(name, args) {
-		// A blocking command would hold up a shared connection: it runs on a dedicated one.
-		return c.doDedicated(ctx, args)
-	}
-	cl := c.getCall()
-	cl.begin(name, len(args))
-	if err := cl.appendArgs(name, args[1:]); err != nil {
+	if info != nil && info.SessionChanging() {
 		c.putCall(cl)
-		return resp.Value{}, err
+		return resp.Value{}, refuseShared(info)
+	}
+	if cl.mayBlock(info) {
+		// A blocking command would hold up a shared connection: it runs on a dedicated one.
+		return c.doDedicated(ctx, cl, info)
 	}
 	var out resp.Value
 	err = c.run(ctx, cl, func(v *resp.Value) error {
@@ -66,59 +94,10 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return out, err
 }
 
-// commandName returns the upper-case command name and first argument of raw arguments, and refuses
-// high-risk commands without AllowAdmin.
-func (c *Client) commandName(args []any) (name, sub string, err error) {
-	if len(args) == 0 {
-		return "", "", configErr("args", "Do needs a command name")
-	}
-	name, ok := args[0].(string)
-	if !ok || name == "" {
-		return "", "", configErr("args", "Do's first argument must be the command name")
-	}
-	name = strings.ToUpper(name)
-	if len(args) > 1 {
-		sub, _ = args[1].(string)
-	}
-	if !c.opts.AllowAdmin && isAdmin(name, sub) {
-		return "", "", ErrAdminDisabled
-	}
-	return name, sub, nil
-}
-
-// appendArgs encodes raw arguments as bulk strings.
-func (cl *call) appendArgs(name string, args []any) error {
-	for _, a := range args {
-		switch v := a.(type) {
-		case string:
-			cl.arg(v)
-		case []byte:
-			cl.argBytes(v)
-		case int:
-			cl.argInt(int64(v))
-		case int64:
-			cl.argInt(v)
-		case uint64:
-			cl.arg(strconv.FormatUint(v, 10))
-		case float64:
-			cl.arg(strconv.FormatFloat(v, 'g', -1, 64))
-		case bool:
-			if v {
-				cl.argInt(1)
-			} else {
-				cl.argInt(0)
-			}
-		default:
-			return configErr("args", "unsupported argument type for "+name)
-		}
-	}
-	return nil
-}
-
 // Ping sends PING and checks for PONG.
 func (c *Client) Ping(ctx context.Context) error {
 	cl := c.getCall()
-	cl.begin("PING", 1)
+	cl.begin("PING", 1, pongShape)
 	return c.run(ctx, cl, func(v *resp.Value) error {
 		if s, ok := textOf(v); !ok || s != "PONG" {
 			return unexpected("PING", v)
@@ -130,7 +109,7 @@ func (c *Client) Ping(ctx context.Context) error {
 // Get returns the value of key; found is false when the key does not exist.
 func (c *Client) Get(ctx context.Context, key string) (value string, found bool, err error) {
 	cl := c.getCall()
-	cl.begin("GET", 2)
+	cl.begin("GET", 2, bulkShape)
 	cl.arg(key)
 	err = c.run(ctx, cl, func(v *resp.Value) error {
 		value, found, err = stringReply("GET", v)
@@ -154,7 +133,7 @@ type SetOptions struct {
 // Set sets key to value.
 func (c *Client) Set(ctx context.Context, key, value string) error {
 	cl := c.getCall()
-	cl.begin("SET", 3)
+	cl.begin("SET", 3, okShape)
 	cl.arg(key)
 	cl.arg(value)
 	return c.run(ctx, cl, okReply)
@@ -178,8 +157,15 @@ func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetO
 			n++
 		}
 	}
+	shape := okShape
+	switch {
+	case opt.Get:
+		shape = bulkShape
+	case opt.NX || opt.XX:
+		shape = okOrNullShape
+	}
 	cl := c.getCall()
-	cl.begin("SET", n)
+	cl.begin("SET", n, shape)
 	cl.arg(key)
 	cl.arg(value)
 	if opt.TTL > 0 {
@@ -234,7 +220,7 @@ func (c *Client) keysInt(ctx context.Context, name string, keys []string) (n int
 		return 0, configErr("keys", name+" needs at least one key")
 	}
 	cl := c.getCall()
-	cl.begin(name, 1+len(keys))
+	cl.begin(name, 1+len(keys), intShape)
 	for _, k := range keys {
 		cl.arg(k)
 	}
@@ -250,7 +236,7 @@ func (c *Client) keysInt(ctx context.Context, name string, keys []string) (n int
 func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	secs := int64((ttl + time.Second - 1) / time.Second)
 	cl := c.getCall()
-	cl.begin("EXPIRE", 3)
+	cl.begin("EXPIRE", 3, intShape)
 	cl.arg(key)
 	cl.argInt(secs)
 	var n int64
@@ -272,7 +258,7 @@ const (
 // TTL returns key's remaining time to live, NoExpiry, or KeyMissing.
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	cl := c.getCall()
-	cl.begin("TTL", 2)
+	cl.begin("TTL", 2, intShape)
 	cl.arg(key)
 	var n int64
 	err := c.run(ctx, cl, func(v *resp.Value) (err error) {
@@ -293,7 +279,7 @@ func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 // Incr increments the integer at key by one and returns the new value.
 func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
 	cl := c.getCall()
-	cl.begin("INCR", 2)
+	cl.begin("INCR", 2, intShape)
 	cl.arg(key)
 	var n int64
 	err := c.run(ctx, cl, func(v *resp.Value) (err error) {
@@ -306,7 +292,7 @@ func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
 // IncrBy increments the integer at key by delta and returns the new value.
 func (c *Client) IncrBy(ctx context.Context, key string, delta int64) (int64, error) {
 	cl := c.getCall()
-	cl.begin("INCRBY", 3)
+	cl.begin("INCRBY", 3, intShape)
 	cl.arg(key)
 	cl.argInt(delta)
 	var n int64
@@ -331,7 +317,7 @@ func (c *Client) MGet(ctx context.Context, keys ...string) ([]OptionalString, er
 		return nil, configErr("keys", "MGET needs at least one key")
 	}
 	cl := c.getCall()
-	cl.begin("MGET", 1+len(keys))
+	cl.begin("MGET", 1+len(keys), engine.ShapeOf(resp.KindArray).Elems(len(keys)))
 	for _, k := range keys {
 		cl.arg(k)
 	}
@@ -359,7 +345,7 @@ func (c *Client) MSet(ctx context.Context, kv ...string) error {
 		return configErr("kv", "MSET needs key/value pairs")
 	}
 	cl := c.getCall()
-	cl.begin("MSET", 1+len(kv))
+	cl.begin("MSET", 1+len(kv), okShape)
 	for _, s := range kv {
 		cl.arg(s)
 	}
@@ -372,7 +358,7 @@ func (c *Client) HSet(ctx context.Context, key string, fv ...string) (int64, err
 		return 0, configErr("fv", "HSET needs field/value pairs")
 	}
 	cl := c.getCall()
-	cl.begin("HSET", 2+len(fv))
+	cl.begin("HSET", 2+len(fv), intShape)
 	cl.arg(key)
 	for _, s := range fv {
 		cl.arg(s)
@@ -388,7 +374,7 @@ func (c *Client) HSet(ctx context.Context, key string, fv ...string) (int64, err
 // HGet returns a field of the hash at key.
 func (c *Client) HGet(ctx context.Context, key, field string) (value string, found bool, err error) {
 	cl := c.getCall()
-	cl.begin("HGET", 3)
+	cl.begin("HGET", 3, bulkShape)
 	cl.arg(key)
 	cl.arg(field)
 	err = c.run(ctx, cl, func(v *resp.Value) error {
@@ -401,7 +387,7 @@ func (c *Client) HGet(ctx context.Context, key, field string) (value string, fou
 // HGetAll returns every field of the hash at key (RESP2 and RESP3 replies are normalized).
 func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, error) {
 	cl := c.getCall()
-	cl.begin("HGETALL", 2)
+	cl.begin("HGETALL", 2, mapShape)
 	cl.arg(key)
 	var out map[string]string
 	err := c.run(ctx, cl, func(v *resp.Value) error {
@@ -445,7 +431,7 @@ func (c *Client) keyValuesInt(ctx context.Context, name, key string, values []st
 		return 0, configErr("values", name+" needs at least one value")
 	}
 	cl := c.getCall()
-	cl.begin(name, 2+len(values))
+	cl.begin(name, 2+len(values), intShape)
 	cl.arg(key)
 	for _, s := range values {
 		cl.arg(s)
@@ -469,7 +455,7 @@ func (c *Client) RPop(ctx context.Context, key string) (string, bool, error) {
 
 func (c *Client) pop(ctx context.Context, name, key string) (value string, found bool, err error) {
 	cl := c.getCall()
-	cl.begin(name, 2)
+	cl.begin(name, 2, bulkShape)
 	cl.arg(key)
 	err = c.run(ctx, cl, func(v *resp.Value) error {
 		value, found, err = stringReply(name, v)
@@ -482,7 +468,7 @@ func (c *Client) pop(ctx context.Context, name, key string) (value string, found
 // indexes count from the end).
 func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
 	cl := c.getCall()
-	cl.begin("LRANGE", 4)
+	cl.begin("LRANGE", 4, arrayShape)
 	cl.arg(key)
 	cl.argInt(start)
 	cl.argInt(stop)
@@ -533,8 +519,10 @@ func intReply(name string, v *resp.Value) (int64, error) {
 	return 0, unexpected(name, v)
 }
 
+// okReply accepts OK and nothing else: another simple string (QUEUED, after a MULTI the
+// client did not send) does not mean that the command ran.
 func okReply(v *resp.Value) error {
-	if v.Kind == resp.KindSimpleString {
+	if v.Kind == resp.KindSimpleString && string(v.Str) == "OK" {
 		return nil
 	}
 	return unexpected("OK", v)

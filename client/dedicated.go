@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -39,9 +39,10 @@ func nextEpisodeBase() uint64 { return (episodeBases.Add(1) - 1) * episodeRange 
 // A DedicatedConn carries one call at a time: a concurrent call fails with ErrDedicatedBusy.
 // It is discarded, instead of being returned for reuse, when a call fails on the connection,
 // when a caller abandons a command the connection already accepted (a cancelled context, an
-// expired CommandTimeout), and when raw commands changed session state that cannot be undone
-// (SELECT, HELLO, AUTH, RESET, CLIENT SETNAME/REPLY/TRACKING, READONLY, READWRITE). Calls
-// on a discarded or closed DedicatedConn fail with ErrDedicatedClosed.
+// expired CommandTimeout), and when raw commands, directly or inside a transaction, changed
+// connection state that the next renter must not inherit (SELECT, AUTH, HELLO, RESET,
+// READONLY, READWRITE, ASKING, CLIENT SETNAME, TRACKING, CACHING, NO-EVICT, ...; see Do).
+// Calls on a discarded or closed DedicatedConn fail with ErrDedicatedClosed.
 //
 // Commands on a DedicatedConn are never retried or replayed, like every command of respire.
 type DedicatedConn struct {
@@ -140,7 +141,7 @@ func (d *DedicatedConn) Close() error {
 	healthy := !d.dirty && !d.busy.Load()
 	if healthy && d.watching {
 		cl := d.c.getCall()
-		cl.begin("UNWATCH", 1)
+		cl.begin("UNWATCH", 1, okShape)
 		cl.cmd.Reset()
 		// Nobody waits for the reply: the completion recycles the call.
 		cl.state.Store(callAbandoned)
@@ -294,25 +295,41 @@ func (d *DedicatedConn) run(ctx context.Context, cl *call, decode func(v *resp.V
 }
 
 // Do sends a raw command on the connection and returns its reply, which owns its memory.
-// Arguments are encoded as by Client.Do. Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH,
-// BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT, WAITAOF) have no
-// reply budget: their own block time and ctx bound them. MULTI, EXEC and DISCARD are refused
-// (use Exec), as are subscriptions and MONITOR, which would take the connection over.
+// Arguments are encoded and classified as by Client.Do, and admin commands are refused the same
+// way. Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP,
+// XREAD and XREADGROUP with BLOCK, WAIT, WAITAOF) have no reply budget: their own block time
+// and ctx bound them.
+//
+// The connection is the caller's alone, so commands that change its state are allowed, with
+// these rules:
+//   - MULTI, EXEC and DISCARD are refused (*SessionCommandError): use Exec, which sends them
+//     with the queued commands;
+//   - the subscribe family and the commands that break the one-reply-per-command exchange
+//     (MONITOR, CLIENT REPLY, QUIT, SYNC, PSYNC, SCRIPT DEBUG) are refused;
+//   - WATCH and UNWATCH run; a WATCH still in effect at Close is cleared with UNWATCH;
+//   - every other state change (SELECT, AUTH, HELLO, RESET, READONLY, READWRITE, ASKING,
+//     CLIENT SETNAME, TRACKING, CACHING, NO-EVICT, ...) runs, and the connection is then
+//     discarded at Close instead of being handed to the next renter in that state.
 func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	cl, err := d.c.rawCall(args)
+	cl, info, err := d.c.rawCall(args)
 	if err != nil {
 		return resp.Value{}, err
 	}
-	name := cl.cmd.Name
-	sub := ""
-	if len(args) > 1 {
-		sub, _ = args[1].(string)
+	return d.doCall(ctx, cl, info)
+}
+
+// doCall runs a raw call classified by rawCall (info is nil for an unknown command).
+func (d *DedicatedConn) doCall(ctx context.Context, cl *call, info *command.Info) (resp.Value, error) {
+	session := command.SessionNone
+	if info != nil {
+		if err := refuseDedicated(info); err != nil {
+			d.c.putCall(cl)
+			return resp.Value{}, err
+		}
+		session = info.Session()
 	}
-	switch effect := sessionEffect(name, sub); effect {
-	case sessionRefused:
-		d.c.putCall(cl)
-		return resp.Value{}, configErr("args", name+" is not available through DedicatedConn.Do: use Exec for transactions and the pub/sub API for subscriptions")
-	case sessionDirty:
+	if session == command.SessionState {
+		// Marked before sending: even a failed or abandoned attempt may have changed it.
 		d.dirty = true
 	}
 	var out resp.Value
@@ -320,18 +337,14 @@ func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error)
 		out = v.Clone()
 		return nil
 	}
-	if isBlockingCommand(name, args) {
-		err = d.runBlocking(ctx, cl, decode)
+	if cl.mayBlock(info) {
+		err := d.runBlocking(ctx, cl, decode)
 		return out, err
 	}
-	err = d.run(ctx, cl, decode)
-	if err == nil {
-		switch name {
-		case "WATCH":
-			d.watching = true
-		case "UNWATCH":
-			d.watching = false
-		}
+	name := cl.cmd.Name
+	err := d.run(ctx, cl, decode)
+	if err == nil && session == command.SessionWatch {
+		d.watching = name == "WATCH"
 	}
 	return out, err
 }
@@ -339,7 +352,7 @@ func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error)
 // Ping sends PING on the connection.
 func (d *DedicatedConn) Ping(ctx context.Context) error {
 	cl := d.c.getCall()
-	cl.begin("PING", 1)
+	cl.begin("PING", 1, pongShape)
 	return d.run(ctx, cl, func(v *resp.Value) error {
 		if s, ok := textOf(v); !ok || s != "PONG" {
 			return unexpected("PING", v)
@@ -352,7 +365,7 @@ func (d *DedicatedConn) Ping(ctx context.Context) error {
 // reads the value the transaction will be checked against.
 func (d *DedicatedConn) Get(ctx context.Context, key string) (value string, found bool, err error) {
 	cl := d.c.getCall()
-	cl.begin("GET", 2)
+	cl.begin("GET", 2, bulkShape)
 	cl.arg(key)
 	err = d.run(ctx, cl, func(v *resp.Value) error {
 		value, found, err = stringReply("GET", v)
@@ -364,7 +377,7 @@ func (d *DedicatedConn) Get(ctx context.Context, key string) (value string, foun
 // Set sets key to value.
 func (d *DedicatedConn) Set(ctx context.Context, key, value string) error {
 	cl := d.c.getCall()
-	cl.begin("SET", 3)
+	cl.begin("SET", 3, okShape)
 	cl.arg(key)
 	cl.arg(value)
 	return d.run(ctx, cl, okReply)
@@ -385,7 +398,7 @@ func (d *DedicatedConn) keyValuesInt(ctx context.Context, name, key string, valu
 		return 0, configErr("values", name+" needs at least one value")
 	}
 	cl := d.c.getCall()
-	cl.begin(name, 2+len(values))
+	cl.begin(name, 2+len(values), intShape)
 	cl.arg(key)
 	for _, s := range values {
 		cl.arg(s)
@@ -395,60 +408,4 @@ func (d *DedicatedConn) keyValuesInt(ctx context.Context, name, key string, valu
 		return err
 	})
 	return n, err
-}
-
-// rawCall encodes a raw command (the first argument is its name) into a pooled call, refusing
-// admin commands unless AllowAdmin.
-func (c *Client) rawCall(args []any) (*call, error) {
-	name, _, err := c.commandName(args)
-	if err != nil {
-		return nil, err
-	}
-	cl := c.getCall()
-	cl.begin(name, len(args))
-	if err := cl.appendArgs(name, args[1:]); err != nil {
-		c.putCall(cl)
-		return nil, err
-	}
-	return cl, nil
-}
-
-// What a raw command does to a dedicated connection's session.
-const (
-	sessionKept = iota
-	sessionDirty
-	sessionRefused
-)
-
-// sessionEffect classifies a raw command by what it does to the connection's session.
-func sessionEffect(name, sub string) int {
-	switch name {
-	case "MULTI", "EXEC", "DISCARD", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
-		"PUNSUBSCRIBE", "SUNSUBSCRIBE", "MONITOR", "QUIT":
-		return sessionRefused
-	case "SELECT", "HELLO", "AUTH", "RESET", "READONLY", "READWRITE":
-		return sessionDirty
-	case "CLIENT":
-		switch strings.ToUpper(sub) {
-		case "SETNAME", "REPLY", "TRACKING", "NO-EVICT", "NO-TOUCH", "SETINFO", "CACHING":
-			return sessionDirty
-		}
-	}
-	return sessionKept
-}
-
-// isBlockingCommand reports whether a command (upper-case name) may wait on the server: it then
-// runs with no reply budget.
-func isBlockingCommand(name string, args []any) bool {
-	switch name {
-	case "BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF":
-		return true
-	case "XREAD", "XREADGROUP":
-		for _, a := range args[1:] {
-			if s, ok := a.(string); ok && strings.EqualFold(s, "BLOCK") {
-				return true
-			}
-		}
-	}
-	return false
 }

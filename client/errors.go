@@ -1,16 +1,15 @@
 package client
 
 import (
-	"context"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
 )
@@ -24,7 +23,8 @@ var (
 	ErrUnknownOutcome = errors.New("respire: command outcome unknown")
 	// ErrReconnectLimit: every connection of the endpoint exhausted its reconnect policy.
 	ErrReconnectLimit = errors.New("respire: reconnect limit reached")
-	// ErrAdminDisabled: a high-risk command was refused because AllowAdmin is false.
+	// ErrAdminDisabled: a high-risk command (AdminCommands) was refused because AllowAdmin is
+	// false. Nothing was sent.
 	ErrAdminDisabled = errors.New("respire: admin command refused (set AllowAdmin)")
 	// ErrTooManyWaiters: the bound on callers waiting for a connection was reached.
 	ErrTooManyWaiters = errors.New("respire: too many callers waiting for a connection")
@@ -301,40 +301,27 @@ func acquireFailure(ep Endpoint, connectTimeout time.Duration, ae *engine.Acquir
 	return connectFailure(ep, connectTimeout, ae.Err)
 }
 
-// isCancel reports whether err is the caller's context error.
-func isCancel(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// adminCommands are refused unless AllowAdmin: the first word, or the first two for containers.
-var adminCommands = map[string]bool{
-	"FLUSHALL": true, "FLUSHDB": true, "SHUTDOWN": true, "DEBUG": true, "REPLICAOF": true,
-	"SLAVEOF": true, "FAILOVER": true, "MONITOR": true, "SWAPDB": true, "MIGRATE": true,
-	"CONFIG SET": true, "CONFIG RESETSTAT": true, "CONFIG REWRITE": true,
-	"CLIENT KILL": true, "CLIENT PAUSE": true, "SCRIPT FLUSH": true, "SCRIPT KILL": true,
-	"FUNCTION FLUSH": true, "FUNCTION KILL": true, "FUNCTION DELETE": true, "FUNCTION RESTORE": true,
-	"MODULE LOAD": true, "MODULE LOADEX": true, "MODULE UNLOAD": true,
-	"ACL SETUSER": true, "ACL DELUSER": true, "ACL LOAD": true, "ACL SAVE": true,
-	"CLUSTER RESET": true, "CLUSTER FAILOVER": true, "CLUSTER FORGET": true, "CLUSTER FLUSHSLOTS": true,
-	"SAVE": true, "BGSAVE": true, "BGREWRITEAOF": true, "LATENCY RESET": true, "SLOWLOG RESET": true,
-}
-
-// AdminCommands returns the commands refused unless Options.AllowAdmin, sorted.
+// AdminCommands returns the commands refused unless Options.AllowAdmin, sorted: a subcommand
+// after its container and a space ("CONFIG SET"). The list comes from respire's command table,
+// generated from Redis's own command metadata: every command in the ACL category @admin or
+// @dangerous, except INFO, ROLE and LASTSAVE (they only read server status) and KEYS, SORT and
+// SORT_RO (data commands whose danger is their cost), plus SCRIPT FLUSH, SCRIPT KILL and
+// FUNCTION FLUSH, DELETE, RESTORE and KILL (they remove or stop code other clients rely on).
+// docs/options.md lists it in full.
 func AdminCommands() []string {
-	out := make([]string, 0, len(adminCommands))
-	for c := range adminCommands {
-		out = append(out, c)
+	var out []string
+	for _, c := range command.Commands() {
+		if c.Admin() {
+			out = append(out, c.Name())
+		}
+		for _, s := range c.Subcommands() {
+			if s.Admin() {
+				out = append(out, s.Name())
+			}
+		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-// isAdmin reports whether args start a high-risk command.
-func isAdmin(name, sub string) bool {
-	if adminCommands[name] {
-		return true
-	}
-	return sub != "" && adminCommands[name+" "+strings.ToUpper(sub)]
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

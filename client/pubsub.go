@@ -433,7 +433,7 @@ func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (in
 
 func (c *Client) publish(ctx context.Context, name, channel, message string) (n int64, err error) {
 	cl := c.getCall()
-	cl.begin(name, 3)
+	cl.begin(name, 3, intShape)
 	cl.arg(channel)
 	cl.arg(message)
 	err = c.run(ctx, cl, func(v *resp.Value) error {
@@ -456,14 +456,4 @@ func newPubSubState(o *Options) *pubsubState {
 		capacity = DefaultSubscriptionBuffer
 	}
 	return &pubsubState{router: engine.NewRouter(capacity), capacity: capacity}
-}
-
-// isSubscribeCommand reports whether name puts a connection in subscriber mode: such commands
-// go through Subscribe, PSubscribe and SSubscribe, never through Do.
-func isSubscribeCommand(name string) bool {
-	switch name {
-	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE":
-		return true
-	}
-	return false
 }

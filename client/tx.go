@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -53,6 +55,9 @@ type Tx struct {
 	cmds []txCommand
 	err  error
 	c    *Client
+	// dirty: a queued command changes connection state (SELECT, ...); Exec marks the
+	// connection for discarding.
+	dirty bool
 }
 
 type txCommand struct {
@@ -60,22 +65,31 @@ type txCommand struct {
 	frame []byte
 }
 
-// Do queues a raw command; arguments are encoded as by Client.Do.
+// Do queues a raw command; arguments are encoded and classified as by Client.Do, and admin
+// commands are refused the same way. MULTI, EXEC, DISCARD, WATCH and UNWATCH cannot be queued
+// (Exec sends MULTI and EXEC; watch keys with DedicatedConn.Watch or Client.Watch before Exec),
+// nor can the subscribe family and the commands that break the one-reply-per-command exchange.
+// A queued command that changes connection state (SELECT, ...) runs, and the connection is
+// discarded at Close instead of being handed to the next renter. A refusal is kept and
+// returned by Exec, which then sends nothing.
 func (tx *Tx) Do(args ...any) {
 	if tx.err != nil {
 		return
 	}
-	cl, err := tx.c.rawCall(args)
+	cl, info, err := tx.c.rawCall(args)
 	if err != nil {
 		tx.err = err
 		return
 	}
-	switch name := cl.cmd.Name; name {
-	case "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH":
-		tx.err = configErr("args", name+" cannot be queued inside a transaction")
-	default:
-		tx.cmds = append(tx.cmds, txCommand{name: name, frame: append([]byte(nil), cl.cmd.Frame...)})
+	if info != nil {
+		if err := refuseTx(info); err != nil {
+			tx.err = err
+			tx.c.putCall(cl)
+			return
+		}
+		tx.dirty = tx.dirty || info.Session() == command.SessionState
 	}
+	tx.cmds = append(tx.cmds, txCommand{name: cl.cmd.Name, frame: append([]byte(nil), cl.cmd.Frame...)})
 	tx.c.putCall(cl)
 }
 
@@ -118,7 +132,7 @@ func (d *DedicatedConn) Watch(ctx context.Context, keys ...string) error {
 		return configErr("keys", "WATCH needs at least one key")
 	}
 	cl := d.c.getCall()
-	cl.begin("WATCH", 1+len(keys))
+	cl.begin("WATCH", 1+len(keys), okShape)
 	for _, k := range keys {
 		cl.arg(k)
 	}
@@ -132,7 +146,7 @@ func (d *DedicatedConn) Watch(ctx context.Context, keys ...string) error {
 // Unwatch sends UNWATCH, forgetting every watched key.
 func (d *DedicatedConn) Unwatch(ctx context.Context) error {
 	cl := d.c.getCall()
-	cl.begin("UNWATCH", 1)
+	cl.begin("UNWATCH", 1, okShape)
 	err := d.run(ctx, cl, okReply)
 	if err == nil {
 		d.watching = false
@@ -164,18 +178,22 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 	defer d.release()
 	cls := make([]*call, 0, len(tx.cmds)+2)
 	multi := d.c.getCall()
-	multi.begin("MULTI", 1)
+	multi.begin("MULTI", 1, okShape)
 	cls = append(cls, multi)
 	for _, q := range tx.cmds {
 		cl := d.c.getCall()
 		cl.cmd.Name = q.name
+		cl.cmd.Expect = queuedShape
 		cl.cmd.Frame = append(cl.cmd.Frame[:0], q.frame...)
 		cls = append(cls, cl)
 	}
 	exec := d.c.getCall()
-	exec.begin("EXEC", 1)
+	exec.begin("EXEC", 1, engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(len(tx.cmds)))
 	cls = append(cls, exec)
 	d.watching = false
+	if tx.dirty {
+		d.dirty = true
+	}
 	if err := d.roundTrip(ctx, d.budget(), cls); err != nil {
 		return nil, err
 	}

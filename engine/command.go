@@ -52,6 +52,9 @@ type Command struct {
 	Frame []byte
 	// ID is the caller's identifier for the command (the simulator's command id); zero if unused.
 	ID uint64
+	// Expect is the shape of the replies the command accepts; the zero Shape accepts any. A
+	// transport that reads a reply of another shape fails the connection (see Replied).
+	Expect Shape
 	// Reply is the server's reply when Err is nil. Server error replies are replies.
 	Reply resp.Value
 	// Err is the failure that prevented a reply: an engine or transport error.

@@ -313,9 +313,13 @@ func (c *Conn) readLoop() error {
 		// The reply moves into the command and the command's old storage becomes the next
 		// scratch: no copy, no allocation once the storages are large enough.
 		cmd.Reply, c.scratch = c.scratch, cmd.Reply
-		cmd.Complete(nil)
+		err := cmd.Replied()
 		completed++
 		c.completed.Store(completed)
+		if err != nil {
+			// Not the command's reply: nothing after it can be trusted to pair either.
+			return c.ioError("read", err)
+		}
 		if c.draining.Load() && c.drained(completed) {
 			c.shutdown(c.closedErr, true)
 		}

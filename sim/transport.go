@@ -516,8 +516,13 @@ func (c *simConn) receive() {
 				c.qhead, c.flushed = 0, 0
 			}
 			if cmd != nil {
-				cmd.Complete(nil)
+				err := cmd.Replied()
 				c.w.maybeDoubleComplete(cmd)
+				if err != nil {
+					// Not the command's reply: the connection cannot pair replies any more.
+					c.protocolFailure(err)
+					return
+				}
 			}
 			if c.draining && c.qhead == len(c.queue) {
 				c.closeClient(c.ioError("close", netio.ErrClosed))

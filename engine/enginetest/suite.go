@@ -36,6 +36,7 @@ func Run(t *testing.T, h Harness) {
 		{"DrainCompletesPendingThenCloses", s.drain},
 		{"DrainIdleClosesAtOnce", s.drainIdle},
 		{"OfferRefusedWhileDrainingThenStopped", s.offerWhileDraining},
+		{"ReplyOfWrongShapeFailsConnection", s.wrongShape},
 	} {
 		t.Run(c.name, c.run)
 	}
@@ -781,4 +782,49 @@ func (s *suite) offerWhileDraining(t *testing.T) {
 		t.Fatalf("the refused command was touched: stage %v, err %v", refused.cmd.Stage(), refused.cmd.Err)
 	}
 	conn.Close()
+}
+
+// wrongShape: a reply that does not fit its command's Expect fails the connection at once. SET,
+// then GET expecting an integer (the bulk reply does not fit), then GET expecting anything, are
+// pipelined: SET completes with its reply; the first GET completes with a protocol error at
+// StageAwaitingReply (an unknown outcome, never a value); the second GET, whose reply was on
+// its way, fails too instead of being paired with it; Lost is reported once, with the protocol
+// error.
+func (s *suite) wrongShape(t *testing.T) {
+	conn, a := s.connect(t)
+	key := s.key(t, "k")
+	var log completionLog
+	set := newCall(&log, "SET", key, "v")
+	set.cmd.Expect = engine.ShapeOf(resp.KindSimpleString).Text("OK")
+	bad := newCall(&log, "GET", key)
+	bad.cmd.Expect = engine.ShapeOf(resp.KindInteger)
+	after := newCall(&log, "GET", key)
+	conn.Send(&set.cmd)
+	conn.Send(&bad.cmd)
+	conn.Send(&after.cmd)
+	s.waitDone(t, set, bad, after)
+	if !s.h.WaitFor(func() bool { return a.rec.count("lost") > 0 }) {
+		t.Fatalf("no Lost after a reply of the wrong shape; events %s", a.rec.kinds())
+	}
+	conn.Close() // what the engine does after Lost
+	s.h.Settle()
+	checkOnce(t, set, bad, after)
+	if set.cmd.Err != nil {
+		t.Fatalf("SET before the bad reply failed: %v", set.cmd.Err)
+	}
+	expectString(t, "SET", set.cmd.Reply, resp.KindSimpleString, "OK")
+	if !errors.Is(bad.cmd.Err, resp.ErrProtocol) || !bad.cmd.MaybeSent() {
+		t.Fatalf("GET with a wrong-shape reply: err %v, MaybeSent %v; want a protocol error and an unknown outcome",
+			bad.cmd.Err, bad.cmd.MaybeSent())
+	}
+	if after.cmd.Err == nil {
+		t.Fatalf("GET after the bad reply completed with %v: the connection kept pairing replies", after.cmd.Reply)
+	}
+	if after.order < bad.order {
+		t.Fatalf("GET after the bad reply completed first")
+	}
+	lost, _ := a.rec.first("lost")
+	if n := a.rec.count("lost"); n != 1 || !errors.Is(lost.err, resp.ErrProtocol) {
+		t.Fatalf("Lost %d times with %v; want once with the protocol error", n, lost.err)
+	}
 }

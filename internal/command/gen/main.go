@@ -1,0 +1,36 @@
+// Command gen writes internal/command's table (table_gen.go) from the captured command
+// description (testdata/commands.json) and the overlay (overlay.txt). go generate runs it in
+// the package directory:
+//
+//	go generate ./internal/command
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/respire-go/respire/internal/command/internal/tablegen"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	captured, err := os.ReadFile("testdata/commands.json")
+	if err != nil {
+		return err
+	}
+	overlay, err := os.ReadFile("overlay.txt")
+	if err != nil {
+		return err
+	}
+	src, err := tablegen.Generate(captured, overlay)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile("table_gen.go", src, 0o644)
+}
