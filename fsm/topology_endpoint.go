@@ -50,20 +50,30 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	if !ok {
 		return Endpoint{}, &EndpointError{"port is not a number from 1 to 65535"}
 	}
-	host := s[:colon]
+	host, err := ParseHost(s[:colon])
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return Endpoint{Host: host, Port: port}, nil
+}
+
+// ParseHost checks a host as ParseEndpoint does and returns its canonical form: an IP literal
+// (an IPv6 one with or without brackets) or a host name of letters, digits, dots, hyphens and
+// underscores, at most MaxHostLength bytes. The empty host is valid and stays empty.
+func ParseHost(host string) (string, error) {
 	if strings.HasPrefix(host, "[") != strings.HasSuffix(host, "]") {
-		return Endpoint{}, &EndpointError{"unbalanced brackets"}
+		return "", &EndpointError{"unbalanced brackets"}
 	}
 	if strings.HasPrefix(host, "[") {
 		host = host[1 : len(host)-1]
 		if _, ok := parseIPv6(host); !ok {
-			return Endpoint{}, &EndpointError{"brackets around something other than an IPv6 address"}
+			return "", &EndpointError{"brackets around something other than an IPv6 address"}
 		}
 	}
 	if err := checkHost(host); err != nil {
-		return Endpoint{}, err
+		return "", err
 	}
-	return Endpoint{Host: CanonicalHost(host), Port: port}, nil
+	return CanonicalHost(host), nil
 }
 
 // checkHost rejects hosts that no Redis node announces: overlong ones, and ones that are neither
