@@ -403,8 +403,23 @@ func prefer(a, b *Node) bool {
 
 // diff fills the change report of going from t to u.
 func diff(ch *TopologyChange, t, u Topology) {
-	for s := 0; s < SlotCount; s++ {
-		if t.ownerID(s) != u.ownerID(s) {
+	// Compare owners by index: remap[i] is 1 + the index in u of t's node i-1, or 0.
+	remap := make([]uint16, len(t.nodes)+1)
+	for i := range t.nodes {
+		if j, ok := u.index(t.nodes[i].ID); ok {
+			remap[i+1] = uint16(j + 1)
+		}
+	}
+	var none [SlotCount]uint16
+	before, after := &none, &none
+	if t.owner != nil {
+		before = t.owner
+	}
+	if u.owner != nil {
+		after = u.owner
+	}
+	for s := range before {
+		if o := before[s]; after[s] != remap[o] || (o != 0 && remap[o] == 0) {
 			ch.SlotsMoved++
 		}
 	}
@@ -425,17 +440,64 @@ func diff(ch *TopologyChange, t, u Topology) {
 			j++
 		}
 	}
-	before, after := t.aliases(), u.aliases()
-	for _, ep := range before {
-		if _, found := slices.BinarySearchFunc(after, ep, compareEndpoints); !found {
+	was, is := t.aliases(), u.aliases()
+	for _, ep := range was {
+		if _, found := slices.BinarySearchFunc(is, ep, compareEndpoints); !found {
 			ch.Retired = append(ch.Retired, ep)
 		}
 	}
 }
 
-// String returns a deterministic multi-line description of t: one block per shard in the order
-// of its first slot, each primary followed by its replicas, then primaries without slots, then
-// replicas whose primary is not a member, then the unserved slots. For example
+// Shard is one primary of a Topology with its replicas and the slots it serves.
+type Shard struct {
+	// Primary is the shard's primary.
+	Primary Node
+	// Replicas are the members naming Primary as their primary, sorted by ID.
+	Replicas []Node
+	// Ranges are the slots Primary serves, in ascending order; empty for a primary without slots.
+	Ranges []SlotRange
+}
+
+// Shards returns the shards of t in a deterministic order: those serving slots by their first
+// slot, then the primaries without slots by ID. Replicas whose primary is not a member primary
+// belong to no shard; see Orphans.
+func (t Topology) Shards() []Shard {
+	owned := make([][]SlotRange, len(t.nodes)+1)
+	var order []int
+	t.eachRange(func(o int, r SlotRange) {
+		if o != 0 && len(owned[o]) == 0 {
+			order = append(order, o-1)
+		}
+		owned[o] = append(owned[o], r)
+	})
+	for i := range t.nodes {
+		if t.nodes[i].Role == RolePrimary && len(owned[i+1]) == 0 {
+			order = append(order, i)
+		}
+	}
+	out := make([]Shard, 0, len(order))
+	for _, p := range order {
+		out = append(out, Shard{Primary: t.nodes[p], Replicas: t.Replicas(t.nodes[p].ID), Ranges: owned[p+1]})
+	}
+	return out
+}
+
+// Orphans returns the replicas whose primary is not a member, or is not a primary, sorted by ID.
+func (t Topology) Orphans() []Node {
+	var out []Node
+	for _, n := range t.nodes {
+		if n.Role != RoleReplica {
+			continue
+		}
+		if p, ok := t.Node(n.Primary); !ok || p.Role != RolePrimary {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// String returns a deterministic multi-line description of t: its Shards, each primary followed
+// by its replicas, then its Orphans, then the slots no member serves. For example
 //
 //	shard 0-5460
 //	  primary 1c15c326dd5302a9af4451f255c450e28e0eb28c addr=127.0.0.1:30001
@@ -448,50 +510,32 @@ func (t Topology) String() string {
 			dst = append(dst, '\n')
 		}
 	}
-	owned := make([][]SlotRange, len(t.nodes)+1)
-	var order []int
-	t.eachRange(func(o int, r SlotRange) {
-		if len(owned[o]) == 0 && o != 0 {
-			order = append(order, o-1)
-		}
-		owned[o] = append(owned[o], r)
-	})
-	shard := func(p int) {
+	for _, sh := range t.Shards() {
 		line()
 		dst = append(dst, "shard "...)
-		dst = appendRanges(dst, owned[p+1])
+		dst = appendRanges(dst, sh.Ranges)
 		dst = append(dst, "\n  "...)
-		dst = t.nodes[p].AppendTo(dst)
-		for i := range t.nodes {
-			if t.nodes[i].Role == RoleReplica && t.nodes[i].Primary == t.nodes[p].ID {
-				dst = append(dst, "\n  "...)
-				dst = t.nodes[i].AppendTo(dst)
-			}
+		dst = sh.Primary.AppendTo(dst)
+		for i := range sh.Replicas {
+			dst = append(dst, "\n  "...)
+			dst = sh.Replicas[i].AppendTo(dst)
 		}
 	}
-	for _, p := range order {
-		shard(p)
+	for _, n := range t.Orphans() {
+		line()
+		dst = append(dst, "orphan "...)
+		dst = n.AppendTo(dst)
 	}
-	for i := range t.nodes {
-		if t.nodes[i].Role == RolePrimary && len(owned[i+1]) == 0 {
-			shard(i)
+	var uncovered []SlotRange
+	t.eachRange(func(o int, r SlotRange) {
+		if o == 0 {
+			uncovered = append(uncovered, r)
 		}
-	}
-	for i := range t.nodes {
-		n := &t.nodes[i]
-		if n.Role != RoleReplica {
-			continue
-		}
-		if p, ok := t.Node(n.Primary); !ok || p.Role != RolePrimary {
-			line()
-			dst = append(dst, "orphan "...)
-			dst = n.AppendTo(dst)
-		}
-	}
-	if len(owned[0]) > 0 {
+	})
+	if len(uncovered) > 0 {
 		line()
 		dst = append(dst, "uncovered "...)
-		dst = appendRanges(dst, owned[0])
+		dst = appendRanges(dst, uncovered)
 	}
 	return string(dst)
 }

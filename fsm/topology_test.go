@@ -76,6 +76,14 @@ func TestApplyConclusiveToEmpty(t *testing.T) {
 	if got := top.Replicas(id(3)); len(got) != 1 || got[0].ID != id(6) {
 		t.Errorf("replicas of node 3: %v", got)
 	}
+	shards := top.Shards()
+	if len(shards) != 3 || shards[1].Primary.ID != id(2) || len(shards[1].Replicas) != 1 || shards[1].Replicas[0].ID != id(5) ||
+		!slices.Equal(shards[1].Ranges, rng(5461, 10922)) {
+		t.Errorf("shards: %v", shards)
+	}
+	if len(top.Orphans()) != 0 {
+		t.Errorf("orphans: %v", top.Orphans())
+	}
 	want := strings.Join([]string{
 		"shard 0-5460",
 		"  primary " + string(id(1)) + " addr=10.0.0.1:7000",
@@ -376,6 +384,12 @@ func TestTopologyStringOrphansAndSlotless(t *testing.T) {
 	reply := threeShards()
 	reply.Shards = append(reply.Shards, shard(nil, orphan), shard(nil, spare))
 	top, _ := mustApply(t, Topology{}, reply, VerdictConclusive)
+	if sh := top.Shards(); len(sh) != 4 || sh[3].Primary.ID != id(8) || len(sh[3].Ranges) != 0 {
+		t.Errorf("shards: %v", sh)
+	}
+	if o := top.Orphans(); len(o) != 1 || o[0].ID != id(7) {
+		t.Errorf("orphans: %v", o)
+	}
 	s := top.String()
 	if !strings.Contains(s, "\nshard -\n  primary "+string(id(8))) || !strings.HasSuffix(s, "\norphan replica "+string(id(7))+" addr=10.0.0.7:7000 of="+string(id(99))) {
 		t.Fatalf("String:\n%s", s)
@@ -398,4 +412,23 @@ func nodeIDs(nodes []Node) []NodeID {
 		out[i] = n.ID
 	}
 	return out
+}
+
+func BenchmarkTopologyApply(b *testing.B) {
+	full, _ := Topology{}.Apply(threeShards())
+	moved := threeShards()
+	moved.Shards[0].Ranges = rng(0, 5000)
+	moved.Shards[1].Ranges = rng(5001, 10922)
+	b.Run("unchanged", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			full.Apply(threeShards())
+		}
+	})
+	b.Run("slots moved", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			full.Apply(moved)
+		}
+	})
 }
