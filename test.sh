@@ -32,7 +32,7 @@ step "fuzzing the parsers briefly (seed corpora also run in the steps above)"
 for target in $(go test -list '^Fuzz' ./netio/resp/ | grep '^Fuzz'); do
   go test ./netio/resp/ -run '^$' -fuzz "^${target}\$" -fuzztime 5s
 done
-for pkg in ./client/; do
+for pkg in ./client/ ./netio/wire/ ./fsm/; do
   for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime 5s
   done
