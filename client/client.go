@@ -327,5 +327,5 @@ func (c *Client) replyErr(name string, v *resp.Value) error {
 	if !v.IsError() {
 		return nil
 	}
-	return &ServerError{Code: v.ErrorCode(), Message: v.ErrorMessage(), CommandName: name, Endpoint: c.ep}
+	return serverError(v, name, c.ep, "")
 }

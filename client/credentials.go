@@ -260,8 +260,7 @@ func (r *renewal) completed(id fsm.ConnID, cmd *engine.Command) {
 	case cmd.Err != nil:
 		failure = cmd.Err
 	case cmd.Reply.IsError():
-		se := &ServerError{Code: cmd.Reply.ErrorCode(), Message: redactSecret(cmd.Reply.ErrorMessage(), r.password),
-			CommandName: "AUTH", Endpoint: c.ep}
+		se := serverError(&cmd.Reply, "AUTH", c.ep, r.password)
 		failure = se
 		if renewalRejects[se.Code] {
 			c.eng.Abort(id, &CredentialRenewalError{Endpoint: c.ep, Conn: uint64(id), Err: se})
@@ -284,14 +283,6 @@ func (r *renewal) release() {
 			close(r.all)
 		})
 	}
-}
-
-// redactSecret replaces every occurrence of secret in msg.
-func redactSecret(msg, secret string) string {
-	if secret == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, secret, "[redacted]")
 }
 
 // renewer runs a client's background renewals for a CredentialNotifier provider.

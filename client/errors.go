@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,11 +46,17 @@ func (e *ConfigError) Error() string {
 
 func configErr(option, reason string) error { return &ConfigError{Option: option, Reason: reason} }
 
-// ServerError is an error reply from Redis.
+// ServerError is an error reply from Redis. It carries no keys, values or credentials: its message
+// is the server's without the arguments Redis echoes (see Message).
 type ServerError struct {
-	// Code is the error's first word: ERR, WRONGTYPE, LOADING, MOVED, NOPERM, ...
+	// Code is the error's first word, exactly as the server sent it: ERR, WRONGTYPE, LOADING,
+	// MOVED, NOPERM, ...
 	Code string
-	// Message is the server's full message.
+	// Message is the server's message, starting with Code, without what the server echoed of the
+	// command's arguments: the "with args beginning with: ..." list of an unknown command is cut,
+	// and quoted text other than the command's name reads '[redacted]' (see netio.RedactReply).
+	// An error that a script or a function raises itself (redis.error_reply) is the application's
+	// own text: only its quoted parts are redacted.
 	Message string
 	// CommandName is the rejected command's name.
 	CommandName string
@@ -62,6 +67,13 @@ type ServerError struct {
 // Error implements error.
 func (e *ServerError) Error() string {
 	return "respire: " + e.CommandName + ": " + e.Message
+}
+
+// serverError builds the *ServerError of an error reply to command name: the reply's code, and
+// its message without the arguments the server echoed. A non-empty secret (the password of an
+// AUTH) is also withheld wherever a server might repeat it.
+func serverError(v *resp.Value, name string, ep Endpoint, secret string) *ServerError {
+	return &ServerError{Code: v.ErrorCode(), Message: netio.RedactReply(v.ErrorMessage(), name, secret), CommandName: name, Endpoint: ep}
 }
 
 // IsTransient reports whether the error code is transient: LOADING, BUSY, CLUSTERDOWN, TRYAGAIN
@@ -299,11 +311,6 @@ func acquireFailure(ep Endpoint, connectTimeout time.Duration, ae *engine.Acquir
 		return &ConnectionError{Endpoint: ep, Err: errors.New("respire: no connection available")}
 	}
 	return connectFailure(ep, connectTimeout, ae.Err)
-}
-
-// isCancel reports whether err is the caller's context error.
-func isCancel(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // adminCommands are refused unless AllowAdmin: the first word, or the first two for containers.

@@ -189,7 +189,7 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 	for i, cl := range cls[1 : len(cls)-1] {
 		v := &cl.cmd.Reply
 		if v.IsError() && queueErr == nil {
-			queueErr = &TxQueueError{Index: i, Err: &ServerError{Code: v.ErrorCode(), Message: v.ErrorMessage(), CommandName: cl.cmd.Name, Endpoint: d.c.ep}}
+			queueErr = &TxQueueError{Index: i, Err: serverError(v, cl.cmd.Name, d.c.ep, "")}
 		}
 	}
 	v := &exec.cmd.Reply
