@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -39,17 +40,29 @@ func (c Credentials) String() string {
 // GoString makes %#v print the redacted form too.
 func (c Credentials) GoString() string { return "client.Credentials{" + c.String() + "}" }
 
-// Format makes every fmt verb print the redacted form (%+v included).
+// Format makes every fmt verb, flag and width print the redacted form (%+v included).
 func (c Credentials) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
-		_, _ = f.Write([]byte(c.GoString()))
+		formatRedacted(f, verb, c.GoString())
 		return
 	}
-	_, _ = f.Write([]byte(c.String()))
+	formatRedacted(f, verb, c.String())
 }
 
 // LogValue makes slog log the redacted form.
 func (c Credentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON encodes the username and, when a password is set, "[redacted]" in its place.
+func (c Credentials) MarshalJSON() ([]byte, error) {
+	password := ""
+	if c.Password != "" {
+		password = redacted
+	}
+	return json.Marshal(struct {
+		Username string `json:"username,omitempty"`
+		Password string `json:"password,omitempty"`
+	}{c.Username, password})
+}
 
 // CredentialProvider supplies a client's credentials when they change over time: a password that
 // a secret manager rotates, a short-lived token. Set it as Options.Credentials instead of
@@ -133,13 +146,35 @@ func (s *CredentialSource) NotifyRenewal(renewed func()) (stop func()) {
 
 // String redacts the credentials.
 func (s *CredentialSource) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return "client.CredentialSource{" + s.current.String() + "}"
+	if s == nil {
+		return "client.CredentialSource(nil)"
+	}
+	return "client.CredentialSource{" + s.snapshot().String() + "}"
 }
 
 // GoString redacts the credentials.
 func (s *CredentialSource) GoString() string { return s.String() }
+
+// Format makes every fmt verb, flag and width print the redacted form.
+func (s *CredentialSource) Format(f fmt.State, verb rune) { formatRedacted(f, verb, s.String()) }
+
+// LogValue makes slog log the redacted form.
+func (s *CredentialSource) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON encodes the current credentials as Credentials does: the password redacted.
+func (s *CredentialSource) MarshalJSON() ([]byte, error) {
+	if s == nil {
+		return []byte("null"), nil
+	}
+	return s.snapshot().MarshalJSON()
+}
+
+// snapshot returns the current credentials.
+func (s *CredentialSource) snapshot() Credentials {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current
+}
 
 // ErrNoCredentialProvider is returned by RenewCredentials for a client without
 // Options.Credentials.

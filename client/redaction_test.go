@@ -2,7 +2,15 @@ package client_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -105,5 +113,134 @@ func TestRenewalRejectionKeepsTheServersMessage(t *testing.T) {
 			se.Message != "WRONGPASS invalid username-password pair or user is disabled." {
 			t.Fatalf("renewal with %q: %v, want WRONGPASS with its message intact", pw, err)
 		}
+	}
+}
+
+// leakyProvider is an application's provider that prints its own secret.
+type leakyProvider struct{ Token string }
+
+func (p leakyProvider) Credentials(context.Context) (client.Credentials, error) {
+	return client.Credentials{Password: p.Token}, nil
+}
+
+// TestPrintedValuesNeverRevealSecrets prints every type that holds a secret (options given or
+// parsed, clients, credentials, credential sources, on their own and nested, as values and
+// pointers) with every fmt verb and flag, both slog handlers and encoding/json, and checks that no
+// password, token or private key appears, raw or hex-encoded.
+func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
+	const (
+		password         = "pw-Alpha-7731"
+		sentinelPassword = "pw-Bravo-8842"
+		token            = "pw-Charlie-9953"
+		sourcePassword   = "pw-Delta-0064"
+	)
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig := &tls.Config{ServerName: "cache.internal", Certificates: []tls.Certificate{{Certificate: [][]byte{{1, 2, 3}}, PrivateKey: key}}}
+	opts := client.Options{
+		Endpoints: []client.Endpoint{{Host: "cache.internal", Port: 6380}}, Username: "alice", Password: password,
+		SentinelUsername: "watcher", SentinelPassword: sentinelPassword, TLS: tlsConfig, ClientName: "billing",
+		ReconnectPolicy: &client.ReconnectPolicy{MaxAttempts: 3},
+		Dialer:          func(context.Context, client.Endpoint) (net.Conn, error) { return nil, errors.New("no") },
+		Logger:          slog.New(slog.DiscardHandler),
+	}
+	withProvider := client.Options{Endpoints: opts.Endpoints, Credentials: leakyProvider{Token: token}}
+	uri, err := client.ParseURI("rediss://alice:" + password + "@cache.internal:6380/2?sentinelPassword=" + sentinelPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connString, err := client.ParseConnectionString("cache.internal:6380,user=alice,password=" + password +
+		",sentinelPassword=" + sentinelPassword + ",ssl=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Create(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	creds := client.Credentials{Username: "alice", Password: sourcePassword}
+	source := client.NewCredentialSource(creds)
+	type nested struct {
+		Options  client.Options
+		Pointer  *client.Options
+		Client   *client.Client
+		Creds    client.Credentials
+		CredsPtr *client.Credentials
+		Source   *client.CredentialSource
+		Provider client.Options
+	}
+	all := nested{opts, &uri, c, creds, &creds, source, withProvider}
+	values := map[string]any{
+		"Options": opts, "*Options": &opts, "parsed URI": uri, "*parsed URI": &uri,
+		"parsed connection string": connString, "*parsed connection string": &connString,
+		"Options with a provider": withProvider, "*Client": c, "Credentials": creds, "*Credentials": &creds,
+		"*CredentialSource": source, "nested": all, "*nested": &all, "slice": []client.Options{opts, uri},
+		"map": map[string]any{"opts": opts, "client": c},
+	}
+	secrets := []string{password, sentinelPassword, token, sourcePassword}
+	leaks := func(form, out string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(out, s) || strings.Contains(out, hex.EncodeToString([]byte(s))) ||
+				strings.Contains(strings.ToLower(out), strings.ToLower(s)) {
+				t.Errorf("%s reveals %q:\n%s", form, s, out)
+			}
+		}
+		raw := []byte(key)
+		for _, k := range []string{fmt.Sprint(raw[:8])[1:20], hex.EncodeToString(raw[:8]), base64.StdEncoding.EncodeToString(raw[:9])} {
+			if strings.Contains(out, k) {
+				t.Errorf("%s reveals the TLS private key:\n%s", form, out)
+			}
+		}
+	}
+	verbs := []string{"%v", "%+v", "%#v", "%s", "%q", "%#q", "%x", "%X", "%d", "%t", "%30v", "%-60s", "%.200v", "%+#v", "% x"}
+	for name, v := range values {
+		for _, verb := range verbs {
+			leaks(name+" "+verb, fmt.Sprintf(verb, v))
+		}
+		leaks(name+" Sprint", fmt.Sprint(v))
+		leaks(name+" Sprintln", fmt.Sprintln(v, v))
+		var text, js strings.Builder
+		slog.New(slog.NewTextHandler(&text, nil)).Info("config", "value", v)
+		slog.New(slog.NewJSONHandler(&js, nil)).Info("config", "value", v)
+		leaks(name+" slog text", text.String())
+		leaks(name+" slog json", js.String())
+		out, err := json.Marshal(v)
+		if err != nil {
+			t.Errorf("%s: json.Marshal: %v", name, err)
+		}
+		leaks(name+" json", string(out))
+	}
+
+	// Positive controls: the forms describe the values, and say that secrets are set.
+	for _, form := range []string{fmt.Sprintf("%v", opts), fmt.Sprintf("%+v", &uri), fmt.Sprint(c), fmt.Sprintf("%#v", connString)} {
+		if !strings.Contains(form, "Password:[redacted]") || !strings.Contains(form, "SentinelPassword:[redacted]") ||
+			!strings.Contains(form, "cache.internal:6380") || !strings.Contains(form, "alice") {
+			t.Errorf("description lacks its fields: %s", form)
+		}
+	}
+	if got := fmt.Sprintf("%v", opts); !strings.Contains(got, "TLS:{ServerName:cache.internal Certificates:1}") ||
+		!strings.Contains(got, "Dialer:set") || !strings.Contains(got, "attempts=3") {
+		t.Errorf("Options description: %s", got)
+	}
+	if got := fmt.Sprintf("%v", withProvider); !strings.Contains(got, "Credentials:<client_test.leakyProvider>") {
+		t.Errorf("a provider prints as its type: %s", got)
+	}
+	if got := fmt.Sprintf("[%-70v]", creds); !strings.HasPrefix(got, "[user=alice password=[redacted]") || len(got) != 72 {
+		t.Errorf("width is honoured: %q", got)
+	}
+	if got := fmt.Sprintf("%q", creds); got != `"user=alice password=[redacted]"` {
+		t.Errorf("%%q quotes the redacted form: %s", got)
+	}
+	if out, _ := json.Marshal(opts); !json.Valid(out) || !strings.Contains(string(out), `"Password":"[redacted]"`) {
+		t.Errorf("JSON: %s", out)
+	}
+	var js strings.Builder
+	slog.New(slog.NewJSONHandler(&js, nil)).Info("config", "options", opts)
+	if !strings.Contains(js.String(), `"options":{"Endpoints":"cache.internal:6380","Username":"alice","Password":"[redacted]"`) {
+		t.Errorf("slog JSON: %s", js.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,22 +37,29 @@ func TestHandshakeConfigNeverPrintsPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	forms := map[string]string{
-		"String":     cfg.String(),
-		"%v":         fmt.Sprintf("%v", cfg),
-		"%+v":        fmt.Sprintf("%+v", cfg),
-		"%#v":        fmt.Sprintf("%#v", cfg),
-		"%s ptr":     fmt.Sprintf("%s", &cfg),
-		"%+v tc":     fmt.Sprintf("%+v", tc),
-		"%#v tc":     fmt.Sprintf("%#v", tc),
-		"%v tc ptr":  fmt.Sprintf("%v", &tc),
-		"%v tr":      fmt.Sprintf("%v", NewTransport(tc)),
-		"%+v nested": fmt.Sprintf("%+v", struct{ T TransportConfig }{tc}),
-		"json":       string(js),
-		"slog text":  logged.String(),
-		"slog json":  jsonLogged.String(),
+		"String":    cfg.String(),
+		"json":      string(js),
+		"slog text": logged.String(),
+		"slog json": jsonLogged.String(),
+	}
+	values := map[string]any{"cfg": cfg, "cfg ptr": &cfg, "tc": tc, "tc ptr": &tc, "transport": NewTransport(tc),
+		"handshake": NewHandshake(cfg), "nested": struct{ T TransportConfig }{tc}}
+	for name, v := range values {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%40v", "%-40s"} {
+			forms[name+" "+verb] = fmt.Sprintf(verb, v)
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			t.Errorf("json.Marshal(%s): %v", name, err)
+		}
+		forms[name+" json"] = string(out)
+		var text, js strings.Builder
+		slog.New(slog.NewTextHandler(&text, nil)).Info("m", "v", v)
+		slog.New(slog.NewJSONHandler(&js, nil)).Info("m", "v", v)
+		forms[name+" slog text"], forms[name+" slog json"] = text.String(), js.String()
 	}
 	for name, s := range forms {
-		if strings.Contains(s, secret) {
+		if strings.Contains(s, secret) || strings.Contains(s, hex.EncodeToString([]byte(secret))) {
 			t.Errorf("%s reveals the password: %s", name, s)
 		}
 	}

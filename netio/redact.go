@@ -2,6 +2,7 @@ package netio
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -65,6 +66,65 @@ func (c HandshakeConfig) MarshalJSON() ([]byte, error) {
 		LibraryName    string `json:"libraryName,omitempty"`
 		LibraryVersion string `json:"libraryVersion,omitempty"`
 	}{c.Protocol.String(), c.Username, password, c.Database, c.ClientName, c.LibraryName, c.LibraryVersion})
+}
+
+// Format makes every fmt verb, flag and width print the redacted form.
+func (c HandshakeConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c.String()) }
+
+// Format makes every fmt verb, flag and width print the redacted form.
+func (c TransportConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c.String()) }
+
+// LogValue makes log/slog print the redacted form with every handler.
+func (c TransportConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON encodes the handshake configuration (its password redacted) and whether
+// credentials come from a provider; the dialer, its TLS configuration and the callbacks are left
+// out.
+func (c TransportConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Handshake          HandshakeConfig `json:"handshake"`
+		CredentialProvider bool            `json:"credentialProvider,omitempty"`
+		TLS                bool            `json:"tls,omitempty"`
+	}{c.Handshake, c.Credentials != nil, c.Dialer.TLS != nil})
+}
+
+// GoString makes %#v print the redacted form too.
+func (t *Transport) GoString() string { return t.String() }
+
+// Format makes every fmt verb, flag and width print the redacted form.
+func (t *Transport) Format(f fmt.State, verb rune) { formatRedacted(f, verb, t.String()) }
+
+// LogValue makes log/slog print the redacted form with every handler.
+func (t *Transport) LogValue() slog.Value { return slog.StringValue(t.String()) }
+
+// MarshalJSON encodes the transport's configuration as TransportConfig does.
+func (t *Transport) MarshalJSON() ([]byte, error) { return t.cfg.MarshalJSON() }
+
+// String describes the handshake without its password.
+func (h *Handshake) String() string { return "netio.Handshake{" + h.cfg.String() + "}" }
+
+// GoString makes %#v print the redacted form too.
+func (h *Handshake) GoString() string { return h.String() }
+
+// Format makes every fmt verb, flag and width print the redacted form.
+func (h *Handshake) Format(f fmt.State, verb rune) { formatRedacted(f, verb, h.String()) }
+
+// LogValue makes log/slog print the redacted form with every handler.
+func (h *Handshake) LogValue() slog.Value { return slog.StringValue(h.String()) }
+
+// MarshalJSON encodes the handshake's configuration, its password redacted.
+func (h *Handshake) MarshalJSON() ([]byte, error) { return h.cfg.MarshalJSON() }
+
+// formatRedacted prints text, a redacted form, for any verb: %v, %+v, %#v and %s print it, %q
+// quotes it and %x hex-encodes it, all with the flags, width and precision given; any other verb
+// prints it as %s would.
+func formatRedacted(f fmt.State, verb rune, text string) {
+	switch verb {
+	case 'q', 'x', 'X', 's':
+	default:
+		verb = 's'
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), text)
 }
 
 // RedactReply returns the text of an error reply ("CODE message") fit to appear in an error: what
