@@ -178,7 +178,7 @@ func (s *CredentialSource) snapshot() Credentials {
 
 // ErrNoCredentialProvider is returned by RenewCredentials for a client without
 // Options.Credentials.
-var ErrNoCredentialProvider = errors.New("respire: no credential provider: set Options.Credentials")
+var ErrNoCredentialProvider = sentinel("respire: no credential provider: set Options.Credentials")
 
 // CredentialRenewalError reports one connection whose credential renewal failed. When the server
 // rejected the new credentials (WRONGPASS, NOPERM) the connection was closed and is replaced; a

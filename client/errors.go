@@ -17,19 +17,29 @@ import (
 // Sentinel errors; match them with errors.Is.
 var (
 	// ErrClosed: the client was closed.
-	ErrClosed = errors.New("respire: client closed")
+	ErrClosed = sentinel("respire: client closed")
 	// ErrUnknownOutcome: the command may have been executed; its reply was lost. It is never
 	// resent. Timeouts and cancellations after the command's bytes left also match it.
-	ErrUnknownOutcome = errors.New("respire: command outcome unknown")
+	ErrUnknownOutcome = sentinel("respire: command outcome unknown")
 	// ErrReconnectLimit: every connection of the endpoint exhausted its reconnect policy.
-	ErrReconnectLimit = errors.New("respire: reconnect limit reached")
+	ErrReconnectLimit = sentinel("respire: reconnect limit reached")
 	// ErrAdminDisabled: a high-risk command was refused because AllowAdmin is false.
-	ErrAdminDisabled = errors.New("respire: admin command refused (set AllowAdmin)")
+	ErrAdminDisabled = sentinel("respire: admin command refused (set AllowAdmin)")
 	// ErrTooManyWaiters: the bound on callers waiting for a connection was reached.
-	ErrTooManyWaiters = errors.New("respire: too many callers waiting for a connection")
+	ErrTooManyWaiters = sentinel("respire: too many callers waiting for a connection")
 	// ErrProtocol: a reply did not follow the RESP protocol.
 	ErrProtocol = resp.ErrProtocol
 )
+
+// sentinelError is the type of respire's sentinel errors. It records no stack, unlike
+// cockroachdb/errors.New, whose stack would be that of package initialization: printed with %+v
+// a sentinel shows its message alone. Sentinels are compared by identity (errors.Is).
+type sentinelError struct{ msg string }
+
+func (e *sentinelError) Error() string { return e.msg }
+
+// sentinel returns a new sentinel error with message msg.
+func sentinel(msg string) error { return &sentinelError{msg: msg} }
 
 // ConfigError reports an invalid option or connection string before any I/O.
 type ConfigError struct {

@@ -79,7 +79,7 @@ const (
 )
 
 // ErrSubscriptionEnded is matched (errors.Is) by every *SubscriptionEndedError.
-var ErrSubscriptionEnded = errors.New("respire: subscription ended")
+var ErrSubscriptionEnded = sentinel("respire: subscription ended")
 
 // SubscriptionEndedError is what Next returns once a subscription has ended and its buffer is
 // drained.

@@ -4,15 +4,13 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/respire-go/respire/netio/resp"
 )
 
 // ErrTxConflict: EXEC aborted the transaction because a watched key changed after WATCH.
 // Nothing of the transaction was applied, and respire never runs it again: re-read and retry
 // in the application if that is what you want. Match it with errors.Is.
-var ErrTxConflict = errors.New("respire: transaction aborted: a watched key changed")
+var ErrTxConflict = sentinel("respire: transaction aborted: a watched key changed")
 
 // TxConflictError reports a transaction that EXEC aborted because a watched key changed (EXEC
 // replied nil). Nothing was applied. errors.Is(err, ErrTxConflict) matches it.
