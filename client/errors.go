@@ -220,7 +220,8 @@ func (e *ReconnectLimitError) As(target any) bool {
 func (e *ReconnectLimitError) Unwrap() error { return e.Err }
 
 // UnknownOutcomeError reports a command whose bytes may have reached the server but whose reply
-// was lost. Redis may or may not have executed it; respire never resends it.
+// was lost. Redis may or may not have executed it; respire never resends it. It matches
+// ErrUnknownOutcome, and also ErrClosed when the reply was lost because the client was closed.
 type UnknownOutcomeError struct {
 	// CommandName is the command.
 	CommandName string
@@ -228,14 +229,20 @@ type UnknownOutcomeError struct {
 	Endpoint Endpoint
 	// Stage is how far it got.
 	Stage Stage
-	// Err is why the reply was lost (connection failure, cancellation).
+	// Err is why the reply was lost (connection failure, cancellation, the client's Close).
 	Err error
+
+	// closed: Close ended the command's connection while it waited for the reply.
+	closed bool
 }
 
 // Error implements error.
 func (e *UnknownOutcomeError) Error() string {
 	msg := "respire: " + e.CommandName + " outcome unknown (" + string(e.Stage) + " on " + e.Endpoint.String() + ")"
-	if e.Err != nil {
+	switch {
+	case e.closed:
+		msg += ": client closed"
+	case e.Err != nil:
 		msg += ": " + e.Err.Error()
 	}
 	return msg
@@ -244,8 +251,10 @@ func (e *UnknownOutcomeError) Error() string {
 // Unwrap returns the cause.
 func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 
-// Is matches ErrUnknownOutcome.
-func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+// Is matches ErrUnknownOutcome, and ErrClosed when the client's Close lost the reply.
+func (e *UnknownOutcomeError) Is(target error) bool {
+	return target == ErrUnknownOutcome || (target == ErrClosed && e.closed)
+}
 
 // ProtocolError reports a malformed reply (see resp.ProtocolError).
 type ProtocolError = resp.ProtocolError
