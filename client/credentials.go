@@ -180,23 +180,31 @@ func (s *CredentialSource) snapshot() Credentials {
 // Options.Credentials.
 var ErrNoCredentialProvider = sentinel("respire: no credential provider: set Options.Credentials")
 
-// CredentialRenewalError reports one connection whose credential renewal failed. When the server
-// rejected the new credentials (WRONGPASS, NOPERM) the connection was closed and is replaced; a
-// new connection authenticates with the provider's credentials during its handshake. It never
-// contains the credentials.
+// CredentialRenewalError reports a failed credential renewal: one connection whose AUTH failed,
+// or (Conn zero) a renewal that left no connection authenticated with the new credentials: the
+// provider failed, or no connection was ready and a new one could not authenticate. When the
+// server rejected the new credentials (WRONGPASS, NOPERM) the connection was closed and is
+// replaced; a new connection authenticates with the provider's credentials during its handshake.
+// It never contains the credentials.
 type CredentialRenewalError struct {
 	// Endpoint is the connection's destination.
 	Endpoint Endpoint
-	// Conn is the connection's process-local id.
+	// Conn is the connection's process-local id, or 0 when the failure concerns no single live
+	// connection.
 	Conn uint64
-	// Err is the server's rejection (a *ServerError) or the connection's failure.
+	// Err is the server's rejection (a *ServerError), the connection's failure (for a new
+	// connection, the error Connect would return, which errors.As also reaches a *ServerError
+	// through), or the provider's error.
 	Err error
 }
 
 // Error implements error.
 func (e *CredentialRenewalError) Error() string {
-	return "respire: renewing the credentials of connection " + fmt.Sprint(e.Conn) + " to " + e.Endpoint.String() + ": " +
-		strings.TrimPrefix(e.Err.Error(), "respire: ")
+	msg := "respire: renewing the credentials of connection " + fmt.Sprint(e.Conn) + " to " + e.Endpoint.String()
+	if e.Conn == 0 {
+		msg = "respire: renewing the credentials for " + e.Endpoint.String()
+	}
+	return msg + ": " + strings.TrimPrefix(e.Err.Error(), "respire: ")
 }
 
 // Unwrap returns the cause.
@@ -208,12 +216,17 @@ var renewalRejects = map[string]bool{"WRONGPASS": true, "NOPERM": true}
 
 // RenewCredentials re-authenticates every ready command connection with the provider's current
 // credentials: it asks Options.Credentials once, queues AUTH on each connection (after the
-// commands already sent on it) and waits for every reply or ctx. It returns nil when all
-// succeeded, otherwise the failures joined (each a *CredentialRenewalError; errors.As reaches
-// the *ServerError). A connection whose AUTH is rejected with WRONGPASS or NOPERM is closed and
-// replaced, and its replacement authenticates with the provider's credentials in its handshake.
-// Connections being established ask the provider themselves when their attempt starts; one whose
-// attempt started before the change keeps the credentials it got until the next renewal.
+// commands already sent on it) and waits for every reply or ctx. When no connection was ready, it
+// waits instead for a new connection, which authenticates with the provider's credentials in its
+// handshake (under the reconnect policy, within ctx). So nil means that the client holds a
+// connection authenticated with the current credentials.
+//
+// Otherwise it returns the failures joined, each a *CredentialRenewalError (errors.As reaches
+// the *ServerError of a rejection such as WRONGPASS); ErrClosed after Close; or ctx's error. A
+// connection whose AUTH is rejected with WRONGPASS or NOPERM is closed and replaced, and its
+// replacement authenticates with the provider's credentials in its handshake. Connections being
+// established ask the provider themselves when their attempt starts; one whose attempt started
+// before the change keeps the credentials it got until the next renewal.
 //
 // Dedicated and pub/sub connections keep the session they authenticated when created (Redis
 // keeps an authenticated connection's identity when its password changes) and authenticate with
@@ -227,8 +240,31 @@ func (c *Client) RenewCredentials(ctx context.Context) error {
 	}
 	creds, err := c.opts.Credentials.Credentials(ctx)
 	if err != nil {
-		return errors.Wrap(err, "respire: credential provider failed")
+		return &CredentialRenewalError{Endpoint: c.ep, Err: errors.Wrap(err, "credential provider failed")}
 	}
+	sent, err := c.renewReady(ctx, creds)
+	if err != nil || sent > 0 {
+		return err
+	}
+	// No connection was ready. A new one authenticates in its handshake with the credentials the
+	// provider gives when its attempt starts, which may predate creds: once it is ready, it is
+	// renewed like the others.
+	if err := c.authenticateNew(ctx); err != nil {
+		return err
+	}
+	sent, err = c.renewReady(ctx, creds)
+	if err == nil && sent == 0 {
+		err = &CredentialRenewalError{Endpoint: c.ep, Err: errNoReadyConnection}
+	}
+	return err
+}
+
+// errNoReadyConnection: the connection a renewal waited for was lost before it could be renewed.
+var errNoReadyConnection = errors.New("the new connection was lost before its renewal")
+
+// renewReady sends AUTH with creds on every ready command connection and waits for the replies.
+// It returns how many connections it renewed and their failures joined.
+func (c *Client) renewReady(ctx context.Context, creds Credentials) (int, error) {
 	r := &renewal{client: c, password: creds.Password, all: make(chan struct{})}
 	r.pending.Store(1) // the listing's reference, released once every connection was listed
 	args := []string{"AUTH", creds.Password}
@@ -237,10 +273,12 @@ func (c *Client) RenewCredentials(ctx context.Context) error {
 	}
 	r.frame = resp.AppendCommand(nil, args...)
 	listed := make(chan struct{})
+	sent := 0 // written on the loop before listed closes
 	c.eng.ForEachConn(func(m fsm.Machine, id fsm.ConnID, conn engine.Conn) {
 		if m != fsm.MachineMux {
 			return
 		}
+		sent++
 		r.send(id, conn)
 	}, func() {
 		r.release()
@@ -249,16 +287,36 @@ func (c *Client) RenewCredentials(ctx context.Context) error {
 	select {
 	case <-listed:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	select {
 	case <-r.all:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.errs...)
+	return sent, errors.Join(r.errs...)
+}
+
+// authenticateNew waits for a ready command connection when a renewal found none: a new one
+// authenticates with the provider's current credentials, so its failure is the renewal's.
+func (c *Client) authenticateNew(ctx context.Context) error {
+	answer := make(chan engine.Grant, 1)
+	id := c.eng.Acquire(fsm.NeedAny, func(g engine.Grant) { answer <- g })
+	select {
+	case g := <-answer:
+		if g.Outcome == fsm.OutcomeClosed {
+			return ErrClosed
+		}
+		if err := c.grantErr(g); err != nil {
+			return &CredentialRenewalError{Endpoint: c.ep, Err: err}
+		}
+		return nil
+	case <-ctx.Done():
+		c.eng.Release(id)
+		return ctx.Err()
+	}
 }
 
 // renewal is one RenewCredentials run: an AUTH on each listed connection.

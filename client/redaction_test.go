@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/client"
 	"github.com/respire-go/respire/netio/redistest"
@@ -243,4 +244,49 @@ func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
 	if !strings.Contains(js.String(), `"options":{"Endpoints":"cache.internal:6380","Username":"alice","Password":"[redacted]"`) {
 		t.Errorf("slog JSON: %s", js.String())
 	}
+}
+
+// TestRenewCredentialsFailsWhenNoConnectionCanAuthenticate: with no ready connection (a lazily
+// created client, or one whose connections were killed and wait for their replacement), a renewal
+// to credentials the server rejects fails with a *CredentialRenewalError reaching WRONGPASS,
+// instead of returning nil; with credentials the server accepts it succeeds and leaves the client
+// connected.
+func TestRenewCredentialsFailsWhenNoConnectionCanAuthenticate(t *testing.T) {
+	redistest.Require(t)
+	checkNoLeaks(t)
+	srv := redistest.Start(t, redistest.Config{Password: firstSecret})
+	ctx := ctxT(t)
+	src := client.NewCredentialSource(client.Credentials{Password: badSecret})
+	c, err := client.Create(client.Options{Endpoints: []client.Endpoint{endpointOf(srv)}, Credentials: src, Connections: 2,
+		ReconnectPolicy: &client.ReconnectPolicy{InitialDelay: 400 * time.Millisecond, MaxDelay: 400 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectRejected := func(what string) {
+		t.Helper()
+		err := c.RenewCredentials(ctx)
+		var re *client.CredentialRenewalError
+		var se *client.ServerError
+		if !errors.As(err, &re) || re.Conn != 0 || !errors.As(err, &se) || se.Code != "WRONGPASS" {
+			t.Fatalf("%s: RenewCredentials = %v, want a *CredentialRenewalError reaching WRONGPASS", what, err)
+		}
+		if strings.Contains(err.Error(), badSecret) {
+			t.Fatalf("%s: the error reveals the password: %v", what, err)
+		}
+	}
+	if c.IsConnected() {
+		t.Fatal("precondition: a lazily created client has no connection")
+	}
+	expectRejected("lazy client")
+	src.Set(client.Credentials{Password: firstSecret})
+	waitUntil(t, "a renewal with the right password", func() bool { return c.RenewCredentials(ctx) == nil && c.IsConnected() })
+	srv.Do(t, "CLIENT", "KILL", "TYPE", "normal")
+	waitUntil(t, "the connections to be lost", func() bool { return !c.IsConnected() })
+	// The replacements wait for the policy's delay: no connection is ready during the renewal.
+	src.Set(client.Credentials{Password: badSecret})
+	expectRejected("killed connections")
+	src.Set(client.Credentials{Password: firstSecret})
+	waitUntil(t, "a renewal with the restored password", func() bool { return c.RenewCredentials(ctx) == nil })
+	must(t, c.Ping(ctx))
 }
