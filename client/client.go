@@ -60,6 +60,7 @@ func Create(opts Options) (*Client, error) {
 	}
 	o := opts.withDefaults()
 	o.logIgnored(o.Logger)
+	o.logPlaintextCredentials(o.Logger)
 	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"reflect"
 	"strconv"
 	"strings"
@@ -296,4 +297,34 @@ func formatRedacted(f fmt.State, verb rune, text string) {
 		verb = 's'
 	}
 	fmt.Fprintf(f, fmt.FormatString(f, verb), text)
+}
+
+// logPlaintextCredentials warns, once for the client being created, when credentials would
+// cross the network unencrypted: a password (or a credential provider) without TLS, to a TCP
+// endpoint that is not a loopback address. The warning names the endpoint, never the secret.
+// Unix sockets, loopback hosts and connections opened by Options.Dialer (which may secure or
+// tunnel them) do not warn. A nil logger discards it.
+func (o *Options) logPlaintextCredentials(l *slog.Logger) {
+	if l == nil || o.TLS != nil || o.Dialer != nil || (o.Password == "" && o.Credentials == nil) {
+		return
+	}
+	for _, ep := range o.Endpoints {
+		if ep.IsUnix() || isLoopbackHost(ep.Host) {
+			continue
+		}
+		l.Warn("respire: credentials are sent unencrypted: the password travels in plaintext over TCP; set Options.TLS "+
+			"(rediss:// or ssl=true) or connect over a loopback address or a Unix socket",
+			"event", "PlaintextCredentials", "endpoint", ep.String())
+		return
+	}
+}
+
+// isLoopbackHost reports whether host is "localhost" (or a name under .localhost) or a loopback
+// IP literal. Names are not resolved.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -290,3 +290,59 @@ func TestRenewCredentialsFailsWhenNoConnectionCanAuthenticate(t *testing.T) {
 	waitUntil(t, "a renewal with the restored password", func() bool { return c.RenewCredentials(ctx) == nil })
 	must(t, c.Ping(ctx))
 }
+
+// TestPlaintextPasswordWarnsOnce: a client whose password (or credential provider) would cross
+// the network without TLS, to a host that is not loopback, logs one warning through
+// Options.Logger, naming the endpoint and never the password; secured, local and password-less
+// clients do not.
+func TestPlaintextPasswordWarnsOnce(t *testing.T) {
+	const pw = "pw-Echo-1175"
+	parse := func(s string) client.Options {
+		t.Helper()
+		o, err := client.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	remote := []client.Endpoint{{Host: "cache.internal", Port: 6379}}
+	cases := []struct {
+		name string
+		opts client.Options
+		warn bool
+	}{
+		{"options", client.Options{Endpoints: remote, Password: pw}, true},
+		{"IPv4", client.Options{Endpoints: []client.Endpoint{{Host: "10.1.2.3", Port: 6379}}, Password: pw}, true},
+		{"IPv6", client.Options{Endpoints: []client.Endpoint{{Host: "2001:db8::1", Port: 6379}}, Username: "u", Password: pw}, true},
+		{"provider", client.Options{Endpoints: remote, Credentials: client.NewCredentialSource(client.Credentials{Password: pw})}, true},
+		{"URI", parse("redis://app:" + pw + "@cache.internal:6379/0"), true},
+		{"connection string", parse("cache.internal:6379,password=" + pw), true},
+		{"TLS URI", parse("rediss://app:" + pw + "@cache.internal:6380"), false},
+		{"TLS connection string", parse("cache.internal,password=" + pw + ",ssl=true"), false},
+		{"loopback", client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.2", Port: 6379}}, Password: pw}, false},
+		{"IPv6 loopback", client.Options{Endpoints: []client.Endpoint{{Host: "::1", Port: 6379}}, Password: pw}, false},
+		{"localhost", parse("redis://:" + pw + "@localhost:6379"), false},
+		{"unix socket", parse("unix://:" + pw + "@/run/redis.sock"), false},
+		{"no password", client.Options{Endpoints: remote, Username: "app"}, false},
+		{"custom dialer", client.Options{Endpoints: remote, Password: pw,
+			Dialer: func(context.Context, client.Endpoint) (net.Conn, error) { return nil, errors.New("unused") }}, false},
+	}
+	for _, tc := range cases {
+		var logs strings.Builder
+		tc.opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c, err := client.Create(tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		_ = c.Close()
+		got := strings.Count(logs.String(), "event=PlaintextCredentials")
+		switch {
+		case tc.warn && (got != 1 || !strings.Contains(logs.String(), "endpoint="+tc.opts.Endpoints[0].String())):
+			t.Errorf("%s: want one warning naming the endpoint, got:\n%s", tc.name, logs.String())
+		case !tc.warn && got != 0:
+			t.Errorf("%s: want no warning, got:\n%s", tc.name, logs.String())
+		case strings.Contains(logs.String(), pw):
+			t.Errorf("%s: the warning reveals the password:\n%s", tc.name, logs.String())
+		}
+	}
+}
