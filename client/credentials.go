@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -199,12 +198,22 @@ type CredentialRenewalError struct {
 }
 
 // Error implements error.
-func (e *CredentialRenewalError) Error() string {
-	msg := "respire: renewing the credentials of connection " + fmt.Sprint(e.Conn) + " to " + e.Endpoint.String()
-	if e.Conn == 0 {
-		msg = "respire: renewing the credentials for " + e.Endpoint.String()
+func (e *CredentialRenewalError) Error() string { return "respire: " + e.text(true) }
+
+// text describes the failure, naming the endpoint when withEndpoint.
+func (e *CredentialRenewalError) text(withEndpoint bool) string {
+	msg := "renewing the credentials"
+	if e.Conn != 0 {
+		msg += " of connection " + fmt.Sprint(e.Conn)
 	}
-	return msg + ": " + strings.TrimPrefix(e.Err.Error(), "respire: ")
+	if withEndpoint {
+		if e.Conn != 0 {
+			msg += " to " + e.Endpoint.String()
+		} else {
+			msg += " for " + e.Endpoint.String()
+		}
+	}
+	return msg + ": " + causeText(e.Err)
 }
 
 // Unwrap returns the cause.

@@ -141,9 +141,15 @@ type TimeoutError struct {
 }
 
 // Error implements error.
-func (e *TimeoutError) Error() string {
-	msg := "respire: " + e.CommandName + " timed out after " + e.Budget.String() + " (" + string(e.Diagnostics.Stage) +
-		", " + e.Diagnostics.Endpoint.String() + ")"
+func (e *TimeoutError) Error() string { return "respire: " + e.text(true) }
+
+// text describes the timeout, naming the endpoint when withEndpoint.
+func (e *TimeoutError) text(withEndpoint bool) string {
+	msg := e.CommandName + " timed out after " + e.Budget.String() + " (" + string(e.Diagnostics.Stage)
+	if withEndpoint {
+		msg += ", " + e.Diagnostics.Endpoint.String()
+	}
+	msg += ")"
 	if e.Diagnostics.Hint != "" {
 		msg += ": " + e.Diagnostics.Hint
 	}
@@ -178,9 +184,17 @@ func (e *ConnectionError) Error() string {
 		msg = "respire: connection to " + e.Endpoint.String() + " failed"
 	}
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		msg += ": " + causeText(e.Err)
 	}
 	return msg
+}
+
+// detail describes the failure without the endpoint, for a wrapper that names it.
+func (e *ConnectionError) detail() string {
+	if e.Err != nil {
+		return causeText(e.Err)
+	}
+	return "connection failed"
 }
 
 // Unwrap returns the underlying failure.
@@ -197,11 +211,15 @@ type ReconnectLimitError struct {
 
 // Error implements error.
 func (e *ReconnectLimitError) Error() string {
-	msg := "respire: reconnect limit reached for " + e.Endpoint.String()
-	if e.Err != nil {
-		msg += ": last error: " + e.Err.Error()
+	return "respire: reconnect limit reached for " + e.Endpoint.String() + e.lastError()
+}
+
+// lastError is ": last error: <cause>" without the endpoint, or empty.
+func (e *ReconnectLimitError) lastError() string {
+	if e.Err == nil {
+		return ""
 	}
-	return msg
+	return ": last error: " + causeText(e.Err)
 }
 
 // Is matches ErrReconnectLimit.
@@ -237,13 +255,20 @@ type UnknownOutcomeError struct {
 }
 
 // Error implements error.
-func (e *UnknownOutcomeError) Error() string {
-	msg := "respire: " + e.CommandName + " outcome unknown (" + string(e.Stage) + " on " + e.Endpoint.String() + ")"
+func (e *UnknownOutcomeError) Error() string { return "respire: " + e.text(true) }
+
+// text describes the lost outcome, naming the endpoint when withEndpoint.
+func (e *UnknownOutcomeError) text(withEndpoint bool) string {
+	msg := e.CommandName + " outcome unknown (" + string(e.Stage)
+	if withEndpoint {
+		msg += " on " + e.Endpoint.String()
+	}
+	msg += ")"
 	switch {
 	case e.closed:
 		msg += ": client closed"
 	case e.Err != nil:
-		msg += ": " + e.Err.Error()
+		msg += ": " + causeText(e.Err)
 	}
 	return msg
 }
@@ -294,6 +319,30 @@ func connectFailure(ep Endpoint, connectTimeout time.Duration, err error) error 
 	}
 	return &ConnectionError{Endpoint: ep, Err: err}
 }
+
+// causeText is err's message for a wrapper that names the endpoint itself, so that every error
+// text names its endpoint once: respire's errors without their endpoint and without a leading
+// "respire: " (see netio.CauseText for the transport's errors and the net package's).
+func causeText(err error) string {
+	switch e := err.(type) {
+	case *ConnectionError:
+		return e.detail()
+	case *ReconnectLimitError:
+		return "reconnect limit reached" + e.lastError()
+	case *TimeoutError:
+		return e.text(false)
+	case *UnknownOutcomeError:
+		return e.text(false)
+	case *CredentialRenewalError:
+		return e.text(false)
+	case *handshakeRejection:
+		return causeText(e.cause)
+	}
+	return netio.CauseText(err)
+}
+
+// plainText is err's message without a leading "respire: ", for a wrapper that has its own.
+func plainText(err error) string { return strings.TrimPrefix(err.Error(), "respire: ") }
 
 // handshakeRejection is a *ServerError raised during the handshake that still unwraps to the
 // netio error behind it.

@@ -95,7 +95,7 @@ type SubscriptionEndedError struct {
 func (e *SubscriptionEndedError) Error() string {
 	msg := "respire: subscription ended: " + e.Reason.String()
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		msg += ": " + plainText(e.Err)
 	}
 	return msg
 }

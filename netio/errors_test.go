@@ -84,7 +84,14 @@ func TestConnectErrorMessages(t *testing.T) {
 			"respire: connecting to [::1]:6379: dial timed out after 5s: context deadline exceeded"},
 		{&ConnectError{Endpoint: engine.Endpoint{Host: "/tmp/r.sock"}, Conn: 1, Stage: StageHandshake,
 			Err: &HandshakeError{Command: "AUTH", Code: "WRONGPASS", Message: "WRONGPASS invalid username-password pair"}},
-			"respire: connecting to /tmp/r.sock (conn 1): handshake: handshake AUTH rejected: WRONGPASS invalid username-password pair"},
+			"respire: connecting to /tmp/r.sock (conn 1): handshake AUTH rejected: WRONGPASS invalid username-password pair"},
+		// The endpoint is named once: the address of a *net.OpError is left out.
+		{&ConnectError{Endpoint: engine.Endpoint{Host: "10.0.0.7", Port: 6379}, Conn: 3, Stage: StageDial,
+			Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 6379}, Err: syscall.ECONNREFUSED}},
+			"respire: connecting to 10.0.0.7:6379 (conn 3): dial tcp: connection refused"},
+		{&ConnectError{Endpoint: engine.Endpoint{Host: "cache.internal", Port: 6379}, Conn: 4, Stage: StageDial,
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Name: "cache.internal", Server: "10.0.0.53:53", Err: "no such host", IsNotFound: true}}},
+			"respire: connecting to cache.internal:6379 (conn 4): dial tcp: lookup (DNS server 10.0.0.53:53): no such host"},
 	}
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {
@@ -98,6 +105,17 @@ func TestConnectErrorMessages(t *testing.T) {
 	closed := &IOError{Endpoint: ep, Conn: 9, Op: "close", Err: ErrClosed}
 	if !errors.Is(closed, ErrClosed) || closed.Error() != "respire: connection 9 to [::1]:6379: close: connection closed" {
 		t.Errorf("closed error %q", closed.Error())
+	}
+	reset := &IOError{Endpoint: ep, Conn: 9, Op: "read", Err: &net.OpError{Op: "read", Net: "tcp",
+		Source: &net.TCPAddr{IP: net.IPv6loopback, Port: 50123}, Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 6379}, Err: syscall.ECONNRESET}}
+	if got, want := reset.Error(), "respire: connection 9 to [::1]:6379: read tcp: connection reset by peer"; got != want {
+		t.Errorf("got %q want %q", got, want)
+	}
+	if got, want := CauseText(reset), "connection 9: read tcp: connection reset by peer"; got != want {
+		t.Errorf("CauseText: got %q want %q", got, want)
+	}
+	if got, want := CauseText(cases[3].err), "conn 3: dial tcp: connection refused"; got != want {
+		t.Errorf("CauseText: got %q want %q", got, want)
 	}
 	to := &IOError{Op: "read", Err: &net.OpError{Op: "read", Err: timeoutErr{}}}
 	if !to.Timeout() || io.Timeout() {
