@@ -204,7 +204,7 @@ func (e *CredentialRenewalError) Error() string { return "respire: " + e.text(tr
 func (e *CredentialRenewalError) text(withEndpoint bool) string {
 	msg := "renewing the credentials"
 	if e.Conn != 0 {
-		msg += " of connection " + fmt.Sprint(e.Conn)
+		msg += " of connection " + fsm.ConnID(e.Conn).String()
 	}
 	if withEndpoint {
 		if e.Conn != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,9 @@ import (
 	"github.com/respire-go/respire/client"
 	"github.com/respire-go/respire/netio/redistest"
 )
+
+// rawID matches a connection id printed with its machine in its top bits (72057594037927937).
+var rawID = regexp.MustCompile(`[0-9]{12,}`)
 
 // TestErrorTextsNameTheEndpointOnce provokes each kind of failure against real servers and checks
 // that its text names the endpoint (and its host) once and starts with a single "respire: ",
@@ -33,6 +37,9 @@ func TestErrorTextsNameTheEndpointOnce(t *testing.T) {
 		}
 		if n := strings.Count(text, "respire:"); n != 1 || !strings.HasPrefix(text, "respire: ") {
 			t.Errorf("%s repeats the prefix: %s", what, text)
+		}
+		if rawID.MatchString(text) {
+			t.Errorf("%s prints a raw connection id: %s", what, text)
 		}
 	}
 
@@ -78,6 +85,9 @@ func TestErrorTextsNameTheEndpointOnce(t *testing.T) {
 	_, err = c.Do(ctx, "BLPOP", "never-pushed", "0")
 	var unknown *client.UnknownOutcomeError
 	check("killed connection", err, ep, &unknown)
+	if !strings.Contains(err.Error(), "connection dedicated#") {
+		t.Errorf("the dedicated connection is not named as one: %v", err)
+	}
 
 	// The shared connection's replacement is rejected (a permanent failure): its slot exhausts.
 	srv.Do(t, "ACL", "SETUSER", "app", "resetpass", ">"+secondSecret)

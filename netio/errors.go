@@ -73,7 +73,7 @@ func (e *ConnectError) Error() string {
 	b.WriteString(e.Endpoint.String())
 	if e.Conn != 0 {
 		b.WriteString(" (conn ")
-		b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+		b.WriteString(e.Conn.String())
 		b.WriteByte(')')
 	}
 	b.WriteString(": ")
@@ -131,7 +131,7 @@ type IOError struct {
 func (e *IOError) Error() string {
 	var b strings.Builder
 	b.WriteString("respire: connection ")
-	b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+	b.WriteString(e.Conn.String())
 	b.WriteString(" to ")
 	b.WriteString(e.Endpoint.String())
 	b.WriteString(": ")
@@ -180,14 +180,14 @@ func CauseText(err error) string {
 	case *ConnectError:
 		if e.Conn != 0 {
 			b.WriteString("conn ")
-			b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+			b.WriteString(e.Conn.String())
 			b.WriteString(": ")
 		}
 		e.appendDetail(&b)
 		return b.String()
 	case *IOError:
 		b.WriteString("connection ")
-		b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+		b.WriteString(e.Conn.String())
 		b.WriteString(": ")
 		e.appendDetail(&b)
 		return b.String()
