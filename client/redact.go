@@ -328,3 +328,25 @@ func isLoopbackHost(host string) bool {
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
 }
+
+// String lists the names of the queued commands ("client.Tx{SET INCR}"), never their arguments,
+// which hold keys and values.
+func (tx *Tx) String() string {
+	if tx == nil {
+		return "client.Tx(nil)"
+	}
+	names := make([]string, len(tx.cmds))
+	for i, q := range tx.cmds {
+		names[i] = q.name
+	}
+	return "client.Tx{" + strings.Join(names, " ") + "}"
+}
+
+// GoString makes %#v print the command names only too.
+func (tx *Tx) GoString() string { return tx.String() }
+
+// Format makes every fmt verb, flag and width print the command names only.
+func (tx *Tx) Format(f fmt.State, verb rune) { formatRedacted(f, verb, tx.String()) }
+
+// LogValue makes slog log the command names only.
+func (tx *Tx) LogValue() slog.Value { return slog.StringValue(tx.String()) }

@@ -174,12 +174,17 @@ func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
 		Provider client.Options
 	}
 	all := nested{opts, &uri, c, creds, &creds, source, withProvider}
+	var queued *client.Tx
+	ts := client.NewTxForTest(c)
+	ts.Do("SET", "tx-key-"+password, "tx-value-"+token)
+	ts.Do("AUTH", "alice", sourcePassword)
+	queued = ts
 	values := map[string]any{
 		"Options": opts, "*Options": &opts, "parsed URI": uri, "*parsed URI": &uri,
 		"parsed connection string": connString, "*parsed connection string": &connString,
 		"Options with a provider": withProvider, "*Client": c, "Credentials": creds, "*Credentials": &creds,
 		"*CredentialSource": source, "nested": all, "*nested": &all, "slice": []client.Options{opts, uri},
-		"map": map[string]any{"opts": opts, "client": c},
+		"map": map[string]any{"opts": opts, "client": c}, "*Tx": queued,
 	}
 	secrets := []string{password, sentinelPassword, token, sourcePassword}
 	leaks := func(form, out string) {
@@ -232,6 +237,9 @@ func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
 	}
 	if got := fmt.Sprintf("[%-70v]", creds); !strings.HasPrefix(got, "[user=alice password=[redacted]") || len(got) != 72 {
 		t.Errorf("width is honoured: %q", got)
+	}
+	if got := fmt.Sprint(queued); got != "client.Tx{SET AUTH}" {
+		t.Errorf("a transaction prints its command names only: %s", got)
 	}
 	if got := fmt.Sprintf("%q", creds); got != `"user=alice password=[redacted]"` {
 		t.Errorf("%%q quotes the redacted form: %s", got)
