@@ -141,11 +141,12 @@ func formatRedacted(f fmt.State, verb rune, text string) {
 //     (a proxy that echoes the request in its own words), the message is withheld and only the
 //     code remains, unless the message is one of Redis's fixed handshake texts.
 //
-// The secret is never searched for as a substring: a password such as "WRONG" or "a" leaves
-// WRONGPASS and its message intact.
+// A few fixed Redis texts whose quotes are Redis's own are kept as they are. The secret is never
+// searched for as a substring: a password such as "WRONG" or "a" leaves WRONGPASS and its message
+// intact.
 func RedactReply(reply, command, secret string) string {
 	code, body, hasBody := strings.Cut(reply, " ")
-	if !hasBody {
+	if !hasBody || fixedReplies[reply] {
 		return reply
 	}
 	body, shape := stripEcho(body, command)
@@ -159,9 +160,15 @@ func RedactReply(reply, command, secret string) string {
 	return out
 }
 
-// standardReplies are fixed Redis 7.0 texts that a handshake can receive, with the quoted command
-// name written commandPlaceholder. They are printed even when the password happens to be one of
-// their words, which withholding would otherwise reveal.
+// fixedReplies are Redis 7.0 error texts that echo nothing of the request (their quotes are
+// Redis's own), printed as they are.
+var fixedReplies = map[string]bool{
+	"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.": true,
+}
+
+// standardReplies are fixed Redis 7.0 texts that a handshake can receive, after stripEcho, with
+// the quoted command name written commandPlaceholder. They are printed even when the password
+// happens to be one of their words, which withholding would otherwise reveal.
 var standardReplies = map[string]bool{
 	"ERR unknown command " + commandPlaceholder:                                                            true,
 	"ERR wrong number of arguments for " + commandPlaceholder + " command":                                 true,
@@ -175,13 +182,12 @@ var standardReplies = map[string]bool{
 	"NOPROTO unsupported protocol version": true,
 	"ERR AUTH <password> called without any password configured for the default user. Are you sure your " +
 		"configuration is correct?": true,
-	"ERR DB index is out of range":                                                     true,
-	"ERR max number of clients reached":                                                true,
-	"LOADING Redis is loading the dataset in memory":                                   true,
-	"ERR Client names cannot contain spaces, newlines or special characters.":          true,
-	"ERR Protocol version is not an integer or out of range":                           true,
-	"ERR invalid password":                                                             true,
-	"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.": true,
+	"ERR DB index is out of range":                                            true,
+	"ERR max number of clients reached":                                       true,
+	"LOADING Redis is loading the dataset in memory":                          true,
+	"ERR Client names cannot contain spaces, newlines or special characters.": true,
+	"ERR Protocol version is not an integer or out of range":                  true,
+	"ERR invalid password":                                                    true,
 }
 
 // argsMarker introduces the arguments Redis echoes after an unknown command (compared in lower

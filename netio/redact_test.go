@@ -36,6 +36,9 @@ func TestRedactReply(t *testing.T) {
 		{"ERR wrong number of arguments for 'config|set' command", "CONFIG", "", "ERR wrong number of arguments for 'config|set' command"},
 		{"NOPERM this user has no permissions to run the 'client|setname' command", "CLIENT SETNAME", "",
 			"NOPERM this user has no permissions to run the 'client|setname' command"},
+		// Redis's own quotes in a fixed text stay, even when the password is the quoted word.
+		{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", "HELLO", "no",
+			"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."},
 		// Apostrophes inside words are not quotes.
 		{"ERR Number of keys can't be greater than number of args", "EVAL", "", "ERR Number of keys can't be greater than number of args"},
 		{"CROSSSLOT Keys in request don't hash to the same slot", "MGET", "", "CROSSSLOT Keys in request don't hash to the same slot"},
