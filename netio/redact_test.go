@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/redistest"
@@ -131,4 +132,44 @@ func messageOf(he *netio.HandshakeError) string {
 		return ""
 	}
 	return he.Message
+}
+
+// FuzzRedactReplyHidesEchoedSecrets: whatever the password, the error texts that echo it (Redis's
+// unknown-command echo in two spellings, a quoted argument, a proxy's own wording) never show it
+// more often than the same texts without it, and the code is never rewritten.
+func FuzzRedactReplyHidesEchoedSecrets(f *testing.F) {
+	for _, s := range []string{"WRONG", "a", "ERR", "s3cr3t", "it's", "'", "`x`", "a b", "with args beginning with", "default", "é"} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(1))
+		f.Add(s, uint8(2))
+		f.Add(s, uint8(3))
+	}
+	forms := []func(secret string) string{
+		func(s string) string {
+			return "ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default' '" + s + "' "
+		},
+		func(s string) string {
+			return "ERR Unknown Command `hello`, WITH ARGS BEGINNING WITH: `3`, `auth`, `default`, `" + strings.ToUpper(s) + "`, "
+		},
+		func(s string) string { return "ERR Error in ACL SETUSER modifier '>" + s + "': Syntax error" },
+		func(s string) string { return "ERR proxy refused: hello 3 auth default " + s },
+	}
+	f.Fuzz(func(t *testing.T, secret string, form uint8) {
+		if strings.TrimSpace(secret) == "" || !utf8.ValidString(secret) || strings.ContainsAny(secret, "\r\n") {
+			return
+		}
+		build := forms[int(form)%len(forms)]
+		got := netio.RedactReply(build(secret), "HELLO", secret)
+		if !strings.HasPrefix(got, "ERR ") {
+			t.Fatalf("the code was rewritten: %q", got)
+		}
+		if got == "ERR (message withheld: it may contain the credentials)" {
+			return
+		}
+		skeleton := netio.RedactReply(build(""), "HELLO", "")
+		lower := strings.ToLower(secret)
+		if n, m := strings.Count(strings.ToLower(got), lower), strings.Count(strings.ToLower(skeleton), lower); n > m {
+			t.Fatalf("%q shows the secret %q (%d times, %d without it)", got, secret, n, m)
+		}
+	})
 }
