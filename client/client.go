@@ -62,6 +62,7 @@ func Create(opts Options) (*Client, error) {
 	}
 	o := opts.withDefaults()
 	o.logIgnored(o.Logger)
+	o.logPlaintextCredentials(o.Logger)
 	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
@@ -149,8 +150,10 @@ func (c *Client) grantErr(g engine.Grant) error {
 }
 
 // Close closes every connection, cancels scheduled reconnects and waits for the client's
-// goroutines to end. Commands still waiting for a connection fail with ErrClosed. It is safe to
-// call Close more than once, and from an OnConnectionStateChange handler.
+// goroutines to end. Commands still waiting for a connection fail with ErrClosed; commands already
+// sent fail with an *UnknownOutcomeError that matches both ErrUnknownOutcome and ErrClosed (they
+// may have been executed). It is safe to call Close more than once, and from an
+// OnConnectionStateChange handler.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
@@ -281,7 +284,10 @@ func (c *Client) commandFailure(cmd *engine.Command) error {
 		return acquireFailure(c.ep, c.opts.ConnectTimeout, ae)
 	}
 	if cmd.MaybeSent() {
-		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err}
+		// Close ends connections with netio.ErrClosed; any other cause (a reset that raced with
+		// Close) is reported as it is.
+		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
+			closed: c.closed.Load() && errors.Is(cmd.Err, netio.ErrClosed)}
 	}
 	if c.closed.Load() {
 		return ErrClosed
@@ -339,5 +345,5 @@ func (c *Client) replyErr(name string, v *resp.Value) error {
 	if !v.IsError() {
 		return nil
 	}
-	return &ServerError{Code: v.ErrorCode(), Message: v.ErrorMessage(), CommandName: name, Endpoint: c.ep}
+	return serverError(v, name, c.ep, "")
 }

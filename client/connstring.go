@@ -453,8 +453,8 @@ var sslProtocolNames = map[string]int64{
 
 // parseSSLProtocols maps sslProtocols (pipe-separated names such as Tls12|Tls13, or a numeric
 // mask such as 15360) to a minimum and maximum TLS version; zero and zero mean "no restriction"
-// (None). Go supports neither SSL 2.0 nor SSL 3.0, and configures a range of versions, so the
-// selected versions must be contiguous.
+// (None). Go supports neither SSL 2.0 nor SSL 3.0, respire refuses TLS 1.0 and 1.1, and Go
+// configures a range of versions, so the selected versions must be contiguous.
 func parseSSLProtocols(v string) (lo, hi uint16, err error) {
 	var mask int64
 	if v != "" && (isDigit(v[0]) || v[0] == '-' || v[0] == '+') {
@@ -473,6 +473,9 @@ func parseSSLProtocols(v string) (lo, hi uint16, err error) {
 	}
 	if mask&(sslBitsSSL2|sslBitsSSL3) != 0 {
 		return 0, 0, configErr("sslProtocols", "SSL 2.0 and SSL 3.0 are not supported (Default includes SSL 3.0): use Tls12|Tls13")
+	}
+	if mask&(sslBitsTLS10|sslBitsTLS11) != 0 {
+		return 0, 0, configErr("sslProtocols", "TLS 1.0 and 1.1 are insecure and not allowed (Tls, Tls11): use Tls12|Tls13")
 	}
 	versions := []struct {
 		bits    int64

@@ -2,9 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,17 +39,29 @@ func (c Credentials) String() string {
 // GoString makes %#v print the redacted form too.
 func (c Credentials) GoString() string { return "client.Credentials{" + c.String() + "}" }
 
-// Format makes every fmt verb print the redacted form (%+v included).
+// Format makes every fmt verb, flag and width print the redacted form (%+v included).
 func (c Credentials) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
-		_, _ = f.Write([]byte(c.GoString()))
+		formatRedacted(f, verb, c.GoString())
 		return
 	}
-	_, _ = f.Write([]byte(c.String()))
+	formatRedacted(f, verb, c.String())
 }
 
 // LogValue makes slog log the redacted form.
 func (c Credentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON encodes the username and, when a password is set, "[redacted]" in its place.
+func (c Credentials) MarshalJSON() ([]byte, error) {
+	password := ""
+	if c.Password != "" {
+		password = redacted
+	}
+	return json.Marshal(struct {
+		Username string `json:"username,omitempty"`
+		Password string `json:"password,omitempty"`
+	}{c.Username, password})
+}
 
 // CredentialProvider supplies a client's credentials when they change over time: a password that
 // a secret manager rotates, a short-lived token. Set it as Options.Credentials instead of
@@ -133,35 +145,75 @@ func (s *CredentialSource) NotifyRenewal(renewed func()) (stop func()) {
 
 // String redacts the credentials.
 func (s *CredentialSource) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return "client.CredentialSource{" + s.current.String() + "}"
+	if s == nil {
+		return "client.CredentialSource(nil)"
+	}
+	return "client.CredentialSource{" + s.snapshot().String() + "}"
 }
 
 // GoString redacts the credentials.
 func (s *CredentialSource) GoString() string { return s.String() }
 
+// Format makes every fmt verb, flag and width print the redacted form.
+func (s *CredentialSource) Format(f fmt.State, verb rune) { formatRedacted(f, verb, s.String()) }
+
+// LogValue makes slog log the redacted form.
+func (s *CredentialSource) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON encodes the current credentials as Credentials does: the password redacted.
+func (s *CredentialSource) MarshalJSON() ([]byte, error) {
+	if s == nil {
+		return []byte("null"), nil
+	}
+	return s.snapshot().MarshalJSON()
+}
+
+// snapshot returns the current credentials.
+func (s *CredentialSource) snapshot() Credentials {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current
+}
+
 // ErrNoCredentialProvider is returned by RenewCredentials for a client without
 // Options.Credentials.
-var ErrNoCredentialProvider = errors.New("respire: no credential provider: set Options.Credentials")
+var ErrNoCredentialProvider = sentinel("respire: no credential provider: set Options.Credentials")
 
-// CredentialRenewalError reports one connection whose credential renewal failed. When the server
-// rejected the new credentials (WRONGPASS, NOPERM) the connection was closed and is replaced; a
-// new connection authenticates with the provider's credentials during its handshake. It never
-// contains the credentials.
+// CredentialRenewalError reports a failed credential renewal: one connection whose AUTH failed,
+// or (Conn zero) a renewal that left no connection authenticated with the new credentials: the
+// provider failed, or no connection was ready and a new one could not authenticate. When the
+// server rejected the new credentials (WRONGPASS, NOPERM) the connection was closed and is
+// replaced; a new connection authenticates with the provider's credentials during its handshake.
+// It never contains the credentials.
 type CredentialRenewalError struct {
 	// Endpoint is the connection's destination.
 	Endpoint Endpoint
-	// Conn is the connection's process-local id.
+	// Conn is the connection's process-local id, or 0 when the failure concerns no single live
+	// connection.
 	Conn uint64
-	// Err is the server's rejection (a *ServerError) or the connection's failure.
+	// Err is the server's rejection (a *ServerError), the connection's failure (for a new
+	// connection, the error Connect would return, which errors.As also reaches a *ServerError
+	// through), or the provider's error.
 	Err error
 }
 
 // Error implements error.
-func (e *CredentialRenewalError) Error() string {
-	return "respire: renewing the credentials of connection " + fmt.Sprint(e.Conn) + " to " + e.Endpoint.String() + ": " +
-		strings.TrimPrefix(e.Err.Error(), "respire: ")
+func (e *CredentialRenewalError) Error() string { return "respire: " + e.text(true) }
+
+// text describes the failure, naming the endpoint when withEndpoint.
+func (e *CredentialRenewalError) text(withEndpoint bool) string {
+	msg := "renewing the credentials"
+	if e.Conn != 0 {
+		msg += " of connection " + fsm.ConnID(e.Conn).String()
+	}
+	if withEndpoint {
+		if e.Conn != 0 {
+			msg += " to " + e.Endpoint.String()
+		} else {
+			msg += " for " + e.Endpoint.String()
+		}
+	}
+	return msg + ": " + causeText(e.Err)
 }
 
 // Unwrap returns the cause.
@@ -173,12 +225,17 @@ var renewalRejects = map[string]bool{"WRONGPASS": true, "NOPERM": true}
 
 // RenewCredentials re-authenticates every ready command connection with the provider's current
 // credentials: it asks Options.Credentials once, queues AUTH on each connection (after the
-// commands already sent on it) and waits for every reply or ctx. It returns nil when all
-// succeeded, otherwise the failures joined (each a *CredentialRenewalError; errors.As reaches
-// the *ServerError). A connection whose AUTH is rejected with WRONGPASS or NOPERM is closed and
-// replaced, and its replacement authenticates with the provider's credentials in its handshake.
-// Connections being established ask the provider themselves when their attempt starts; one whose
-// attempt started before the change keeps the credentials it got until the next renewal.
+// commands already sent on it) and waits for every reply or ctx. When no connection was ready, it
+// waits instead for a new connection, which authenticates with the provider's credentials in its
+// handshake (under the reconnect policy, within ctx). So nil means that the client holds a
+// connection authenticated with the current credentials.
+//
+// Otherwise it returns the failures joined, each a *CredentialRenewalError (errors.As reaches
+// the *ServerError of a rejection such as WRONGPASS); ErrClosed after Close; or ctx's error. A
+// connection whose AUTH is rejected with WRONGPASS or NOPERM is closed and replaced, and its
+// replacement authenticates with the provider's credentials in its handshake. Connections being
+// established ask the provider themselves when their attempt starts; one whose attempt started
+// before the change keeps the credentials it got until the next renewal.
 //
 // Dedicated and pub/sub connections keep the session they authenticated when created (Redis
 // keeps an authenticated connection's identity when its password changes) and authenticate with
@@ -192,8 +249,31 @@ func (c *Client) RenewCredentials(ctx context.Context) error {
 	}
 	creds, err := c.opts.Credentials.Credentials(ctx)
 	if err != nil {
-		return errors.Wrap(err, "respire: credential provider failed")
+		return &CredentialRenewalError{Endpoint: c.ep, Err: errors.Wrap(err, "credential provider failed")}
 	}
+	sent, err := c.renewReady(ctx, creds)
+	if err != nil || sent > 0 {
+		return err
+	}
+	// No connection was ready. A new one authenticates in its handshake with the credentials the
+	// provider gives when its attempt starts, which may predate creds: once it is ready, it is
+	// renewed like the others.
+	if err := c.authenticateNew(ctx); err != nil {
+		return err
+	}
+	sent, err = c.renewReady(ctx, creds)
+	if err == nil && sent == 0 {
+		err = &CredentialRenewalError{Endpoint: c.ep, Err: errNoReadyConnection}
+	}
+	return err
+}
+
+// errNoReadyConnection: the connection a renewal waited for was lost before it could be renewed.
+var errNoReadyConnection = errors.New("the new connection was lost before its renewal")
+
+// renewReady sends AUTH with creds on every ready command connection and waits for the replies.
+// It returns how many connections it renewed and their failures joined.
+func (c *Client) renewReady(ctx context.Context, creds Credentials) (int, error) {
 	r := &renewal{client: c, password: creds.Password, all: make(chan struct{})}
 	r.pending.Store(1) // the listing's reference, released once every connection was listed
 	args := []string{"AUTH", creds.Password}
@@ -202,10 +282,12 @@ func (c *Client) RenewCredentials(ctx context.Context) error {
 	}
 	r.frame = resp.AppendCommand(nil, args...)
 	listed := make(chan struct{})
+	sent := 0 // written on the loop before listed closes
 	c.eng.ForEachConn(func(m fsm.Machine, id fsm.ConnID, conn engine.Conn) {
 		if m != fsm.MachineMux {
 			return
 		}
+		sent++
 		r.send(id, conn)
 	}, func() {
 		r.release()
@@ -214,16 +296,36 @@ func (c *Client) RenewCredentials(ctx context.Context) error {
 	select {
 	case <-listed:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	select {
 	case <-r.all:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.errs...)
+	return sent, errors.Join(r.errs...)
+}
+
+// authenticateNew waits for a ready command connection when a renewal found none: a new one
+// authenticates with the provider's current credentials, so its failure is the renewal's.
+func (c *Client) authenticateNew(ctx context.Context) error {
+	answer := make(chan engine.Grant, 1)
+	id := c.eng.Acquire(fsm.NeedAny, func(g engine.Grant) { answer <- g })
+	select {
+	case g := <-answer:
+		if g.Outcome == fsm.OutcomeClosed {
+			return ErrClosed
+		}
+		if err := c.grantErr(g); err != nil {
+			return &CredentialRenewalError{Endpoint: c.ep, Err: err}
+		}
+		return nil
+	case <-ctx.Done():
+		c.eng.Release(id)
+		return ctx.Err()
+	}
 }
 
 // renewal is one RenewCredentials run: an AUTH on each listed connection.
@@ -260,8 +362,7 @@ func (r *renewal) completed(id fsm.ConnID, cmd *engine.Command) {
 	case cmd.Err != nil:
 		failure = cmd.Err
 	case cmd.Reply.IsError():
-		se := &ServerError{Code: cmd.Reply.ErrorCode(), Message: redactSecret(cmd.Reply.ErrorMessage(), r.password),
-			CommandName: "AUTH", Endpoint: c.ep}
+		se := serverError(&cmd.Reply, "AUTH", c.ep, r.password)
 		failure = se
 		if renewalRejects[se.Code] {
 			c.eng.Abort(id, &CredentialRenewalError{Endpoint: c.ep, Conn: uint64(id), Err: se})
@@ -284,14 +385,6 @@ func (r *renewal) release() {
 			close(r.all)
 		})
 	}
-}
-
-// redactSecret replaces every occurrence of secret in msg.
-func redactSecret(msg, secret string) string {
-	if secret == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, secret, "[redacted]")
 }
 
 // renewer runs a client's background renewals for a CredentialNotifier provider.

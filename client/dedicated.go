@@ -17,9 +17,9 @@ import (
 var (
 	// ErrDedicatedClosed: the DedicatedConn was closed (returned to the pool) or discarded after
 	// a failure. Rent another one.
-	ErrDedicatedClosed = errors.New("respire: dedicated connection already closed or discarded")
+	ErrDedicatedClosed = sentinel("respire: dedicated connection already closed or discarded")
 	// ErrDedicatedBusy: a DedicatedConn carries one call at a time; another goroutine is using it.
-	ErrDedicatedBusy = errors.New("respire: dedicated connection in use by another call")
+	ErrDedicatedBusy = sentinel("respire: dedicated connection in use by another call")
 )
 
 // episodeBases hands every client its own range of dedicated episode ids, so that

@@ -3,6 +3,7 @@ package client
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -17,20 +18,30 @@ import (
 // Sentinel errors; match them with errors.Is.
 var (
 	// ErrClosed: the client was closed.
-	ErrClosed = errors.New("respire: client closed")
+	ErrClosed = sentinel("respire: client closed")
 	// ErrUnknownOutcome: the command may have been executed; its reply was lost. It is never
 	// resent. Timeouts and cancellations after the command's bytes left also match it.
-	ErrUnknownOutcome = errors.New("respire: command outcome unknown")
+	ErrUnknownOutcome = sentinel("respire: command outcome unknown")
 	// ErrReconnectLimit: every connection of the endpoint exhausted its reconnect policy.
-	ErrReconnectLimit = errors.New("respire: reconnect limit reached")
+	ErrReconnectLimit = sentinel("respire: reconnect limit reached")
 	// ErrAdminDisabled: a high-risk command (AdminCommands) was refused because AllowAdmin is
 	// false. Nothing was sent.
-	ErrAdminDisabled = errors.New("respire: admin command refused (set AllowAdmin)")
+	ErrAdminDisabled = sentinel("respire: admin command refused (set AllowAdmin)")
 	// ErrTooManyWaiters: the bound on callers waiting for a connection was reached.
-	ErrTooManyWaiters = errors.New("respire: too many callers waiting for a connection")
+	ErrTooManyWaiters = sentinel("respire: too many callers waiting for a connection")
 	// ErrProtocol: a reply did not follow the RESP protocol.
 	ErrProtocol = resp.ErrProtocol
 )
+
+// sentinelError is the type of respire's sentinel errors. It records no stack, unlike
+// cockroachdb/errors.New, whose stack would be that of package initialization: printed with %+v
+// a sentinel shows its message alone. Sentinels are compared by identity (errors.Is).
+type sentinelError struct{ msg string }
+
+func (e *sentinelError) Error() string { return e.msg }
+
+// sentinel returns a new sentinel error with message msg.
+func sentinel(msg string) error { return &sentinelError{msg: msg} }
 
 // ConfigError reports an invalid option or connection string before any I/O.
 type ConfigError struct {
@@ -47,11 +58,17 @@ func (e *ConfigError) Error() string {
 
 func configErr(option, reason string) error { return &ConfigError{Option: option, Reason: reason} }
 
-// ServerError is an error reply from Redis.
+// ServerError is an error reply from Redis. It carries no keys, values or credentials: its message
+// is the server's without the arguments Redis echoes (see Message).
 type ServerError struct {
-	// Code is the error's first word: ERR, WRONGTYPE, LOADING, MOVED, NOPERM, ...
+	// Code is the error's first word, exactly as the server sent it: ERR, WRONGTYPE, LOADING,
+	// MOVED, NOPERM, ...
 	Code string
-	// Message is the server's full message.
+	// Message is the server's message, starting with Code, without what the server echoed of the
+	// command's arguments: the "with args beginning with: ..." list of an unknown command is cut,
+	// and quoted text other than the command's name reads '[redacted]' (see netio.RedactReply).
+	// An error that a script or a function raises itself (redis.error_reply) is the application's
+	// own text: only its quoted parts are redacted.
 	Message string
 	// CommandName is the rejected command's name.
 	CommandName string
@@ -62,6 +79,13 @@ type ServerError struct {
 // Error implements error.
 func (e *ServerError) Error() string {
 	return "respire: " + e.CommandName + ": " + e.Message
+}
+
+// serverError builds the *ServerError of an error reply to command name: the reply's code, and
+// its message without the arguments the server echoed. A non-empty secret (the password of an
+// AUTH) is also withheld wherever a server might repeat it.
+func serverError(v *resp.Value, name string, ep Endpoint, secret string) *ServerError {
+	return &ServerError{Code: v.ErrorCode(), Message: netio.RedactReply(v.ErrorMessage(), name, secret), CommandName: name, Endpoint: ep}
 }
 
 // IsTransient reports whether the error code is transient: LOADING, BUSY, CLUSTERDOWN, TRYAGAIN
@@ -119,9 +143,15 @@ type TimeoutError struct {
 }
 
 // Error implements error.
-func (e *TimeoutError) Error() string {
-	msg := "respire: " + e.CommandName + " timed out after " + e.Budget.String() + " (" + string(e.Diagnostics.Stage) +
-		", " + e.Diagnostics.Endpoint.String() + ")"
+func (e *TimeoutError) Error() string { return "respire: " + e.text(true) }
+
+// text describes the timeout, naming the endpoint when withEndpoint.
+func (e *TimeoutError) text(withEndpoint bool) string {
+	msg := e.CommandName + " timed out after " + e.Budget.String() + " (" + string(e.Diagnostics.Stage)
+	if withEndpoint {
+		msg += ", " + e.Diagnostics.Endpoint.String()
+	}
+	msg += ")"
 	if e.Diagnostics.Hint != "" {
 		msg += ": " + e.Diagnostics.Hint
 	}
@@ -156,9 +186,17 @@ func (e *ConnectionError) Error() string {
 		msg = "respire: connection to " + e.Endpoint.String() + " failed"
 	}
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		msg += ": " + causeText(e.Err)
 	}
 	return msg
+}
+
+// detail describes the failure without the endpoint, for a wrapper that names it.
+func (e *ConnectionError) detail() string {
+	if e.Err != nil {
+		return causeText(e.Err)
+	}
+	return "connection failed"
 }
 
 // Unwrap returns the underlying failure.
@@ -175,11 +213,15 @@ type ReconnectLimitError struct {
 
 // Error implements error.
 func (e *ReconnectLimitError) Error() string {
-	msg := "respire: reconnect limit reached for " + e.Endpoint.String()
-	if e.Err != nil {
-		msg += ": last error: " + e.Err.Error()
+	return "respire: reconnect limit reached for " + e.Endpoint.String() + e.lastError()
+}
+
+// lastError is ": last error: <cause>" without the endpoint, or empty.
+func (e *ReconnectLimitError) lastError() string {
+	if e.Err == nil {
+		return ""
 	}
-	return msg
+	return ": last error: " + causeText(e.Err)
 }
 
 // Is matches ErrReconnectLimit.
@@ -198,7 +240,8 @@ func (e *ReconnectLimitError) As(target any) bool {
 func (e *ReconnectLimitError) Unwrap() error { return e.Err }
 
 // UnknownOutcomeError reports a command whose bytes may have reached the server but whose reply
-// was lost. Redis may or may not have executed it; respire never resends it.
+// was lost. Redis may or may not have executed it; respire never resends it. It matches
+// ErrUnknownOutcome, and also ErrClosed when the reply was lost because the client was closed.
 type UnknownOutcomeError struct {
 	// CommandName is the command.
 	CommandName string
@@ -206,15 +249,28 @@ type UnknownOutcomeError struct {
 	Endpoint Endpoint
 	// Stage is how far it got.
 	Stage Stage
-	// Err is why the reply was lost (connection failure, cancellation).
+	// Err is why the reply was lost (connection failure, cancellation, the client's Close).
 	Err error
+
+	// closed: Close ended the command's connection while it waited for the reply.
+	closed bool
 }
 
 // Error implements error.
-func (e *UnknownOutcomeError) Error() string {
-	msg := "respire: " + e.CommandName + " outcome unknown (" + string(e.Stage) + " on " + e.Endpoint.String() + ")"
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+func (e *UnknownOutcomeError) Error() string { return "respire: " + e.text(true) }
+
+// text describes the lost outcome, naming the endpoint when withEndpoint.
+func (e *UnknownOutcomeError) text(withEndpoint bool) string {
+	msg := e.CommandName + " outcome unknown (" + string(e.Stage)
+	if withEndpoint {
+		msg += " on " + e.Endpoint.String()
+	}
+	msg += ")"
+	switch {
+	case e.closed:
+		msg += ": client closed"
+	case e.Err != nil:
+		msg += ": " + causeText(e.Err)
 	}
 	return msg
 }
@@ -222,8 +278,10 @@ func (e *UnknownOutcomeError) Error() string {
 // Unwrap returns the cause.
 func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 
-// Is matches ErrUnknownOutcome.
-func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+// Is matches ErrUnknownOutcome, and ErrClosed when the client's Close lost the reply.
+func (e *UnknownOutcomeError) Is(target error) bool {
+	return target == ErrUnknownOutcome || (target == ErrClosed && e.closed)
+}
 
 // ProtocolError reports a malformed reply (see resp.ProtocolError).
 type ProtocolError = resp.ProtocolError
@@ -263,6 +321,30 @@ func connectFailure(ep Endpoint, connectTimeout time.Duration, err error) error 
 	}
 	return &ConnectionError{Endpoint: ep, Err: err}
 }
+
+// causeText is err's message for a wrapper that names the endpoint itself, so that every error
+// text names its endpoint once: respire's errors without their endpoint and without a leading
+// "respire: " (see netio.CauseText for the transport's errors and the net package's).
+func causeText(err error) string {
+	switch e := err.(type) {
+	case *ConnectionError:
+		return e.detail()
+	case *ReconnectLimitError:
+		return "reconnect limit reached" + e.lastError()
+	case *TimeoutError:
+		return e.text(false)
+	case *UnknownOutcomeError:
+		return e.text(false)
+	case *CredentialRenewalError:
+		return e.text(false)
+	case *handshakeRejection:
+		return causeText(e.cause)
+	}
+	return netio.CauseText(err)
+}
+
+// plainText is err's message without a leading "respire: ", for a wrapper that has its own.
+func plainText(err error) string { return strings.TrimPrefix(err.Error(), "respire: ") }
 
 // handshakeRejection is a *ServerError raised during the handshake that still unwraps to the
 // netio error behind it.

@@ -193,10 +193,11 @@ type Options struct {
 	// certificate, overriding TLS.ServerName; otherwise TLS.ServerName, else the endpoint's host,
 	// is used. It has no effect without TLS.
 	TLSServerName string
-	// TLSMinVersion and TLSMaxVersion, when set (tls.VersionTLS10 through tls.VersionTLS13),
-	// override TLS.MinVersion and TLS.MaxVersion. Zero keeps the TLS configuration's value (Go's
-	// defaults: TLS 1.2 through 1.3). The effective minimum must not exceed the maximum. They have
-	// no effect without TLS.
+	// TLSMinVersion and TLSMaxVersion, when set (tls.VersionTLS12 or tls.VersionTLS13), override
+	// TLS.MinVersion and TLS.MaxVersion. Zero keeps the TLS configuration's value (Go's defaults:
+	// TLS 1.2 through 1.3). TLS 1.0 and 1.1 are rejected, here and in TLS.MinVersion and
+	// TLS.MaxVersion. The effective minimum must not exceed the maximum. They have no effect
+	// without TLS.
 	TLSMinVersion, TLSMaxVersion uint16
 	// CheckCertificateRevocation checks every certificate of the server's verified chain against
 	// the certificate revocation list (CRL) it names, within the connection attempt's deadline
@@ -430,17 +431,21 @@ func (o *Options) validateSecurity() error {
 		name    string
 		version uint16
 	}{{"TLSMinVersion", o.TLSMinVersion}, {"TLSMaxVersion", o.TLSMaxVersion}} {
-		if v.version != 0 && (v.version < tls.VersionTLS10 || v.version > tls.VersionTLS13) {
-			return configErr(v.name, "must be tls.VersionTLS10, tls.VersionTLS11, tls.VersionTLS12 or tls.VersionTLS13")
+		if v.version != 0 && (v.version < tls.VersionTLS12 || v.version > tls.VersionTLS13) {
+			return configErr(v.name, "must be tls.VersionTLS12 or tls.VersionTLS13: TLS 1.0 and 1.1 are insecure and not allowed")
 		}
 	}
 	if o.TLS != nil {
 		lo, hi := o.TLS.MinVersion, o.TLS.MaxVersion
 		if o.TLSMinVersion != 0 {
 			lo = o.TLSMinVersion
+		} else if lo != 0 && lo < tls.VersionTLS12 {
+			return configErr("TLS.MinVersion", "must be at least tls.VersionTLS12 (or zero, Go's default): TLS 1.0 and 1.1 are insecure and not allowed")
 		}
 		if o.TLSMaxVersion != 0 {
 			hi = o.TLSMaxVersion
+		} else if hi != 0 && hi < tls.VersionTLS12 {
+			return configErr("TLS.MaxVersion", "must be at least tls.VersionTLS12 (or zero, Go's default): TLS 1.0 and 1.1 are insecure and not allowed")
 		}
 		if lo != 0 && hi != 0 && lo > hi {
 			return configErr("TLSMinVersion", "must not exceed the maximum TLS version")

@@ -79,7 +79,7 @@ const (
 )
 
 // ErrSubscriptionEnded is matched (errors.Is) by every *SubscriptionEndedError.
-var ErrSubscriptionEnded = errors.New("respire: subscription ended")
+var ErrSubscriptionEnded = sentinel("respire: subscription ended")
 
 // SubscriptionEndedError is what Next returns once a subscription has ended and its buffer is
 // drained.
@@ -95,7 +95,7 @@ type SubscriptionEndedError struct {
 func (e *SubscriptionEndedError) Error() string {
 	msg := "respire: subscription ended: " + e.Reason.String()
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		msg += ": " + plainText(e.Err)
 	}
 	return msg
 }

@@ -132,7 +132,7 @@ func TestTLSVersionBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	for in, ok := range map[string]bool{"Tls13": false, "Tls12": true, "Tls11|Tls12": true, "12288": false} {
+	for in, ok := range map[string]bool{"Tls13": false, "Tls12": true, "Tls12|Tls13": true, "12288": false} {
 		p, err := client.ParseConnectionString(fmt.Sprintf("127.0.0.1:%d,ssl=true,sslProtocols=%s", srv.Port(), in))
 		if err != nil {
 			t.Fatal(err)

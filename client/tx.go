@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
@@ -14,7 +12,7 @@ import (
 // ErrTxConflict: EXEC aborted the transaction because a watched key changed after WATCH.
 // Nothing of the transaction was applied, and respire never runs it again: re-read and retry
 // in the application if that is what you want. Match it with errors.Is.
-var ErrTxConflict = errors.New("respire: transaction aborted: a watched key changed")
+var ErrTxConflict = sentinel("respire: transaction aborted: a watched key changed")
 
 // TxConflictError reports a transaction that EXEC aborted because a watched key changed (EXEC
 // replied nil). Nothing was applied. errors.Is(err, ErrTxConflict) matches it.
@@ -207,7 +205,7 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 	for i, cl := range cls[1 : len(cls)-1] {
 		v := &cl.cmd.Reply
 		if v.IsError() && queueErr == nil {
-			queueErr = &TxQueueError{Index: i, Err: &ServerError{Code: v.ErrorCode(), Message: v.ErrorMessage(), CommandName: cl.cmd.Name, Endpoint: d.c.ep}}
+			queueErr = &TxQueueError{Index: i, Err: serverError(v, cl.cmd.Name, d.c.ep, "")}
 		}
 	}
 	v := &exec.cmd.Reply

@@ -124,22 +124,22 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		if f.Slot >= 0 {
 			dst = appendUint(dst, " slot=", uint64(f.Slot))
 		}
-		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		dst = appendUint(dst, " attempt=", uint64(f.Attempt))
 	case ArmTimer:
-		dst = appendUint(dst, " timer=", uint64(f.Timer))
+		dst = f.Timer.AppendTo(append(dst, " timer="...))
 		dst = append(dst, " after="...)
 		dst = appendDuration(dst, f.After)
 	case CancelTimer:
-		dst = appendUint(dst, " timer=", uint64(f.Timer))
+		dst = f.Timer.AppendTo(append(dst, " timer="...))
 	case Close:
-		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		if f.Drain {
 			dst = append(dst, " drain"...)
 		}
 	case Route:
 		dst = appendUint(dst, " slot=", uint64(f.Slot))
-		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		dst = append(dst, " state="...)
 		dst = append(dst, f.State.String()...)
 	case Emit:
@@ -153,7 +153,7 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		dst = append(dst, " value="...)
 		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
 	case Subscribe, Unsubscribe:
-		dst = appendUint(dst, " conn=", uint64(f.Conn))
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		for i := range f.Topics {
 			dst = append(dst, ' ')
 			dst = f.Topics[i].AppendTo(dst)
@@ -180,7 +180,7 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 			if f.Slot >= 0 {
 				dst = appendUint(dst, " slot=", uint64(f.Slot))
 			}
-			dst = appendUint(dst, " conn=", uint64(f.Conn))
+			dst = f.Conn.AppendTo(append(dst, " conn="...))
 		}
 		if f.Err != nil {
 			dst = append(dst, " err="...)

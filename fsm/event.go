@@ -152,13 +152,13 @@ func (e *Event) AppendTo(dst []byte) []byte {
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
 	case Returned:
-		dst = appendUint(dst, " conn=", uint64(e.Conn))
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
 		if e.Healthy {
 			dst = append(dst, " healthy"...)
 		}
 	case Acked, Rejected, Unsubscribed:
 		if e.Conn != 0 {
-			dst = appendUint(dst, " conn=", uint64(e.Conn))
+			dst = e.Conn.AppendTo(append(dst, " conn="...))
 		}
 		dst = append(dst, ' ')
 		dst = e.Topic.AppendTo(dst)
@@ -167,9 +167,9 @@ func (e *Event) AppendTo(dst []byte) []byte {
 			dst = appendQuote(dst, e.Err.Error())
 		}
 	case DialSucceeded, HandshakeDone:
-		dst = appendUint(dst, " conn=", uint64(e.Conn))
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
 	case DialFailed, ConnLost:
-		dst = appendUint(dst, " conn=", uint64(e.Conn))
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
 		if e.Kind == DialFailed {
 			dst = append(dst, " class="...)
 			dst = append(dst, e.Class.String()...)
@@ -179,7 +179,7 @@ func (e *Event) AppendTo(dst []byte) []byte {
 			dst = appendQuote(dst, e.Err.Error())
 		}
 	case TimerFired:
-		dst = appendUint(dst, " timer=", uint64(e.Timer))
+		dst = e.Timer.AppendTo(append(dst, " timer="...))
 	}
 	dst = append(dst, " draw="...)
 	return strconv.AppendFloat(dst, e.Draw, 'g', -1, 64)

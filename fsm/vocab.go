@@ -13,6 +13,42 @@ type ConnID uint64
 // no longer expects is ignored, so runtimes need not win races against cancellation.
 type TimerID uint64
 
+// String returns the id as traces and errors print it: the bare number for a command slot's
+// connection ("7"), and the machine with the id's number within it for the others
+// ("dedicated#1", "pubsub#3", "sharded-pubsub#2"), rather than the raw value with the machine in
+// its top bits (see IDBase).
+func (c ConnID) String() string { return string(c.AppendTo(nil)) }
+
+// AppendTo appends String's form to dst.
+func (c ConnID) AppendTo(dst []byte) []byte { return appendID(dst, uint64(c)) }
+
+// String returns the id as traces print it, like ConnID.String ("5", "dedicated#2").
+func (t TimerID) String() string { return string(t.AppendTo(nil)) }
+
+// AppendTo appends String's form to dst.
+func (t TimerID) AppendTo(dst []byte) []byte { return appendID(dst, uint64(t)) }
+
+// idPrefixes name each machine in its identifiers; the command slots' identifiers have none.
+var idPrefixes = [...]string{MachineMux: "", MachinePool: "dedicated", MachinePubSub: "pubsub", MachineShardedPubSub: "sharded-pubsub"}
+
+// appendID appends a ConnID or TimerID: its machine (unless it is the mux), '#', and its number
+// within the machine.
+func appendID(dst []byte, id uint64) []byte {
+	m := MachineOf(id)
+	n := id - IDBase(m)
+	switch {
+	case m == MachineMux:
+	case int(m) < len(idPrefixes):
+		dst = append(dst, idPrefixes[m]...)
+		dst = append(dst, '#')
+	default:
+		dst = append(dst, "machine"...)
+		dst = strconv.AppendUint(dst, uint64(m), 10)
+		dst = append(dst, '#')
+	}
+	return strconv.AppendUint(dst, n, 10)
+}
+
 // WaiterID identifies a caller waiting for a machine's answer (a connection grant or an error).
 // Runtimes allocate them.
 type WaiterID uint64

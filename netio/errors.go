@@ -73,23 +73,36 @@ func (e *ConnectError) Error() string {
 	b.WriteString(e.Endpoint.String())
 	if e.Conn != 0 {
 		b.WriteString(" (conn ")
-		b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+		b.WriteString(e.Conn.String())
 		b.WriteByte(')')
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Stage.String())
-	if e.TimedOut {
-		b.WriteString(" timed out")
-		if e.Budget > 0 {
-			b.WriteString(" after ")
-			b.WriteString(e.Budget.String())
+	e.appendDetail(&b)
+	return b.String()
+}
+
+// appendDetail appends the stage, the timeout and the cause, without the endpoint. The stage is
+// left out when the cause starts with it ("dial tcp: ...", "tls: ...", "handshake HELLO ...").
+func (e *ConnectError) appendDetail(b *strings.Builder) {
+	cause := ""
+	if e.Err != nil {
+		cause = CauseText(e.Err)
+	}
+	stage := e.Stage.String()
+	if e.TimedOut || !startsWithWord(cause, stage) {
+		b.WriteString(stage)
+		if e.TimedOut {
+			b.WriteString(" timed out")
+			if e.Budget > 0 {
+				b.WriteString(" after ")
+				b.WriteString(e.Budget.String())
+			}
+		}
+		if cause != "" {
+			b.WriteString(": ")
 		}
 	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(causeText(e.Err))
-	}
-	return b.String()
+	b.WriteString(cause)
 }
 
 // Unwrap returns the cause.
@@ -118,16 +131,28 @@ type IOError struct {
 func (e *IOError) Error() string {
 	var b strings.Builder
 	b.WriteString("respire: connection ")
-	b.WriteString(strconv.FormatUint(uint64(e.Conn), 10))
+	b.WriteString(e.Conn.String())
 	b.WriteString(" to ")
 	b.WriteString(e.Endpoint.String())
 	b.WriteString(": ")
-	b.WriteString(e.Op)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(causeText(e.Err))
-	}
+	e.appendDetail(&b)
 	return b.String()
+}
+
+// appendDetail appends the operation and the cause, without the connection and the endpoint; the
+// operation is left out when the cause starts with it ("read tcp: ...").
+func (e *IOError) appendDetail(b *strings.Builder) {
+	cause := ""
+	if e.Err != nil {
+		cause = CauseText(e.Err)
+	}
+	if !startsWithWord(cause, e.Op) {
+		b.WriteString(e.Op)
+		if cause != "" {
+			b.WriteString(": ")
+		}
+	}
+	b.WriteString(cause)
 }
 
 // Unwrap returns the cause.
@@ -142,6 +167,62 @@ func (e *IOError) Timeout() bool {
 // causeText is err's message without a leading "respire: ", which the wrapper already has.
 func causeText(err error) string {
 	return strings.TrimPrefix(err.Error(), "respire: ")
+}
+
+// CauseText returns err's message for an error that wraps it and names the endpoint itself, so
+// that the endpoint is printed once: without the leading "respire: ", without the endpoint of
+// respire's connection errors (*ConnectError, *IOError, *SubscribeError), and without the
+// addresses of a *net.OpError or the host name of a *net.DNSError. Other errors print as they
+// are.
+func CauseText(err error) string {
+	var b strings.Builder
+	switch e := err.(type) {
+	case *ConnectError:
+		if e.Conn != 0 {
+			b.WriteString("conn ")
+			b.WriteString(e.Conn.String())
+			b.WriteString(": ")
+		}
+		e.appendDetail(&b)
+		return b.String()
+	case *IOError:
+		b.WriteString("connection ")
+		b.WriteString(e.Conn.String())
+		b.WriteString(": ")
+		e.appendDetail(&b)
+		return b.String()
+	case *SubscribeError:
+		return e.Command + " refused: " + e.Message
+	case *net.OpError:
+		b.WriteString(e.Op)
+		if e.Net != "" {
+			b.WriteByte(' ')
+			b.WriteString(e.Net)
+		}
+		if e.Err != nil {
+			b.WriteString(": ")
+			b.WriteString(CauseText(e.Err))
+		}
+		return b.String()
+	case *net.DNSError:
+		b.WriteString("lookup")
+		if e.Server != "" {
+			b.WriteString(" (DNS server ")
+			b.WriteString(e.Server)
+			b.WriteByte(')')
+		}
+		b.WriteString(": ")
+		b.WriteString(e.Err)
+		return b.String()
+	case nil:
+		return ""
+	}
+	return causeText(err)
+}
+
+// startsWithWord reports whether s starts with word followed by a space or a colon.
+func startsWithWord(s, word string) bool {
+	return word != "" && len(s) > len(word) && strings.HasPrefix(s, word) && (s[len(word)] == ' ' || s[len(word)] == ':')
 }
 
 // Classify says whether a connection failure may be retried. Permanent: a *HandshakeError whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,22 +37,29 @@ func TestHandshakeConfigNeverPrintsPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	forms := map[string]string{
-		"String":     cfg.String(),
-		"%v":         fmt.Sprintf("%v", cfg),
-		"%+v":        fmt.Sprintf("%+v", cfg),
-		"%#v":        fmt.Sprintf("%#v", cfg),
-		"%s ptr":     fmt.Sprintf("%s", &cfg),
-		"%+v tc":     fmt.Sprintf("%+v", tc),
-		"%#v tc":     fmt.Sprintf("%#v", tc),
-		"%v tc ptr":  fmt.Sprintf("%v", &tc),
-		"%v tr":      fmt.Sprintf("%v", NewTransport(tc)),
-		"%+v nested": fmt.Sprintf("%+v", struct{ T TransportConfig }{tc}),
-		"json":       string(js),
-		"slog text":  logged.String(),
-		"slog json":  jsonLogged.String(),
+		"String":    cfg.String(),
+		"json":      string(js),
+		"slog text": logged.String(),
+		"slog json": jsonLogged.String(),
+	}
+	values := map[string]any{"cfg": cfg, "cfg ptr": &cfg, "tc": tc, "tc ptr": &tc, "transport": NewTransport(tc),
+		"handshake": NewHandshake(cfg), "nested": struct{ T TransportConfig }{tc}}
+	for name, v := range values {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%40v", "%-40s"} {
+			forms[name+" "+verb] = fmt.Sprintf(verb, v)
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			t.Errorf("json.Marshal(%s): %v", name, err)
+		}
+		forms[name+" json"] = string(out)
+		var text, js strings.Builder
+		slog.New(slog.NewTextHandler(&text, nil)).Info("m", "v", v)
+		slog.New(slog.NewJSONHandler(&js, nil)).Info("m", "v", v)
+		forms[name+" slog text"], forms[name+" slog json"] = text.String(), js.String()
 	}
 	for name, s := range forms {
-		if strings.Contains(s, secret) {
+		if strings.Contains(s, secret) || strings.Contains(s, hex.EncodeToString([]byte(secret))) {
 			t.Errorf("%s reveals the password: %s", name, s)
 		}
 	}
@@ -76,7 +84,14 @@ func TestConnectErrorMessages(t *testing.T) {
 			"respire: connecting to [::1]:6379: dial timed out after 5s: context deadline exceeded"},
 		{&ConnectError{Endpoint: engine.Endpoint{Host: "/tmp/r.sock"}, Conn: 1, Stage: StageHandshake,
 			Err: &HandshakeError{Command: "AUTH", Code: "WRONGPASS", Message: "WRONGPASS invalid username-password pair"}},
-			"respire: connecting to /tmp/r.sock (conn 1): handshake: handshake AUTH rejected: WRONGPASS invalid username-password pair"},
+			"respire: connecting to /tmp/r.sock (conn 1): handshake AUTH rejected: WRONGPASS invalid username-password pair"},
+		// The endpoint is named once: the address of a *net.OpError is left out.
+		{&ConnectError{Endpoint: engine.Endpoint{Host: "10.0.0.7", Port: 6379}, Conn: 3, Stage: StageDial,
+			Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 6379}, Err: syscall.ECONNREFUSED}},
+			"respire: connecting to 10.0.0.7:6379 (conn 3): dial tcp: connection refused"},
+		{&ConnectError{Endpoint: engine.Endpoint{Host: "cache.internal", Port: 6379}, Conn: 4, Stage: StageDial,
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Name: "cache.internal", Server: "10.0.0.53:53", Err: "no such host", IsNotFound: true}}},
+			"respire: connecting to cache.internal:6379 (conn 4): dial tcp: lookup (DNS server 10.0.0.53:53): no such host"},
 	}
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {
@@ -90,6 +105,17 @@ func TestConnectErrorMessages(t *testing.T) {
 	closed := &IOError{Endpoint: ep, Conn: 9, Op: "close", Err: ErrClosed}
 	if !errors.Is(closed, ErrClosed) || closed.Error() != "respire: connection 9 to [::1]:6379: close: connection closed" {
 		t.Errorf("closed error %q", closed.Error())
+	}
+	reset := &IOError{Endpoint: ep, Conn: 9, Op: "read", Err: &net.OpError{Op: "read", Net: "tcp",
+		Source: &net.TCPAddr{IP: net.IPv6loopback, Port: 50123}, Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 6379}, Err: syscall.ECONNRESET}}
+	if got, want := reset.Error(), "respire: connection 9 to [::1]:6379: read tcp: connection reset by peer"; got != want {
+		t.Errorf("got %q want %q", got, want)
+	}
+	if got, want := CauseText(reset), "connection 9: read tcp: connection reset by peer"; got != want {
+		t.Errorf("CauseText: got %q want %q", got, want)
+	}
+	if got, want := CauseText(cases[3].err), "conn 3: dial tcp: connection refused"; got != want {
+		t.Errorf("CauseText: got %q want %q", got, want)
 	}
 	to := &IOError{Op: "read", Err: &net.OpError{Op: "read", Err: timeoutErr{}}}
 	if !to.Timeout() || io.Timeout() {

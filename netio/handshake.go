@@ -60,14 +60,16 @@ var transientCodes = map[string]bool{
 // TRYAGAIN, MASTERDOWN).
 func IsTransientCode(code string) bool { return transientCodes[code] }
 
-// HandshakeError is a server error reply that failed a handshake. Its message is the server's;
-// it never contains the credentials that were sent.
+// HandshakeError is a server error reply that failed a handshake. Its message is the server's,
+// without the server's echo of the request (see RedactReply): it never contains the credentials
+// that were sent.
 type HandshakeError struct {
 	// Command is the setup command that was rejected (HELLO, AUTH, SELECT, CLIENT SETNAME).
 	Command string
 	// Code is the error's first word (WRONGPASS, NOPERM, LOADING, ERR, ...).
 	Code string
-	// Message is the server's error message.
+	// Message is the server's error message, starting with Code, without what the server echoed
+	// of the request (see RedactReply).
 	Message string
 	// Hint is an extra explanation added by respire, or empty.
 	Hint string
@@ -202,21 +204,14 @@ func (h *Handshake) Reply(v *resp.Value) error {
 	return nil
 }
 
-// echoMarker introduces the arguments Redis echoes in an unknown-command error.
-const echoMarker = "with args beginning with:"
-
-// reject builds the error of a rejected setup command. Redis echoes the first arguments of an
-// unknown command ("ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default'
-// '<password>'"), possibly cutting the password short, so the echoed arguments are dropped as a
-// whole and any other occurrence of the password is replaced.
+// reject builds the error of a rejected setup command from the reply's code and its message
+// without the server's echo of the request (see RedactReply): Redis echoes the first arguments of
+// an unknown command ("ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH'
+// 'default' '<password>'"), possibly cut short or, through a proxy, in another letter case.
 func (h *Handshake) reject(st step, code, msg, hint string) *HandshakeError {
-	if i := strings.Index(msg, echoMarker); i >= 0 {
-		msg = msg[:i+len(echoMarker)] + " [redacted]"
-	}
-	if h.cfg.Password != "" {
-		msg = strings.ReplaceAll(msg, h.cfg.Password, "[redacted]")
-	}
-	return &HandshakeError{Command: st.command, Code: code, Message: msg, Hint: hint, maxClients: code == "ERR" && strings.Contains(msg, "max number of clients")}
+	maxClients := code == "ERR" && strings.Contains(msg, "max number of clients")
+	return &HandshakeError{Command: st.command, Code: code, Message: RedactReply(msg, st.command, h.cfg.Password), Hint: hint,
+		maxClients: maxClients}
 }
 
 // isUnknownHello recognizes Redis's unknown-command wording for HELLO.

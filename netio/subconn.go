@@ -21,7 +21,8 @@ type SubscribeError struct {
 	Conn fsm.ConnID
 	// Command is SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE.
 	Command string
-	// Code is the error's first word (NOPERM, ERR, ...); Message the whole error.
+	// Code is the error's first word (NOPERM, ERR, ...); Message the whole error without the
+	// server's echo of the request's arguments (see RedactReply).
 	Code, Message string
 }
 
@@ -519,7 +520,8 @@ func (s *SubConn) reply(v *resp.Value) error {
 	head.acks = len(head.topics)
 	s.popDone()
 	s.mu.Unlock()
-	err := &SubscribeError{Endpoint: s.ep, Conn: s.id, Command: head.command, Code: v.ErrorCode(), Message: v.ErrorMessage()}
+	err := &SubscribeError{Endpoint: s.ep, Conn: s.id, Command: head.command, Code: v.ErrorCode(),
+		Message: RedactReply(v.ErrorMessage(), head.command, "")}
 	if !head.unsubscribe {
 		for _, t := range topics {
 			s.recv.Rejected(s.id, t, err)
