@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strconv"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
 )
@@ -22,7 +20,7 @@ import (
 // DedicatedConn.Do and Tx.Do, respire manages that state itself (transactions, subscriptions)
 // or cannot run the command at all (MONITOR, CLIENT REPLY). Match it with errors.Is; a
 // *SessionCommandError names the command and the alternative.
-var ErrSessionCommand = errors.New("respire: command refused: it changes the state of its connection")
+var ErrSessionCommand = sentinel("respire: command refused: it changes the state of its connection")
 
 // SessionCommandError reports a raw command refused because of what it does to its
 // connection. Nothing was sent. errors.Is(err, ErrSessionCommand) matches it.

@@ -46,7 +46,7 @@ func TestServerErrorsCarryNoKeysOrValues(t *testing.T) {
 		want string
 	}{
 		{[]any{"GETX", key, value, password}, "ERR", "ERR unknown command 'GETX'"},
-		{[]any{"getx", []byte(key)}, "ERR", "ERR unknown command 'GETX'"},
+		{[]any{"getx", []byte(key)}, "ERR", "ERR unknown command 'getx'"},
 		{[]any{"CONFIG", key}, "ERR", "ERR unknown subcommand '[redacted]'. Try CONFIG HELP."},
 		{[]any{"XREADGROUP", "GROUP", "group-" + value, "consumer", "STREAMS", key, ">"}, "NOGROUP",
 			"NOGROUP No such key '[redacted]' in XREADGROUP with GROUP option"},

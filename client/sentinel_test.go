@@ -21,7 +21,7 @@ import (
 func TestSentinelsPrintNoStack(t *testing.T) {
 	sentinels := map[string]error{
 		"ErrClosed": ErrClosed, "ErrUnknownOutcome": ErrUnknownOutcome, "ErrReconnectLimit": ErrReconnectLimit,
-		"ErrAdminDisabled": ErrAdminDisabled, "ErrTooManyWaiters": ErrTooManyWaiters, "ErrProtocol": ErrProtocol,
+		"ErrAdminDisabled": ErrAdminDisabled, "ErrSessionCommand": ErrSessionCommand, "ErrTooManyWaiters": ErrTooManyWaiters, "ErrProtocol": ErrProtocol,
 		"ErrNoCredentialProvider": ErrNoCredentialProvider, "ErrTxConflict": ErrTxConflict,
 		"ErrDedicatedClosed": ErrDedicatedClosed, "ErrDedicatedBusy": ErrDedicatedBusy,
 		"ErrSubscriptionEnded": ErrSubscriptionEnded,
