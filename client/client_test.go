@@ -133,7 +133,7 @@ func TestCommandsOverBothProtocols(t *testing.T) {
 			}
 			// Raw Do returns the reply's shape of the negotiated protocol.
 			v, err := c.Do(ctx, "HGETALL", p+"h")
-			if err != nil || len(v.Elems) != 2 {
+			if err != nil || v.Len() != 2 {
 				t.Fatalf("Do HGETALL: %v %v", v, err)
 			}
 		})

@@ -130,8 +130,8 @@ func TestClone(t *testing.T) {
 		t.Fatalf("clone %v differs from %v", c, v)
 	}
 	payload[0] = 'X'
-	v.Elems[1].Elems[0] = Int(9)
-	if !Equal(c.Elems[0], BulkString("abc")) || !Equal(c.Elems[1].Elems[0], SimpleString("k")) {
+	v.elems[1].elems[0] = Int(9)
+	if !Equal(c.Elem(0), BulkString("abc")) || !Equal(c.Elem(1).Elem(0), SimpleString("k")) {
 		t.Errorf("clone shares memory with the original: %v", c)
 	}
 	if c.mem != nil {
@@ -168,7 +168,7 @@ func TestString(t *testing.T) {
 		{PushOf(Int(1)), `push[int:1]`},
 		{MapOf(BulkString("k"), NullValue(), Int(1), Int(2)), `map{"k": null, int:1: int:2}`},
 		{MapOf(BulkString("k")), `map{"k": <missing>}`},
-		{Value{Kind: KindAttribute, Elems: []Value{Int(1), Int(2)}}, `attribute{int:1: int:2}`},
+		{Value{Kind: KindAttribute, elems: []Value{Int(1), Int(2)}}, `attribute{int:1: int:2}`},
 		{Int(1).WithAttrs(BulkString("ttl"), Int(3)), `attrs{"ttl": int:3} int:1`},
 		{Value{}, `invalid(Invalid)`},
 		{Value{Kind: 77}, `invalid(Kind(77))`},
@@ -189,7 +189,7 @@ func TestString(t *testing.T) {
 	// A cyclic value (which the rest of the package does not support)
 	// must still render without recursing forever.
 	cyc := make([]Value, 1)
-	cyc[0] = Value{Kind: KindArray, Elems: cyc}
+	cyc[0] = Value{Kind: KindArray, elems: cyc}
 	if got := cyc[0].String(); !strings.Contains(got, "...") || len(got) > 100 {
 		t.Errorf("cyclic value rendered as %s", got)
 	}
@@ -212,12 +212,12 @@ func TestConstructors(t *testing.T) {
 		t.Error("Bulk copied its argument")
 	}
 	elems := []Value{Int(1)}
-	if v := ArrayOf(elems...); &v.Elems[0] != &elems[0] {
+	if v := ArrayOf(elems...); &v.elems[0] != &elems[0] {
 		t.Error("ArrayOf copied its argument")
 	}
 	orig := Int(1)
 	with := orig.WithAttrs(Int(2), Int(3))
-	if orig.Attrs != nil || len(with.Attrs) != 2 {
+	if orig.attrs != nil || with.Attrs().Len() != 2 {
 		t.Error("WithAttrs modified its receiver or lost attributes")
 	}
 	if NullValue().NullForm != NullFormRESP3 || NullBulk().NullForm != NullFormBulk || NullArray().NullForm != NullFormArray {
