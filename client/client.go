@@ -194,11 +194,31 @@ func (c *Client) getCall() *call {
 	return cl
 }
 
-func (c *Client) putCall(cl *call) {
-	if cap(cl.cmd.Frame) > 64<<10 {
-		cl.cmd.Frame = nil
-		cl.cmd.Reply = resp.Value{}
+// Pooled calls keep their frame and reply storage for reuse up to these sizes; larger ones (a
+// big value sent or received) are dropped so that one large command or reply does not stay
+// pinned in the pool for the life of the client.
+const (
+	maxRetainedFrame = 64 << 10
+	maxRetainedReply = 64 << 10
+)
+
+// ownReply returns the reply v for a caller to keep. The storage of a large reply is handed
+// over rather than copied, leaving v empty; a small reply is cloned, so that the pooled call
+// keeps its storage for the next command.
+func ownReply(v *resp.Value) resp.Value {
+	if v.StorageSize() > maxRetainedReply {
+		out := *v
+		*v = resp.Value{}
+		return out
 	}
+	return v.Clone()
+}
+
+func (c *Client) putCall(cl *call) {
+	if cap(cl.cmd.Frame) > maxRetainedFrame {
+		cl.cmd.Frame = nil
+	}
+	cl.cmd.Reply.Reset(maxRetainedReply)
 	c.calls.Put(cl)
 }
 

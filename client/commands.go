@@ -60,7 +60,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	}
 	var out resp.Value
 	err = c.run(ctx, cl, func(v *resp.Value) error {
-		out = v.Clone()
+		out = ownReply(v)
 		return nil
 	})
 	return out, err

@@ -317,7 +317,7 @@ func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error)
 	}
 	var out resp.Value
 	decode := func(v *resp.Value) error {
-		out = v.Clone()
+		out = ownReply(v)
 		return nil
 	}
 	if isBlockingCommand(name, args) {
