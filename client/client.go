@@ -32,6 +32,10 @@ type Client struct {
 	pubsub     *pubsubState
 	// renewer renews credentials when Options.Credentials notifies changes (credentials.go).
 	renewer *renewer
+	// replayUnknown plants a defect for tests only (export_replay_test.go): a command whose
+	// outcome is unknown is sent once more. respire must never do that; the kill test shows it
+	// notices every time. Nothing outside tests sets it.
+	replayUnknown atomic.Bool
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -275,6 +279,13 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 // call on error.
 func (c *Client) completion(cl *call) error {
 	cmd := &cl.cmd
+	if cmd.Err != nil && cmd.MaybeSent() && c.replayUnknown.Load() {
+		// The planted defect (tests only): send the command again and report that attempt.
+		cl.state.Store(callWaiting)
+		cmd.Reset()
+		c.eng.Submit(cmd)
+		<-cl.done
+	}
 	if cmd.Err == nil {
 		return nil
 	}
