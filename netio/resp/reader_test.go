@@ -324,3 +324,72 @@ func TestReaderMatchesParse(t *testing.T) {
 		off += n
 	}
 }
+
+// TestReaderPayloadStraightIntoStorage reads a bulk string larger than the buffer, whose payload
+// the Reader reads straight into the value's storage, through a read error in the middle of the
+// payload and a cut with EOF.
+func TestReaderPayloadStraightIntoStorage(t *testing.T) {
+	payload := strings.Repeat("0123456789", 10000)
+	wire := "$100000\r\n" + payload + "\r\n+next\r\n"
+	src := &askReader{r: &scriptReader{steps: []step{
+		{wire[:5000], nil},
+		{"", errTimeout},
+		{wire[5000:60000], errTimeout},
+		{wire[60000:], nil},
+	}}}
+	r := NewReader(src, nil)
+	var v Value
+	if err := r.Read(&v); err != errTimeout {
+		t.Fatalf("first Read: %v", err)
+	}
+	if err := r.Read(&v); err != errTimeout {
+		t.Fatalf("second Read: %v", err)
+	}
+	if err := r.Read(&v); err != nil || string(v.Str) != payload {
+		t.Fatalf("third Read: %v, %d bytes", err, len(v.Str))
+	}
+	if v.StorageSize() != len(payload)+4 {
+		t.Errorf("storage of %d bytes for a %d-byte payload, want it sized exactly", v.StorageSize(), len(payload))
+	}
+	if cap(r.buf) > readerInitialSize {
+		t.Errorf("the buffer grew to %d for a payload it need not hold", cap(r.buf))
+	}
+	if src.largest <= readerInitialSize {
+		t.Errorf("the largest read asked for %d bytes: the payload went through the buffer", src.largest)
+	}
+	if err := r.Read(&v); err != nil || !Equal(v, SimpleString("next")) {
+		t.Fatalf("value after the payload: %v, %v", v, err)
+	}
+	r = NewReader(&scriptReader{steps: []step{{wire[:70000], io.EOF}}}, nil)
+	if err := r.Read(&v); err != io.ErrUnexpectedEOF {
+		t.Fatalf("payload cut by EOF: %v", err)
+	}
+}
+
+// askReader records the largest read asked of it.
+type askReader struct {
+	r       io.Reader
+	largest int
+}
+
+func (a *askReader) Read(p []byte) (int, error) {
+	a.largest = max(a.largest, len(p))
+	return a.r.Read(p)
+}
+
+// TestReaderBufferShrinks checks that a buffer grown for one long line goes back to its initial
+// size once that value is read.
+func TestReaderBufferShrinks(t *testing.T) {
+	long := "+" + strings.Repeat("x", 200<<10) + "\r\n"
+	r := NewReader(&chunkReader{data: []byte(long + ":1\r\n"), sizes: []int{8192}}, &Limits{MaxLineLen: 1 << 20})
+	var v Value
+	if err := r.Read(&v); err != nil || len(v.Str) != 200<<10 {
+		t.Fatalf("long line: %v", err)
+	}
+	if cap(r.buf) > readerInitialSize {
+		t.Errorf("buffer of %d bytes kept after the long line", cap(r.buf))
+	}
+	if err := r.Read(&v); err != nil || !Equal(v, Int(1)) {
+		t.Fatalf("after the long line: %v, %v", v, err)
+	}
+}
