@@ -180,12 +180,13 @@ func (d *DedicatedConn) blockingPop(ctx context.Context, name string, timeout ti
 		if v.Kind == resp.KindNull {
 			return nil
 		}
-		if v.Kind != resp.KindArray || len(v.Elems) != 2 {
+		if v.Kind != resp.KindArray || v.Len() != 2 {
 			return unexpected(name, v)
 		}
 		var err1, err2 error
-		key, _, err1 = stringReply(name, &v.Elems[0])
-		value, _, err2 = stringReply(name, &v.Elems[1])
+		k, val := v.Elem(0), v.Elem(1)
+		key, _, err1 = stringReply(name, &k)
+		value, _, err2 = stringReply(name, &val)
 		ok = true
 		if err1 != nil {
 			return err1
@@ -244,17 +245,18 @@ func (d *DedicatedConn) BZPopMin(ctx context.Context, timeout time.Duration, key
 		if v.Kind == resp.KindNull {
 			return nil
 		}
-		if v.Kind != resp.KindArray || len(v.Elems) != 3 {
+		if v.Kind != resp.KindArray || v.Len() != 3 {
 			return unexpected("BZPOPMIN", v)
 		}
 		var err error
-		if key, _, err = stringReply("BZPOPMIN", &v.Elems[0]); err != nil {
+		k, m, sc := v.Elem(0), v.Elem(1), v.Elem(2)
+		if key, _, err = stringReply("BZPOPMIN", &k); err != nil {
 			return err
 		}
-		if member, _, err = stringReply("BZPOPMIN", &v.Elems[1]); err != nil {
+		if member, _, err = stringReply("BZPOPMIN", &m); err != nil {
 			return err
 		}
-		if score, err = floatReply("BZPOPMIN", &v.Elems[2]); err != nil {
+		if score, err = floatReply("BZPOPMIN", &sc); err != nil {
 			return err
 		}
 		ok = true
@@ -351,50 +353,48 @@ func decodeXRead(v *resp.Value) ([]XStream, error) {
 	if v.Kind == resp.KindNull {
 		return nil, nil
 	}
-	var pairs []*resp.Value
+	var pairs []resp.Value
 	switch v.Kind {
 	case resp.KindMap:
-		for i := 0; i+1 < len(v.Elems); i += 2 {
-			pairs = append(pairs, &v.Elems[i], &v.Elems[i+1])
+		for i := 0; i+1 < v.Len(); i += 2 {
+			pairs = append(pairs, v.Elem(i), v.Elem(i+1))
 		}
 	case resp.KindArray:
-		for i := range v.Elems {
-			e := &v.Elems[i]
-			if e.Kind != resp.KindArray || len(e.Elems) != 2 {
+		for _, e := range v.All() {
+			if e.Kind != resp.KindArray || e.Len() != 2 {
 				return nil, unexpected("XREAD", v)
 			}
-			pairs = append(pairs, &e.Elems[0], &e.Elems[1])
+			pairs = append(pairs, e.Elem(0), e.Elem(1))
 		}
 	default:
 		return nil, unexpected("XREAD", v)
 	}
 	out := make([]XStream, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
-		key, _, err := stringReply("XREAD", pairs[i])
+		key, _, err := stringReply("XREAD", &pairs[i])
 		if err != nil {
 			return nil, err
 		}
-		entries := pairs[i+1]
+		entries := &pairs[i+1]
 		if entries.Kind != resp.KindArray {
 			return nil, unexpected("XREAD", entries)
 		}
-		s := XStream{Key: key, Entries: make([]XEntry, 0, len(entries.Elems))}
-		for j := range entries.Elems {
-			e := &entries.Elems[j]
-			if e.Kind != resp.KindArray || len(e.Elems) != 2 {
-				return nil, unexpected("XREAD", e)
+		s := XStream{Key: key, Entries: make([]XEntry, 0, entries.Len())}
+		for _, e := range entries.All() {
+			if e.Kind != resp.KindArray || e.Len() != 2 {
+				return nil, unexpected("XREAD", &e)
 			}
-			id, _, err := stringReply("XREAD", &e.Elems[0])
+			idv, fv := e.Elem(0), e.Elem(1)
+			id, _, err := stringReply("XREAD", &idv)
 			if err != nil {
 				return nil, err
 			}
-			fv := &e.Elems[1]
 			if fv.Kind != resp.KindArray && fv.Kind != resp.KindMap {
-				return nil, unexpected("XREAD", fv)
+				return nil, unexpected("XREAD", &fv)
 			}
-			entry := XEntry{ID: id, Fields: make([]string, len(fv.Elems))}
-			for k := range fv.Elems {
-				if entry.Fields[k], _, err = stringReply("XREAD", &fv.Elems[k]); err != nil {
+			entry := XEntry{ID: id, Fields: make([]string, fv.Len())}
+			for k, f := range fv.All() {
+				if entry.Fields[k], _, err = stringReply("XREAD", &f); err != nil {
 					return nil, err
 				}
 			}

@@ -32,6 +32,10 @@ type Client struct {
 	pubsub     *pubsubState
 	// renewer renews credentials when Options.Credentials notifies changes (credentials.go).
 	renewer *renewer
+	// replayUnknown plants a defect for tests only (export_replay_test.go): a command whose
+	// outcome is unknown is sent once more. respire must never do that; the kill test shows it
+	// notices every time. Nothing outside tests sets it.
+	replayUnknown atomic.Bool
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -202,11 +206,31 @@ func (c *Client) getCall() *call {
 	return cl
 }
 
-func (c *Client) putCall(cl *call) {
-	if cap(cl.cmd.Frame) > 64<<10 {
-		cl.cmd.Frame = nil
-		cl.cmd.Reply = resp.Value{}
+// Pooled calls keep their frame and reply storage for reuse up to these sizes; larger ones (a
+// big value sent or received) are dropped so that one large command or reply does not stay
+// pinned in the pool for the life of the client.
+const (
+	maxRetainedFrame = 64 << 10
+	maxRetainedReply = 64 << 10
+)
+
+// ownReply returns the reply v for a caller to keep. The storage of a large reply is handed
+// over rather than copied, leaving v empty; a small reply is cloned, so that the pooled call
+// keeps its storage for the next command.
+func ownReply(v *resp.Value) resp.Value {
+	if v.StorageSize() > maxRetainedReply {
+		out := *v
+		*v = resp.Value{}
+		return out
 	}
+	return v.Clone()
+}
+
+func (c *Client) putCall(cl *call) {
+	if cap(cl.cmd.Frame) > maxRetainedFrame {
+		cl.cmd.Frame = nil
+	}
+	cl.cmd.Reply.Reset(maxRetainedReply)
 	if len(cl.argv) > 0 {
 		clear(cl.argv) // views into the frame: keep nothing alive
 		cl.argv = cl.argv[:0]
@@ -270,6 +294,13 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 // call on error.
 func (c *Client) completion(cl *call) error {
 	cmd := &cl.cmd
+	if cmd.Err != nil && cmd.MaybeSent() && c.replayUnknown.Load() {
+		// The planted defect (tests only): send the command again and report that attempt.
+		cl.state.Store(callWaiting)
+		cmd.Reset()
+		c.eng.Submit(cmd)
+		<-cl.done
+	}
 	if cmd.Err == nil {
 		return nil
 	}

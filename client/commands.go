@@ -88,7 +88,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	}
 	var out resp.Value
 	err = c.run(ctx, cl, func(v *resp.Value) error {
-		out = v.Clone()
+		out = ownReply(v)
 		return nil
 	})
 	return out, err
@@ -323,12 +323,12 @@ func (c *Client) MGet(ctx context.Context, keys ...string) ([]OptionalString, er
 	}
 	var out []OptionalString
 	err := c.run(ctx, cl, func(v *resp.Value) error {
-		if v.Kind != resp.KindArray || len(v.Elems) != len(keys) {
+		if v.Kind != resp.KindArray || v.Len() != len(keys) {
 			return unexpected("MGET", v)
 		}
-		out = make([]OptionalString, len(v.Elems))
-		for i := range v.Elems {
-			s, ok, err := stringReply("MGET", &v.Elems[i])
+		out = make([]OptionalString, len(keys))
+		for i, e := range v.All() {
+			s, ok, err := stringReply("MGET", &e)
 			if err != nil {
 				return err
 			}
@@ -391,20 +391,21 @@ func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, er
 	cl.arg(key)
 	var out map[string]string
 	err := c.run(ctx, cl, func(v *resp.Value) error {
-		if (v.Kind != resp.KindMap && v.Kind != resp.KindArray) || len(v.Elems)%2 != 0 {
+		if (v.Kind != resp.KindMap && v.Kind != resp.KindArray) || v.Len()%2 != 0 {
 			return unexpected("HGETALL", v)
 		}
-		out = make(map[string]string, len(v.Elems)/2)
-		for i := 0; i < len(v.Elems); i += 2 {
-			k, _, err := stringReply("HGETALL", &v.Elems[i])
+		out = make(map[string]string, v.Len()/2)
+		var k string
+		for i, e := range v.All() {
+			s, _, err := stringReply("HGETALL", &e)
 			if err != nil {
 				return err
 			}
-			val, _, err := stringReply("HGETALL", &v.Elems[i+1])
-			if err != nil {
-				return err
+			if i%2 == 0 {
+				k = s
+			} else {
+				out[k] = s
 			}
-			out[k] = val
 		}
 		return nil
 	})
@@ -477,9 +478,9 @@ func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]s
 		if v.Kind != resp.KindArray && v.Kind != resp.KindSet {
 			return unexpected("LRANGE", v)
 		}
-		out = make([]string, len(v.Elems))
-		for i := range v.Elems {
-			s, _, err := stringReply("LRANGE", &v.Elems[i])
+		out = make([]string, v.Len())
+		for i, e := range v.All() {
+			s, _, err := stringReply("LRANGE", &e)
 			if err != nil {
 				return err
 			}

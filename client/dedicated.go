@@ -334,7 +334,7 @@ func (d *DedicatedConn) doCall(ctx context.Context, cl *call, info *command.Info
 	}
 	var out resp.Value
 	decode := func(v *resp.Value) error {
-		out = v.Clone()
+		out = ownReply(v)
 		return nil
 	}
 	if cl.mayBlock(info) {

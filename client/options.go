@@ -274,6 +274,11 @@ type Options struct {
 	// dropped and counted in a MessageOverflow marker delivered in their place; the connection's
 	// reader never waits. It must not be negative.
 	SubscriptionBuffer int
+	// ReplyLimits bounds what the client accepts in one reply: bulk string length, elements per
+	// aggregate, nesting depth and total reply size (defaults: 512 MiB, 2^24, 64 and 1 GiB). A
+	// reply over a limit fails its connection with a *ProtocolError naming the limit, before
+	// its bytes are allocated. See ReplyLimits.
+	ReplyLimits ReplyLimits
 	// MaintenanceNotifications opts in to server maintenance notifications (default
 	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. Parsed and
 	// validated; takes effect in a later version.
@@ -356,6 +361,9 @@ func (o *Options) Validate() error {
 		return configErr("SubscriptionBuffer", "must not be negative")
 	}
 	if err := o.DedicatedPool.validate(); err != nil {
+		return err
+	}
+	if err := o.ReplyLimits.validate(); err != nil {
 		return err
 	}
 	if err := o.validateSecurity(); err != nil {
@@ -535,5 +543,6 @@ func (o *Options) transportConfig() netio.TransportConfig {
 		Credentials:       o.credentialsHook(),
 		IdleReadTimeout:   idle,
 		WriteStallTimeout: stall,
+		Limits:            o.ReplyLimits.resp(),
 	}
 }

@@ -217,12 +217,12 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 			return nil, queueErr
 		}
 		return nil, d.c.replyErr("EXEC", v)
-	case v.Kind != resp.KindArray || len(v.Elems) != len(tx.cmds):
+	case v.Kind != resp.KindArray || v.Len() != len(tx.cmds):
 		return nil, unexpected("EXEC", v)
 	}
-	out := make([]resp.Value, len(v.Elems))
-	for i := range v.Elems {
-		out[i] = v.Elems[i].Clone()
+	out := make([]resp.Value, len(tx.cmds))
+	for i, e := range v.All() {
+		out[i] = e.Clone()
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ type Shape struct {
 	// text, when set, is the only simple string accepted ("OK").
 	text string
 	// elems, when positive, is one more than the exact element count of an aggregate reply
-	// (pairs count as two elements, as in resp.Value.Elems).
+	// (pairs count as two elements, as in resp.Value.Len).
 	elems int32
 }
 
@@ -58,7 +58,7 @@ func (s Shape) Fits(v *resp.Value) bool {
 	if s.text != "" && v.Kind == resp.KindSimpleString && string(v.Str) != s.text {
 		return false
 	}
-	if s.elems > 0 && v.Kind.IsAggregate() && len(v.Elems) != int(s.elems-1) {
+	if s.elems > 0 && v.Kind.IsAggregate() && v.Len() != int(s.elems-1) {
 		return false
 	}
 	return true

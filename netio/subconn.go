@@ -401,10 +401,10 @@ func (s *SubConn) readLoop() error {
 // pubsubKind returns the event word of a pub/sub frame: a push on RESP3, an array outside the
 // request/reply flow on RESP2, whose first element names the event.
 func pubsubKind(v *resp.Value, proto int) (string, bool) {
-	if !(v.Kind == resp.KindPush || (proto == 2 && v.Kind == resp.KindArray)) || len(v.Elems) < 3 {
+	if !(v.Kind == resp.KindPush || (proto == 2 && v.Kind == resp.KindArray)) || v.Len() < 3 {
 		return "", false
 	}
-	word := &v.Elems[0]
+	word := v.Elem(0)
 	if word.Kind != resp.KindBulkString && word.Kind != resp.KindSimpleString {
 		return "", false
 	}
@@ -423,25 +423,25 @@ var eventTopicKinds = map[string]fsm.TopicKind{
 
 // event handles one pub/sub frame.
 func (s *SubConn) event(kind string, v *resp.Value) error {
-	e := v.Elems
+	str := func(i int) string { return string(v.Elem(i).Str) }
 	switch kind {
 	case "message", "smessage":
 		t := fsm.TopicChannel
 		if kind == "smessage" {
 			t = fsm.TopicShard
 		}
-		ch := string(e[1].Str)
-		s.recv.Message(s.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: t, Name: ch}, Channel: ch, Payload: string(e[2].Str)})
+		ch := str(1)
+		s.recv.Message(s.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: t, Name: ch}, Channel: ch, Payload: str(2)})
 		return nil
 	case "pmessage":
-		if len(e) < 4 {
-			return protocolError("pmessage with " + strconv.Itoa(len(e)) + " elements")
+		if n := v.Len(); n < 4 {
+			return protocolError("pmessage with " + strconv.Itoa(n) + " elements")
 		}
-		s.recv.Message(s.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: fsm.TopicPattern, Name: string(e[1].Str)},
-			Channel: string(e[2].Str), Payload: string(e[3].Str)})
+		s.recv.Message(s.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: fsm.TopicPattern, Name: str(1)},
+			Channel: str(2), Payload: str(3)})
 		return nil
 	}
-	topic := fsm.Topic{Kind: eventTopicKinds[kind], Name: string(e[1].Str)}
+	topic := fsm.Topic{Kind: eventTopicKinds[kind], Name: str(1)}
 	unsubscribe := strings.Contains(kind, "unsubscribe")
 	s.mu.Lock()
 	matched := false

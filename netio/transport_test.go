@@ -468,9 +468,9 @@ func TestPushesNeverCompleteCommands(t *testing.T) {
 	tr := netio.NewTransport(netio.TransportConfig{
 		Handshake: netio.HandshakeConfig{Protocol: netio.ProtocolRESP3},
 		Push: func(v resp.Value) {
-			if len(v.Elems) > 0 {
+			if v.Len() > 0 {
 				select { // a push handler must never block
-				case pushes <- string(v.Elems[0].Str):
+				case pushes <- string(v.Elem(0).Str):
 				default:
 				}
 			}

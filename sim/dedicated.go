@@ -601,8 +601,8 @@ func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 			run.end(DedicatedTimeout, "")
 			return
 		}
-		if last.Kind == resp.KindArray && len(last.Elems) == 2 {
-			op.Value = string(last.Elems[1].Str)
+		if last.Kind == resp.KindArray && last.Len() == 2 {
+			op.Value = string(last.Elem(1).Str)
 		}
 		run.end(DedicatedOK, "")
 	}

@@ -401,7 +401,7 @@ func (n *node) execKnown(c *simConn, name string, args [][]byte, id uint64) bool
 				n.elems = append(n.elems, replyNull)
 			}
 		}
-		n.reply(c, resp.Value{Kind: resp.KindArray, Elems: n.elems})
+		n.reply(c, resp.ArrayOf(n.elems...))
 	case "MSET":
 		if len(args) < 3 || len(args)%2 == 0 {
 			n.arity(c, name)

@@ -121,7 +121,7 @@ func TestNodeTransactions(t *testing.T) {
 	if v := do(c, "INCR", "k"); v.String() != queued {
 		t.Fatalf("INCR in MULTI: %v", v.String())
 	}
-	if v := do(c, "EXEC"); v.Kind != resp.KindArray || len(v.Elems) != 2 || v.Elems[1].Int != 2 {
+	if v := do(c, "EXEC"); v.Kind != resp.KindArray || v.Len() != 2 || v.Elem(1).Int != 2 {
 		t.Fatalf("EXEC: %v", v.String())
 	}
 	// Conflict.
@@ -166,7 +166,7 @@ func TestNodeTransactions(t *testing.T) {
 	// A blocking pop inside a transaction does not block.
 	do(c, "MULTI")
 	do(c, "BLPOP", "empty", "0")
-	if v := do(c, "EXEC"); v.Kind != resp.KindArray || len(v.Elems) != 1 || v.Elems[0].Kind != resp.KindNull {
+	if v := do(c, "EXEC"); v.Kind != resp.KindArray || v.Len() != 1 || v.Elem(0).Kind != resp.KindNull {
 		t.Fatalf("BLPOP inside EXEC: %v", v.String())
 	}
 }

@@ -677,10 +677,14 @@ var eventKinds = map[string]fsm.TopicKind{"subscribe": fsm.TopicChannel, "psubsc
 
 // eventWord returns the first element of a pub/sub event.
 func eventWord(v *resp.Value) (string, bool) {
-	if len(v.Elems) < 3 || (v.Elems[0].Kind != resp.KindBulkString && v.Elems[0].Kind != resp.KindSimpleString) {
+	if v.Len() < 3 {
 		return "", false
 	}
-	switch w := string(v.Elems[0].Str); w {
+	first := v.Elem(0)
+	if first.Kind != resp.KindBulkString && first.Kind != resp.KindSimpleString {
+		return "", false
+	}
+	switch w := string(first.Str); w {
 	case "message", "pmessage", "smessage", "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
 		return w, true
 	}
@@ -689,7 +693,7 @@ func eventWord(v *resp.Value) (string, bool) {
 
 func (c *simConn) pubsubEvent(word string, v *resp.Value) {
 	ps := c.w.ps
-	e := v.Elems
+	str := func(i int) string { return string(v.Elem(i).Str) }
 	switch word {
 	case "message", "smessage":
 		kind := fsm.TopicChannel
@@ -697,18 +701,18 @@ func (c *simConn) pubsubEvent(word string, v *resp.Value) {
 			kind = fsm.TopicShard
 		}
 		if ps != nil {
-			ch := string(e[1].Str)
-			ps.router.Message(c.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: kind, Name: ch}, Channel: ch, Payload: string(e[2].Str)})
+			ch := str(1)
+			ps.router.Message(c.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: kind, Name: ch}, Channel: ch, Payload: str(2)})
 		}
 		return
 	case "pmessage":
-		if ps != nil && len(e) >= 4 {
-			ps.router.Message(c.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: fsm.TopicPattern, Name: string(e[1].Str)},
-				Channel: string(e[2].Str), Payload: string(e[3].Str)})
+		if ps != nil && v.Len() >= 4 {
+			ps.router.Message(c.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: fsm.TopicPattern, Name: str(1)},
+				Channel: str(2), Payload: str(3)})
 		}
 		return
 	}
-	topic := fsm.Topic{Kind: eventKinds[word], Name: string(e[1].Str)}
+	topic := fsm.Topic{Kind: eventKinds[word], Name: str(1)}
 	unsubscribe := strings.Contains(word, "unsubscribe")
 	matched := false
 	for _, b := range c.sub.pending {

@@ -374,12 +374,12 @@ func (wl *workload) traceDone(what string, id uint64, outcome OpOutcome, stage, 
 func (wl *workload) decodeReply(v *resp.Value) []Datum {
 	switch v.Kind {
 	case resp.KindArray, resp.KindSet:
-		if len(v.Elems) == 0 {
+		if v.Len() == 0 {
 			return []Datum{}
 		}
-		out := wl.datums.take(len(v.Elems))
-		for i := range v.Elems {
-			out[i] = datum(&v.Elems[i])
+		out := wl.datums.take(v.Len())
+		for i, e := range v.All() {
+			out[i] = datum(&e)
 		}
 		return out
 	}

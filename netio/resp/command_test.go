@@ -106,7 +106,7 @@ func TestParseCommandMalformed(t *testing.T) {
 // nothing until the data arrives.
 func TestParseCommandHostile(t *testing.T) {
 	big := &Limits{MaxElements: 1 << 40, MaxBulkLen: 1 << 40, MaxReplyLen: 1 << 40}
-	for _, in := range []string{"*99999999\r\n$3\r\nSET\r\n", "*2\r\n$3\r\nSET\r\n$2147483647\r\nabc"} {
+	for _, in := range []string{"*99999999\r\n$3\r\nSET\r\n", "*2\r\n$3\r\nSET\r\n$2000000000\r\nabc"} {
 		buf := []byte(in)
 		var args [][]byte
 		allocs := testing.AllocsPerRun(20, func() {

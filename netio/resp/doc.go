@@ -11,21 +11,25 @@
 // # Values
 //
 // A Value holds any RESP value; its Kind says which fields carry the
-// payload (see Value). RESP3 attributes never stand alone: the '|' map is
-// attached to the value that follows it, in Value.Attrs. The RESP2 null
-// bulk string "$-1" and null array "*-1" parse as KindNull, with
-// Value.NullForm recording the form so that RESP2 output can reproduce it.
+// payload (see Value), and Len, Elem and All read the elements of an
+// aggregate. RESP3 attributes never stand alone: the '|' map is attached
+// to the value that follows it (Value.Attrs). The RESP2 null bulk string
+// "$-1" and null array "*-1" parse as KindNull, with Value.NullForm
+// recording the form so that RESP2 output can reproduce it.
 //
 // # Parsing
 //
 // Parse decodes one value from the front of a buffer and reports how many
 // bytes it used, or ErrIncomplete if the buffer ends too soon, having
 // consumed nothing. It validates the whole value before writing anything,
-// then copies the payloads into storage owned by the destination Value,
-// which later parses into the same Value reuse. Parse documents exactly
-// which slices alias that storage and for how long. Reader does the same
-// over an io.Reader, resuming validation of a partial value as bytes
-// arrive.
+// then copies it into storage owned by the destination Value, which later
+// parses into the same Value reuse. That storage is compact: a value costs
+// about its wire size or less whatever its shape, and elements are decoded
+// when they are read. Parse documents exactly which slices alias the
+// storage and for how long. Reader does the same over an io.Reader,
+// decoding a value as its bytes arrive and reading large bulk payloads
+// straight into the value's storage, so that a reply costs at most about
+// twice its wire size while it is read.
 //
 // Parsing never panics, never loops without consuming input, and never
 // allocates ahead of the data: Limits bounds string lengths, line

@@ -94,9 +94,12 @@ func AppendValue(dst []byte, v Value, proto int) []byte {
 }
 
 func appendValue(dst []byte, v *Value, r3 bool) []byte {
-	if r3 && len(v.Attrs) > 0 {
-		dst = appendHeader(dst, '|', int64((len(v.Attrs)+1)/2))
-		dst = appendPairs(dst, v.Attrs, true)
+	if r3 {
+		if n := v.attrLen(); n > 0 {
+			a := v.Attrs()
+			dst = appendHeader(dst, '|', int64((n+1)/2))
+			dst = appendPairs(dst, &a, true)
+		}
 	}
 	switch v.Kind {
 	case KindSimpleString:
@@ -157,18 +160,19 @@ func appendValue(dst []byte, v *Value, r3 bool) []byte {
 			dst = AppendBulk(dst, v.Str)
 		}
 	case KindArray:
-		dst = appendAggregate(dst, '*', v.Elems, r3)
+		dst = appendAggregate(dst, '*', v, r3)
 	case KindSet:
-		dst = appendAggregate(dst, aggregateByte('~', r3), v.Elems, r3)
+		dst = appendAggregate(dst, aggregateByte('~', r3), v, r3)
 	case KindPush:
-		dst = appendAggregate(dst, aggregateByte('>', r3), v.Elems, r3)
+		dst = appendAggregate(dst, aggregateByte('>', r3), v, r3)
 	case KindMap, KindAttribute:
+		n := v.Len()
 		if r3 {
-			dst = appendHeader(dst, '%', int64((len(v.Elems)+1)/2))
+			dst = appendHeader(dst, '%', int64((n+1)/2))
 		} else {
-			dst = appendHeader(dst, '*', int64(len(v.Elems)+len(v.Elems)%2))
+			dst = appendHeader(dst, '*', int64(n+n%2))
 		}
-		dst = appendPairs(dst, v.Elems, r3)
+		dst = appendPairs(dst, v, r3)
 	default: // KindNull, KindInvalid, undefined kinds
 		switch {
 		case r3:
@@ -189,21 +193,26 @@ func aggregateByte(t byte, r3 bool) byte {
 	return '*'
 }
 
-func appendAggregate(dst []byte, t byte, elems []Value, r3 bool) []byte {
-	dst = appendHeader(dst, t, int64(len(elems)))
-	for i := range elems {
-		dst = appendValue(dst, &elems[i], r3)
+func appendAggregate(dst []byte, t byte, v *Value, r3 bool) []byte {
+	dst = appendHeader(dst, t, int64(v.Len()))
+	return appendElements(dst, v, r3)
+}
+
+// appendElements writes the elements of aggregate v.
+func appendElements(dst []byte, v *Value, r3 bool) []byte {
+	it := v.elements()
+	var tmp Value
+	for e := it.next(&tmp); e != nil; e = it.next(&tmp) {
+		dst = appendValue(dst, e, r3)
 	}
 	return dst
 }
 
-// appendPairs writes flattened key/value entries, completing an odd list
-// with a null. The caller has written the header.
-func appendPairs(dst []byte, kv []Value, r3 bool) []byte {
-	for i := range kv {
-		dst = appendValue(dst, &kv[i], r3)
-	}
-	if len(kv)%2 == 1 {
+// appendPairs writes the flattened key/value entries of kv, completing an
+// odd list with a null. The caller has written the header.
+func appendPairs(dst []byte, kv *Value, r3 bool) []byte {
+	dst = appendElements(dst, kv, r3)
+	if kv.Len()%2 == 1 {
 		if r3 {
 			dst = append(dst, "_\r\n"...)
 		} else {

@@ -67,7 +67,7 @@ func TestAppendValue(t *testing.T) {
 		{"push", PushOf(BulkString("message")), ">1\r\n$7\r\nmessage\r\n", "*1\r\n$7\r\nmessage\r\n"},
 		{"map", MapOf(SimpleString("a"), Bool(true)), "%1\r\n+a\r\n#t\r\n", "*2\r\n+a\r\n:1\r\n"},
 		{"map odd padded", MapOf(SimpleString("a")), "%1\r\n+a\r\n_\r\n", "*2\r\n+a\r\n$-1\r\n"},
-		{"attribute kind as map", Value{Kind: KindAttribute, Elems: []Value{Int(1), Int(2)}}, "%1\r\n:1\r\n:2\r\n", "*2\r\n:1\r\n:2\r\n"},
+		{"attribute kind as map", Value{Kind: KindAttribute, elems: []Value{Int(1), Int(2)}}, "%1\r\n:1\r\n:2\r\n", "*2\r\n:1\r\n:2\r\n"},
 		{"attrs", SimpleString("x").WithAttrs(SimpleString("a"), Int(1)), "|1\r\n+a\r\n:1\r\n+x\r\n", "+x\r\n"},
 		{"attrs odd padded", Int(1).WithAttrs(SimpleString("a")), "|1\r\n+a\r\n_\r\n:1\r\n", ":1\r\n"},
 		{"nested attrs dropped in RESP2", ArrayOf(Int(1).WithAttrs(Int(2), Int(3))), "*1\r\n|1\r\n:2\r\n:3\r\n:1\r\n", "*1\r\n:1\r\n"},

@@ -126,7 +126,7 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		// The arguments are also a valid RESP array of bulk strings.
 		var v Value
-		if _, err := Parse(enc, &v, nil); err != nil || v.Kind != KindArray || len(v.Elems) != len(args) {
+		if _, err := Parse(enc, &v, nil); err != nil || v.Kind != KindArray || v.Len() != len(args) {
 			t.Fatalf("request %q does not parse as a value: %v %v", enc, err, v)
 		}
 	})

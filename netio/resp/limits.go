@@ -19,6 +19,10 @@ const (
 	// DefaultMaxReplyLen is the default cap on the encoded size of one
 	// value.
 	DefaultMaxReplyLen = 1 << 30
+	// MaxReplyLenCeiling is the largest MaxReplyLen honoured (2 GiB - 1), and
+	// so the largest value a Reader or Parse accepts: the compact storage
+	// of a value addresses its contents with 32-bit offsets.
+	MaxReplyLenCeiling = 1<<31 - 1
 )
 
 // hardCap keeps every resolved limit far enough below the int range that
@@ -30,11 +34,12 @@ const hardCap = int(^uint(0)>>1) >> 2
 // memory. The zero value, and a nil *Limits, mean "all defaults"; each
 // field that is zero or negative takes its default individually.
 //
-// Nothing is allocated on the strength of a length header alone: storage
-// for a value is sized only after the whole value is present in the
-// buffer, so a header announcing a huge payload costs nothing until the
-// payload actually arrives. The limits are therefore sanity bounds on what
-// a peer may make this side buffer and decode.
+// Every limit is checked when the header that would exceed it is read,
+// before anything is allocated for it, and nothing is allocated on the
+// strength of a length header alone: Parse sizes storage only after the
+// whole value is present in the buffer, and Reader grows storage with the
+// bytes that actually arrive. The limits are therefore sanity bounds on
+// what a peer may make this side buffer and decode.
 type Limits struct {
 	// MaxBulkLen caps the payload length of a bulk string, bulk error or
 	// verbatim string, and of each argument of a command request.
@@ -48,12 +53,9 @@ type Limits struct {
 	// both the key and the value of every map or attribute pair, and the
 	// argument count of a command. Default DefaultMaxElements (2^24).
 	MaxElements int
-	// MaxValues caps the total number of nested values in one reply
-	// (every element of every aggregate plus every attribute key and
-	// value; when several attribute maps precede one value, the entries
-	// of the earlier ones count again as they are merged). It bounds the
-	// memory a reply of many tiny elements can claim. Default
-	// DefaultMaxValues (2^24).
+	// MaxValues caps the total number of nested values in one reply:
+	// every element of every aggregate plus every attribute key and
+	// value. Default DefaultMaxValues (2^24).
 	MaxValues int
 	// MaxDepth caps aggregate nesting: a flat array has depth 1, an array
 	// inside an array depth 2. Attribute maps count as aggregates.
@@ -61,8 +63,9 @@ type Limits struct {
 	// lowered to it, since decoding recurses once per level.
 	MaxDepth int
 	// MaxReplyLen caps the encoded size in bytes of one value or command,
-	// and with it the buffer a Reader may grow to. Default
-	// DefaultMaxReplyLen (1 GiB).
+	// and with it the memory a value's storage may claim. Default
+	// DefaultMaxReplyLen (1 GiB); values above MaxReplyLenCeiling (2 GiB)
+	// are lowered to it.
 	MaxReplyLen int
 }
 
@@ -98,6 +101,6 @@ func (l *Limits) resolve() limits {
 		elems:  pick(l.MaxElements, DefaultMaxElements),
 		values: pick(l.MaxValues, DefaultMaxValues),
 		depth:  min(pick(l.MaxDepth, DefaultMaxDepth), MaxDepthCeiling),
-		reply:  pick(l.MaxReplyLen, DefaultMaxReplyLen),
+		reply:  min(pick(l.MaxReplyLen, DefaultMaxReplyLen), MaxReplyLenCeiling),
 	}
 }

@@ -25,7 +25,7 @@ func TestLimitsResolve(t *testing.T) {
 	huge := int(^uint(0) >> 1)
 	big := Limits{MaxBulkLen: huge, MaxLineLen: huge, MaxElements: huge, MaxValues: huge, MaxDepth: huge, MaxReplyLen: huge}
 	got := big.resolve()
-	if got.bulk != hardCap || got.line != hardCap || got.reply != hardCap || got.depth != MaxDepthCeiling {
+	if got.bulk != hardCap || got.line != hardCap || got.reply != MaxReplyLenCeiling || got.depth != MaxDepthCeiling {
 		t.Errorf("huge Limits resolve to %+v", got)
 	}
 	// Arithmetic on clamped limits does not overflow: a maximal line limit

@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,13 +16,14 @@ func strictEqual(a, b Value) bool {
 	if a.Kind == KindNull && a.NullForm != b.NullForm {
 		return false
 	}
-	for i := range a.Elems {
-		if !strictEqual(a.Elems[i], b.Elems[i]) {
+	for i, e := range a.All() {
+		if !strictEqual(e, b.Elem(i)) {
 			return false
 		}
 	}
-	for i := range a.Attrs {
-		if !strictEqual(a.Attrs[i], b.Attrs[i]) {
+	x, y := a.Attrs(), b.Attrs()
+	for i, e := range x.All() {
+		if !strictEqual(e, y.Elem(i)) {
 			return false
 		}
 	}
@@ -245,7 +247,7 @@ var badCases = []badCase{
 	{"attribute over element limit", "|3\r\n", &Limits{MaxElements: 5}, "MaxElements", 1, "MaxElements"},
 	{"array over default element limit", "*16777217\r\n", nil, "MaxElements", 1, "MaxElements"},
 	{"values over limit", "*2\r\n*2\r\n:1\r\n:2\r\n*2\r\n", &Limits{MaxValues: 5}, "MaxValues", 16, "MaxValues"},
-	{"attribute merge over value limit", "|1\r\n+a\r\n+b\r\n|1\r\n", &Limits{MaxValues: 5}, "MaxValues", 12, "MaxValues"},
+	{"attribute merge over value limit", "|1\r\n+a\r\n+b\r\n|2\r\n", &Limits{MaxValues: 5}, "MaxValues", 12, "6 > 5"},
 	{"depth over limit", strings.Repeat("*1\r\n", 3) + ":1\r\n", &Limits{MaxDepth: 2}, "MaxDepth", 8, "MaxDepth"},
 	{"depth 65 over default", strings.Repeat("*1\r\n", 65) + ":1\r\n", nil, "MaxDepth", 256, "MaxDepth"},
 	{"depth 100 over default", strings.Repeat("*1\r\n", 100) + ":1\r\n", nil, "MaxDepth", 256, "MaxDepth"},
@@ -343,8 +345,7 @@ func TestParseLimitBoundaries(t *testing.T) {
 func TestParseHostileHeaders(t *testing.T) {
 	big := &Limits{MaxBulkLen: 1 << 40, MaxElements: 1 << 40, MaxValues: 1 << 40, MaxReplyLen: 1 << 40}
 	for _, in := range []string{
-		"$2147483647\r\n0123456789",
-		"$999999999999\r\n0123456789",
+		"$2000000000\r\n0123456789",
 		"*99999999\r\n" + strings.Repeat("$3\r\nabc\r\n", 10),
 		"%99999999\r\n" + strings.Repeat(":1\r\n", 10),
 		"*1\r\n*99999999\r\n*99999999\r\n:1\r\n",
@@ -369,42 +370,111 @@ func TestParseHostileHeaders(t *testing.T) {
 			t.Errorf("Parse(%q) with default limits = %v; want a limit error", in, err)
 		}
 	}
+	// Beyond MaxReplyLenCeiling, even limits set higher refuse the header.
+	_, err := Parse([]byte("$999999999999\r\n0123456789"), new(Value), big)
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || pe.Limit != "MaxReplyLen" {
+		t.Errorf("a header beyond the ceiling: %v; want a MaxReplyLen error", err)
+	}
 }
 
 // TestParseStorageBounded checks that storage is sized by the data, not
-// by headers, and is reused across parses.
+// by headers, costs less than the wire size, and is reused across parses.
 func TestParseStorageBounded(t *testing.T) {
 	var v Value
 	in := []byte("*3\r\n$5\r\nhello\r\n+world\r\n%1\r\n:1\r\n$2\r\nxy\r\n")
 	if _, err := Parse(in, &v, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := cap(v.mem.arena); got != len("hello")+len("world")+len("xy") {
-		t.Errorf("arena capacity %d, want exactly the payload bytes", got)
+	// Array header 6, "hello" 7, "world" 7, map header 6, integer 2, "xy" 4.
+	if got := v.StorageSize(); got != 32 || got >= len(in) {
+		t.Errorf("storage of %d bytes for a %d-byte value, want exactly 32", got, len(in))
 	}
-	if got := cap(v.mem.nodes); got != 5 {
-		t.Errorf("pool capacity %d, want 5", got)
-	}
-	arena, nodes := &v.mem.arena[0], &v.mem.nodes[0]
+	first := &v.mem.tape[:1][0]
 	small := []byte("*2\r\n+ab\r\n:7\r\n")
 	if _, err := Parse(small, &v, nil); err != nil {
 		t.Fatal(err)
 	}
-	if &v.mem.arena[0] != arena || &v.mem.nodes[0] != nodes {
+	if &v.mem.tape[:1][0] != first {
 		t.Error("storage was not reused for a smaller value")
 	}
 	if !Equal(v, ArrayOf(SimpleString("ab"), Int(7))) {
 		t.Errorf("got %v", v)
 	}
-	// Slots the smaller value did not use were cleared.
-	for i := 2; i < v.mem.used+3 && i < len(v.mem.nodes); i++ {
-		if v.mem.nodes[i].Kind != KindInvalid || v.mem.nodes[i].Str != nil {
-			t.Errorf("stale pool slot %d not cleared: %v", i, v.mem.nodes[i])
-		}
+	// Slices handed out have clipped capacity.
+	if e := v.Elem(0); cap(e.Str) != 2 || cap(v.ent) != len(v.ent) {
+		t.Errorf("capacities not clipped: %d %d/%d", cap(e.Str), cap(v.ent), len(v.ent))
 	}
-	// Children have clipped capacity.
-	if cap(v.Elems) != 2 || cap(v.Elems[0].Str) != 2 {
-		t.Errorf("capacities not clipped: %d %d", cap(v.Elems), cap(v.Elems[0].Str))
+}
+
+// TestCompactStorage checks that a parsed reply costs about its wire size
+// or less whatever its shape, that every element is reachable through
+// Elem and All, and that Elem reads one element in a bounded number of
+// steps (through the index) rather than from the start.
+func TestCompactStorage(t *testing.T) {
+	const n = 10000
+	cases := []struct {
+		name string
+		elem func(i int) Value
+	}{
+		{"nulls", func(int) Value { return NullValue() }},
+		{"booleans", func(i int) Value { return Bool(i%2 == 0) }},
+		{"small ints", func(i int) Value { return Int(int64(i % 50)) }},
+		{"short bulks", func(i int) Value { return BulkString(strconv.Itoa(i)) }},
+		{"pairs", func(i int) Value { return ArrayOf(BulkString("k"), Int(int64(i))) }},
+		{"singletons", func(i int) Value { return ArrayOf(NullValue()) }},
+		{"empty arrays", func(int) Value { return ArrayOf() }},
+		{"with attributes", func(i int) Value { return Int(int64(i)).WithAttrs(SimpleString("a"), Bool(true)) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			elems := make([]Value, n)
+			for i := range elems {
+				elems[i] = tc.elem(i)
+			}
+			want := ArrayOf(elems...)
+			in := AppendValue(nil, want, 3)
+			var v Value
+			if _, err := Parse(in, &v, nil); err != nil {
+				t.Fatal(err)
+			}
+			if v.StorageSize() > len(in)*3/2 {
+				t.Errorf("storage %d bytes for %d wire bytes", v.StorageSize(), len(in))
+			}
+			if !Equal(v, want) {
+				t.Fatalf("parsed value differs")
+			}
+			for _, i := range []int{0, 1, 7, 8, 9, 15, 16, 17, 4095, 4096, n - 2, n - 1} {
+				if !strictEqual(v.Elem(i), elems[i]) {
+					t.Fatalf("Elem(%d) = %v, want %v", i, v.Elem(i), elems[i])
+				}
+			}
+			count := 0
+			for i, e := range v.All() {
+				if i != count || !strictEqual(e, elems[i]) {
+					t.Fatalf("All yields %d: %v", i, e)
+				}
+				count++
+			}
+			if count != n {
+				t.Fatalf("All yielded %d elements", count)
+			}
+		})
+	}
+	// Elem uses the index: reaching any element takes at most indexStride-1 skips.
+	var v Value
+	if _, err := Parse(AppendValue(nil, ArrayOf(make([]Value, n)...), 3), &v, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := v.aggregate()
+	if got := indexLen(n); got != (n-1)/indexStride || a.index < 0 {
+		t.Fatalf("index of %d entries at %d", got, a.index)
+	}
+	for i := 0; i < n; i += 997 {
+		want := a.body + 3*0 + i // every null is one byte
+		if got := a.elemAt(v.ent, i); got != want {
+			t.Fatalf("element %d at %d, want %d", i, got, want)
+		}
 	}
 }
 

@@ -69,15 +69,15 @@ func drawValue(t *rapid.T, depth int) Value {
 		if k == KindMap {
 			n *= 2
 		}
-		v = Value{Kind: k, Elems: make([]Value, n)}
-		for i := range v.Elems {
-			v.Elems[i] = drawValue(t, depth-1)
+		v = Value{Kind: k, elems: make([]Value, n)}
+		for i := range v.elems {
+			v.elems[i] = drawValue(t, depth-1)
 		}
 	}
 	if depth > 0 && rapid.IntRange(0, 9).Draw(t, "hasAttrs") == 0 {
-		v.Attrs = make([]Value, 2*rapid.IntRange(1, 2).Draw(t, "attrs"))
-		for i := range v.Attrs {
-			v.Attrs[i] = drawValue(t, depth-1)
+		v.attrs = make([]Value, 2*rapid.IntRange(1, 2).Draw(t, "attrs"))
+		for i := range v.attrs {
+			v.attrs[i] = drawValue(t, depth-1)
 		}
 	}
 	return v
@@ -118,9 +118,9 @@ func downgrade(v Value) Value {
 		msg := bytes.ReplaceAll(bytes.ReplaceAll(v.Str, []byte("\r"), []byte(" ")), []byte("\n"), []byte(" "))
 		return Value{Kind: KindSimpleError, Str: msg}
 	default: // aggregates
-		out := Value{Kind: KindArray, Elems: make([]Value, len(v.Elems))}
-		for i := range v.Elems {
-			out.Elems[i] = downgrade(v.Elems[i])
+		out := Value{Kind: KindArray, elems: make([]Value, v.Len())}
+		for i, e := range v.All() {
+			out.elems[i] = downgrade(e)
 		}
 		return out
 	}
@@ -138,10 +138,10 @@ func resp2Only(v Value) bool {
 	default:
 		return false
 	}
-	if len(v.Attrs) > 0 {
+	if v.Attrs().Len() > 0 {
 		return false
 	}
-	for _, e := range v.Elems {
+	for _, e := range v.All() {
 		if !resp2Only(e) {
 			return false
 		}

@@ -8,21 +8,35 @@ import (
 // readerInitialSize is the initial buffer size of a Reader.
 const readerInitialSize = 4096
 
+// readerRetainedSize bounds the buffer a Reader keeps between values: a
+// larger one, grown for a long line or request, is replaced by a small one
+// once the value that needed it is read.
+const readerRetainedSize = 64 << 10
+
+// readerRetainedStorage bounds the value storage a Reader keeps for reuse:
+// storage that held a larger value is dropped rather than kept.
+const readerRetainedStorage = 64 << 10
+
 // maxEmptyReads bounds how many consecutive (0, nil) results the
 // underlying reader may return before Read gives up with
 // io.ErrNoProgress.
 const maxEmptyReads = 100
 
 // Reader reads RESP values from an io.Reader through a private buffer. It
-// calls the underlying Read only when the buffer does not yet hold a
-// complete value, and resumes validating a partial value where it left
-// off, so a large reply arriving in many pieces is scanned once, not once
-// per piece.
+// calls the underlying Read only when it needs more bytes, and decodes a
+// value as its bytes arrive, so a large reply arriving in many pieces is
+// examined once, not once per piece.
 //
-// The buffer starts at 4 KiB and doubles only while a value that is still
-// incomplete fills it, so it grows with the data actually received, never
-// with what a length header announces. It never exceeds about
-// Limits.MaxReplyLen plus Limits.MaxLineLen.
+// Memory. The buffer holds only the line being decoded: it starts at
+// 4 KiB, grows only for a line longer than that (up to Limits.MaxLineLen),
+// and shrinks back once such a value is read. Each value is stored in the
+// compact form described at Parse, which costs about its wire size or
+// less, and the payload of a large bulk string is read straight into that
+// storage, so reading a value costs at most about twice its wire size at
+// any moment, and the storage is sized from the bytes that arrived, never
+// from what a length header announces alone. Once Read returns, the storage
+// belongs to the destination Value; the Reader keeps the destination's
+// previous storage for the next value only when it is small.
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -31,11 +45,12 @@ type Reader struct {
 	buf     []byte
 	r, w    int   // buf[r:w] holds unread bytes
 	off     int64 // stream offset of buf[r]
-	st      scanState
-	stack   []frame
-	partial bool  // st and stack describe the value at buf[r]
-	err     error // sticky *ProtocolError
-	rerr    error // pending error from the underlying reader
+	start   int64 // stream offset of the value being decoded
+	dec     decoder
+	pend    *store // storage the next value is decoded into
+	partial bool   // dec holds the value that starts at start
+	err     error  // sticky *ProtocolError
+	rerr    error  // pending error from the underlying reader
 }
 
 // NewReader returns a Reader that reads from rd and enforces lim (nil
@@ -44,20 +59,20 @@ func NewReader(rd io.Reader, lim *Limits) *Reader {
 	return &Reader{rd: rd, lim: lim.resolve()}
 }
 
-// Reset discards all buffered data and any error and makes r read from rd,
-// keeping its buffer for reuse.
+// Reset discards all buffered data, any partly read value and any error
+// and makes r read from rd, keeping its buffer for reuse.
 func (r *Reader) Reset(rd io.Reader) {
 	r.rd = rd
 	r.r, r.w, r.off = 0, 0, 0
-	r.partial = false
+	r.abandon()
 	r.err, r.rerr = nil, nil
 }
 
 // Buffered returns the number of bytes read from the underlying reader
-// but not yet consumed as values.
+// but not yet consumed by Read or ReadCommand.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
-// Read reads exactly one value into *v, with the aliasing rules of Parse:
+// Read reads exactly one value into *v, with the storage rules of Parse:
 // the result lives in v's storage until the next Read or Parse into v.
 //
 // Errors: a *ProtocolError (whose Offset counts from the start of the
@@ -71,32 +86,107 @@ func (r *Reader) Read(v *Value) error {
 	if r.err != nil {
 		return r.err
 	}
+	if !r.partial {
+		if r.pend == nil {
+			r.pend = new(store)
+		}
+		r.dec.begin(r.pend.tape, &r.lim, false, true)
+		r.start = r.off
+		r.partial = true
+	}
 	for {
 		if r.w > r.r {
-			if !r.partial {
-				r.st = scanState{}
-				r.stack = append(r.stack[:0], frame{left: 1})
-				r.partial = true
-			}
-			var err error
-			r.stack, err = scan(r.buf[r.r:r.w], &r.st, r.stack, &r.lim)
+			n, err := r.dec.feed(r.buf[r.r:r.w])
+			r.consume(n)
 			if err == nil {
-				n := r.st.pos
-				fill(r.buf[r.r:r.r+n], v, r.st.nodes, r.st.bytes)
-				r.consume(n)
-				r.partial = false
+				r.deliver(v)
 				return nil
 			}
-			if err != ErrIncomplete {
-				r.err = r.streamError(err)
-				r.partial = false
-				return r.err
+			if err != errMore {
+				var pe *ProtocolError
+				if errors.As(err, &pe) {
+					pe.Offset += r.start
+				}
+				r.err = err
+				r.abandon()
+				return err
 			}
+		}
+		if r.w == r.r && r.rerr == nil && r.dec.bulk > 0 && r.dec.bulk >= len(r.buf) {
+			// A large payload: read it straight into the value's storage.
+			if err := r.readPayload(); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := r.more(); err != nil {
 			return err
 		}
 	}
+}
+
+// deliver hands the decoded value to *v, whose previous storage becomes the
+// Reader's for the next value unless it is large.
+func (r *Reader) deliver(v *Value) {
+	m := r.pend
+	m.tape = r.dec.out
+	old := v.mem
+	decodeAt(m.tape, 0, v)
+	v.mem = m
+	r.pend = nil
+	if old != nil && cap(old.tape) <= readerRetainedStorage {
+		r.pend = old
+	}
+	r.dec.out = nil
+	r.partial = false
+	if len(r.buf) > readerRetainedSize && r.w-r.r <= readerInitialSize {
+		nb := make([]byte, readerInitialSize)
+		r.w = copy(nb, r.buf[r.r:r.w])
+		r.r = 0
+		r.buf = nb
+	}
+}
+
+// abandon drops the value being decoded, keeping its storage if small.
+func (r *Reader) abandon() {
+	if r.partial && r.pend != nil {
+		r.pend.tape = r.dec.out[:0]
+		if cap(r.pend.tape) > readerRetainedStorage {
+			r.pend = nil
+		}
+	}
+	r.dec.out = nil
+	r.partial = false
+}
+
+// readPayload reads part of a bulk payload from the underlying reader
+// straight into the value's storage.
+func (r *Reader) readPayload() error {
+	for range maxEmptyReads {
+		dst := r.dec.payloadSpace()
+		n, err := r.rd.Read(dst)
+		if n < 0 || n > len(dst) {
+			r.err = errors.New("respire: underlying reader returned an invalid count")
+			r.abandon()
+			return r.err
+		}
+		r.dec.payloadRead(n)
+		r.off += int64(n)
+		if err != nil {
+			if n > 0 {
+				r.rerr = err
+				return nil
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	return io.ErrNoProgress
 }
 
 // ReadCommand reads one command request into *args with the semantics of
@@ -109,7 +199,7 @@ func (r *Reader) ReadCommand(args *[][]byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	r.partial = false
+	r.abandon()
 	lim := Limits{
 		MaxBulkLen: r.lim.bulk, MaxLineLen: r.lim.line, MaxElements: r.lim.elems,
 		MaxValues: r.lim.values, MaxDepth: r.lim.depth, MaxReplyLen: r.lim.reply,
@@ -156,7 +246,7 @@ func (r *Reader) more() error {
 	if r.rerr != nil {
 		err := r.rerr
 		r.rerr = nil
-		if err == io.EOF && r.w > r.r {
+		if err == io.EOF && (r.w > r.r || r.midValue()) {
 			err = io.ErrUnexpectedEOF
 		}
 		return err
@@ -168,8 +258,9 @@ func (r *Reader) more() error {
 	if r.w == len(r.buf) {
 		limit := r.lim.reply + r.lim.line + 64
 		if len(r.buf) >= limit {
-			// Unreachable while scan enforces MaxReplyLen and MaxLineLen,
-			// kept as a backstop for the memory bound.
+			// Unreachable while the decoder and ParseCommand enforce
+			// MaxReplyLen and MaxLineLen, kept as a backstop for the
+			// memory bound.
 			r.err = &ProtocolError{Offset: r.off, Reason: "value does not fit in the reader buffer", Limit: "MaxReplyLen"}
 			return r.err
 		}
@@ -190,7 +281,7 @@ func (r *Reader) more() error {
 				r.rerr = err
 				return nil
 			}
-			if err == io.EOF && r.w > r.r {
+			if err == io.EOF && (r.w > r.r || r.midValue()) {
 				err = io.ErrUnexpectedEOF
 			}
 			return err
@@ -201,3 +292,6 @@ func (r *Reader) more() error {
 	}
 	return io.ErrNoProgress
 }
+
+// midValue reports whether part of a value has been consumed.
+func (r *Reader) midValue() bool { return r.partial && r.dec.started() }

@@ -175,17 +175,20 @@ func TestReaderProtocolErrorSticky(t *testing.T) {
 // actually arrives, not with an announced length.
 func TestReaderHostileHeader(t *testing.T) {
 	big := &Limits{MaxBulkLen: 1 << 40, MaxReplyLen: 1 << 40}
-	data := "$2147483647\r\n" + strings.Repeat("x", 1<<20)
+	data := "$2000000000\r\n" + strings.Repeat("x", 1<<20)
 	r := NewReader(&chunkReader{data: []byte(data), sizes: []int{4096}}, big)
 	var v Value
 	if err := r.Read(&v); err != io.ErrUnexpectedEOF {
 		t.Fatalf("got %v, want io.ErrUnexpectedEOF", err)
 	}
-	if c := cap(r.buf); c > 2<<20 {
-		t.Fatalf("buffer grew to %d bytes for 1 MiB of data", c)
+	if c := cap(r.buf); c > readerInitialSize {
+		t.Fatalf("buffer grew to %d bytes for a payload it need not hold", c)
+	}
+	if c := cap(r.dec.out); c > 2<<20 {
+		t.Fatalf("storage grew to %d bytes for 1 MiB of data", c)
 	}
 	if v.mem != nil {
-		t.Fatal("storage allocated for an incomplete value")
+		t.Fatal("the destination got storage for an incomplete value")
 	}
 	// With the default limits the header is refused before its data is read.
 	src := &countingReader{r: strings.NewReader(data)}
@@ -239,8 +242,8 @@ func TestReaderLargeArrayChunked(t *testing.T) {
 	if err := r.Read(&v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Elems) != n || string(v.Elems[n-1].Str) != "199999" {
-		t.Fatalf("got %d elements", len(v.Elems))
+	if v.Len() != n || string(v.Elem(n-1).Str) != "199999" || string(v.Elem(12345).Str) != "12345" {
+		t.Fatalf("got %d elements", v.Len())
 	}
 }
 
@@ -319,5 +322,74 @@ func TestReaderMatchesParse(t *testing.T) {
 			t.Fatalf("at %d: Parse %v, Reader %v", off, a, b)
 		}
 		off += n
+	}
+}
+
+// TestReaderPayloadStraightIntoStorage reads a bulk string larger than the buffer, whose payload
+// the Reader reads straight into the value's storage, through a read error in the middle of the
+// payload and a cut with EOF.
+func TestReaderPayloadStraightIntoStorage(t *testing.T) {
+	payload := strings.Repeat("0123456789", 10000)
+	wire := "$100000\r\n" + payload + "\r\n+next\r\n"
+	src := &askReader{r: &scriptReader{steps: []step{
+		{wire[:5000], nil},
+		{"", errTimeout},
+		{wire[5000:60000], errTimeout},
+		{wire[60000:], nil},
+	}}}
+	r := NewReader(src, nil)
+	var v Value
+	if err := r.Read(&v); err != errTimeout {
+		t.Fatalf("first Read: %v", err)
+	}
+	if err := r.Read(&v); err != errTimeout {
+		t.Fatalf("second Read: %v", err)
+	}
+	if err := r.Read(&v); err != nil || string(v.Str) != payload {
+		t.Fatalf("third Read: %v, %d bytes", err, len(v.Str))
+	}
+	if v.StorageSize() != len(payload)+4 {
+		t.Errorf("storage of %d bytes for a %d-byte payload, want it sized exactly", v.StorageSize(), len(payload))
+	}
+	if cap(r.buf) > readerInitialSize {
+		t.Errorf("the buffer grew to %d for a payload it need not hold", cap(r.buf))
+	}
+	if src.largest <= readerInitialSize {
+		t.Errorf("the largest read asked for %d bytes: the payload went through the buffer", src.largest)
+	}
+	if err := r.Read(&v); err != nil || !Equal(v, SimpleString("next")) {
+		t.Fatalf("value after the payload: %v, %v", v, err)
+	}
+	r = NewReader(&scriptReader{steps: []step{{wire[:70000], io.EOF}}}, nil)
+	if err := r.Read(&v); err != io.ErrUnexpectedEOF {
+		t.Fatalf("payload cut by EOF: %v", err)
+	}
+}
+
+// askReader records the largest read asked of it.
+type askReader struct {
+	r       io.Reader
+	largest int
+}
+
+func (a *askReader) Read(p []byte) (int, error) {
+	a.largest = max(a.largest, len(p))
+	return a.r.Read(p)
+}
+
+// TestReaderBufferShrinks checks that a buffer grown for one long line goes back to its initial
+// size once that value is read.
+func TestReaderBufferShrinks(t *testing.T) {
+	long := "+" + strings.Repeat("x", 200<<10) + "\r\n"
+	r := NewReader(&chunkReader{data: []byte(long + ":1\r\n"), sizes: []int{8192}}, &Limits{MaxLineLen: 1 << 20})
+	var v Value
+	if err := r.Read(&v); err != nil || len(v.Str) != 200<<10 {
+		t.Fatalf("long line: %v", err)
+	}
+	if cap(r.buf) > readerInitialSize {
+		t.Errorf("buffer of %d bytes kept after the long line", cap(r.buf))
+	}
+	if err := r.Read(&v); err != nil || !Equal(v, Int(1)) {
+		t.Fatalf("after the long line: %v, %v", v, err)
 	}
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"iter"
 	"math"
 	"strconv"
 )
@@ -17,13 +18,18 @@ import (
 //	KindDouble                         Float
 //	KindBoolean                        Bool
 //	KindNull                           NullForm
-//	KindArray, KindSet, KindPush       Elems
-//	KindMap                            Elems, flattened: key, value, key, value, ...
+//	KindArray, KindSet, KindPush       elements: Len, Elem, All
+//	KindMap                            elements, flattened: key, value, key, value, ...
 //
-// Attrs holds the RESP3 attributes that arrived immediately before the
-// value, flattened the same way as a map; it is nil when there were none.
-// Fields not listed for a Kind are left zero by Parse and ignored by
-// Equal and AppendValue.
+// Attrs returns the RESP3 attributes that arrived immediately before the
+// value, flattened the same way as a map. Fields not listed for a Kind are
+// left zero by Parse and ignored by Equal and AppendValue.
+//
+// The elements of an aggregate are read with Len, Elem and All, whether
+// the value was built with the constructors (ArrayOf, MapOf, ...) or
+// parsed. A parsed aggregate keeps its elements in the compact storage
+// described at Parse and decodes each one when it is read, so a reply
+// costs about its wire size however many elements it has.
 //
 // A Value filled by Parse or Reader.Read refers to storage owned by that
 // Value; see Parse for the exact aliasing rules. A Value built with the
@@ -45,39 +51,56 @@ type Value struct {
 	Float float64
 	// Str is the payload of string-like kinds (see the table above).
 	Str []byte
-	// Elems holds the children of aggregate kinds.
-	Elems []Value
-	// Attrs holds the RESP3 attributes attached to this value, as
-	// flattened key/value pairs.
-	Attrs []Value
 
-	// mem is the storage Parse copies payloads and children into. Only a
-	// Value that was the destination of Parse has one; children never do.
+	// elems holds the children of an aggregate built by a constructor.
+	elems []Value
+	// attrs holds the attributes given to WithAttrs, flattened.
+	attrs []Value
+	// ent is the tape entry (see tape.go) of a parsed value that has
+	// elements or attributes: an attribute entry, if any, then the value's
+	// own entry. The elements and attributes are decoded from it.
+	ent []byte
+	// mem is the storage Parse and Reader.Read decode into. Only a Value
+	// that was their destination has one; elements never do.
 	mem *store
 }
 
-// store is the reusable backing memory of a parsed Value: one pool of
-// child Values that every Elems and Attrs slice of the tree is carved
-// from, and one byte arena that every Str slice is carved from.
+// store is the reusable backing memory of a parsed Value: the tape of the
+// whole value, which every ent and every Str of the tree points into.
 type store struct {
-	nodes []Value
-	arena []byte
-	used  int // pool slots written by the last fill
+	tape []byte
 }
 
-// reserve makes sure the pool and arena can hold nodes Values and n bytes.
-// Growth at least doubles so that slowly growing replies reallocate only
-// logarithmically often.
-func (m *store) reserve(nodes, n int) {
-	if cap(m.nodes) < nodes {
-		m.nodes = make([]Value, max(nodes, 2*cap(m.nodes)))
-		m.used = 0
+// reserve makes sure the tape can hold n bytes. Growth at least doubles
+// so that slowly growing replies reallocate only logarithmically often.
+func (m *store) reserve(n int) {
+	if cap(m.tape) < n {
+		m.tape = make([]byte, 0, max(n, 2*cap(m.tape)))
 	}
-	if cap(m.arena) < n {
-		m.arena = make([]byte, max(n, 2*cap(m.arena)))
+}
+
+// Reset makes *v the zero Value, ready to be a destination of Parse or
+// Reader.Read again. It keeps the storage *v owns for reuse when that
+// storage holds at most keep bytes, and drops it otherwise, so that a
+// recycled Value does not pin the memory of one large reply. Values that
+// share *v's storage (copies of it and its elements) become invalid.
+func (v *Value) Reset(keep int) {
+	m := v.mem
+	*v = Value{}
+	if m != nil && cap(m.tape) <= keep {
+		v.mem = m
 	}
-	m.nodes = m.nodes[:cap(m.nodes)]
-	m.arena = m.arena[:cap(m.arena)]
+}
+
+// StorageSize returns the capacity in bytes of the storage *v owns as a
+// destination of Parse or Reader.Read: about the wire size of the largest
+// value it held since its storage was last dropped (see Reset). It is 0
+// for a Value that owns none.
+func (v *Value) StorageSize() int {
+	if v.mem == nil {
+		return 0
+	}
+	return cap(v.mem.tape)
 }
 
 // SimpleString returns a KindSimpleString value. CR and LF cannot be sent
@@ -115,7 +138,7 @@ func BulkStrings(ss ...string) Value {
 	for i, s := range ss {
 		elems[i] = BulkString(s)
 	}
-	return Value{Kind: KindArray, Elems: elems}
+	return Value{Kind: KindArray, elems: elems}
 }
 
 // Int returns a KindInteger value.
@@ -167,34 +190,177 @@ func NullArray() Value {
 	return Value{Kind: KindNull, NullForm: NullFormArray}
 }
 
-// ArrayOf returns a KindArray value whose Elems is elems itself.
+// ArrayOf returns a KindArray value whose elements are elems itself, not
+// a copy.
 func ArrayOf(elems ...Value) Value {
-	return Value{Kind: KindArray, Elems: elems}
+	return Value{Kind: KindArray, elems: elems}
 }
 
-// SetOf returns a KindSet value whose Elems is elems itself.
+// SetOf returns a KindSet value whose elements are elems itself.
 func SetOf(elems ...Value) Value {
-	return Value{Kind: KindSet, Elems: elems}
+	return Value{Kind: KindSet, elems: elems}
 }
 
-// PushOf returns a KindPush value whose Elems is elems itself, for
+// PushOf returns a KindPush value whose elements are elems itself, for
 // example PushOf(BulkString("message"), BulkString("ch"), BulkString("hi")).
 func PushOf(elems ...Value) Value {
-	return Value{Kind: KindPush, Elems: elems}
+	return Value{Kind: KindPush, elems: elems}
 }
 
-// MapOf returns a KindMap value whose Elems is kv itself: key, value,
+// MapOf returns a KindMap value whose elements are kv itself: key, value,
 // key, value, ... An odd count is completed with a null value when
 // encoded.
 func MapOf(kv ...Value) Value {
-	return Value{Kind: KindMap, Elems: kv}
+	return Value{Kind: KindMap, elems: kv}
 }
 
 // WithAttrs returns a copy of v carrying the RESP3 attributes kv (key,
-// value, key, value, ...), replacing any it had.
+// value, key, value, ...) itself, replacing any it had.
 func (v Value) WithAttrs(kv ...Value) Value {
-	v.Attrs = kv
+	v.attrs = kv
+	if len(v.ent) > 0 && v.ent[0] == tagAttrs && v.Kind != KindAttribute {
+		// Drop the parsed attributes; keep the value's own entry.
+		v.ent = v.ent[attrsEnd(v.ent, 0):]
+	}
 	return v
+}
+
+// Len returns the number of elements of an aggregate value (for a map or
+// an attribute value, keys and values both count), and 0 for other kinds.
+// It does not allocate.
+func (v Value) Len() int {
+	if !v.Kind.IsAggregate() {
+		return 0
+	}
+	if v.ent == nil {
+		return len(v.elems)
+	}
+	a, ok := v.aggregate()
+	if !ok {
+		return 0
+	}
+	return a.n
+}
+
+// Elem returns element i of an aggregate value: Elem(0) through
+// Elem(Len()-1). It panics if i is out of that range. A parsed element is
+// decoded from its parent's storage in a few steps whatever i is; it
+// shares that storage (see Parse). Use All to visit every element.
+func (v Value) Elem(i int) Value {
+	if !v.Kind.IsAggregate() {
+		panic("resp: Elem of a " + v.Kind.String() + " value")
+	}
+	if v.ent == nil {
+		return v.elems[i]
+	}
+	a, ok := v.aggregate()
+	if !ok || i < 0 || i >= a.n {
+		panic("resp: Elem(" + strconv.Itoa(i) + ") out of range [0, " + strconv.Itoa(a.n) + ")")
+	}
+	var e Value
+	decodeAt(v.ent, a.elemAt(v.ent, i), &e)
+	return e
+}
+
+// All returns an iterator over the elements of an aggregate value, in
+// order, with their index: for i, e := range v.All() { ... }. It yields
+// nothing for other kinds.
+func (v Value) All() iter.Seq2[int, Value] {
+	return func(yield func(int, Value) bool) {
+		it := v.elements()
+		var tmp Value
+		for i := 0; ; i++ {
+			e := it.next(&tmp)
+			if e == nil || !yield(i, *e) {
+				return
+			}
+		}
+	}
+}
+
+// Attrs returns the RESP3 attributes attached to v as a KindAttribute
+// value whose elements are the flattened key/value pairs (read them with
+// Len, Elem and All), or the zero Value, whose Len is 0, when v has none.
+func (v Value) Attrs() Value {
+	if len(v.attrs) > 0 {
+		return Value{Kind: KindAttribute, elems: v.attrs}
+	}
+	if v.hasParsedAttrs() {
+		end := attrsEnd(v.ent, 0)
+		return Value{Kind: KindAttribute, ent: v.ent[:end:end]}
+	}
+	return Value{}
+}
+
+// attrLen returns the number of attribute entries of v.
+func (v *Value) attrLen() int {
+	if len(v.attrs) > 0 {
+		return len(v.attrs)
+	}
+	if v.hasParsedAttrs() {
+		return u32(v.ent, 1)
+	}
+	return 0
+}
+
+// hasParsedAttrs reports whether ent begins with a non-empty attribute
+// entry belonging to v.
+func (v *Value) hasParsedAttrs() bool {
+	return len(v.ent) > 0 && v.ent[0] == tagAttrs && v.Kind != KindAttribute && u32(v.ent, 1) > 0
+}
+
+// aggregate describes the aggregate entry of a parsed value: its own
+// entry, after any attributes. It reports false when ent holds no
+// aggregate (a Kind changed by hand).
+func (v *Value) aggregate() (aggregate, bool) {
+	t := v.ent
+	p := 0
+	if t[0] == tagAttrs && v.Kind != KindAttribute {
+		p = attrsEnd(t, 0)
+	}
+	if p >= len(t) || !isAggregateTag(t[p]) {
+		return aggregate{}, false
+	}
+	return aggregateAt(t, p), true
+}
+
+// elements is an iterator over the elements of an aggregate, built or
+// parsed, that allocates nothing.
+type elements struct {
+	built []Value
+	t     []byte
+	p     int
+	left  int
+}
+
+func (v *Value) elements() elements {
+	if !v.Kind.IsAggregate() {
+		return elements{}
+	}
+	if v.ent == nil {
+		return elements{built: v.elems, left: len(v.elems)}
+	}
+	a, ok := v.aggregate()
+	if !ok {
+		return elements{}
+	}
+	return elements{t: v.ent, p: a.body, left: a.n}
+}
+
+// next returns the next element, or nil at the end. A built element is
+// returned in place; a parsed one is decoded into *tmp.
+func (it *elements) next(tmp *Value) *Value {
+	if it.left == 0 {
+		return nil
+	}
+	it.left--
+	if it.t == nil {
+		e := &it.built[0]
+		it.built = it.built[1:]
+		return e
+	}
+	it.p = decodeAt(it.t, it.p, tmp)
+	return tmp
 }
 
 // IsNull reports whether v is a null of any form.
@@ -240,17 +406,24 @@ func errorCode(msg []byte) []byte {
 }
 
 // Equal reports whether a and b represent the same value: the same Kind,
-// the same payload for that Kind (see Value), and pairwise Equal Elems and
-// Attrs in the same order. Floats compare with ==, except that NaN equals
-// NaN. NullForm is ignored, so every null equals every other null, and a
-// nil slice equals an empty one.
+// the same payload for that Kind (see Value), and pairwise Equal elements
+// and attributes in the same order. Floats compare with ==, except that
+// NaN equals NaN. NullForm is ignored, so every null equals every other
+// null, and no attributes equal empty attributes. A parsed value and a
+// built one compare by content.
 func Equal(a, b Value) bool {
 	return equal(&a, &b)
 }
 
 func equal(a, b *Value) bool {
-	if a.Kind != b.Kind || !equalSlice(a.Attrs, b.Attrs) {
+	if a.Kind != b.Kind || a.attrLen() != b.attrLen() {
 		return false
+	}
+	if a.attrLen() > 0 {
+		x, y := a.Attrs(), b.Attrs()
+		if !equalElements(&x, &y) {
+			return false
+		}
 	}
 	switch a.Kind {
 	case KindSimpleString, KindSimpleError, KindBulkString, KindBulkError, KindBigNumber:
@@ -264,27 +437,34 @@ func equal(a, b *Value) bool {
 	case KindBoolean:
 		return a.Bool == b.Bool
 	case KindArray, KindMap, KindSet, KindPush, KindAttribute:
-		return equalSlice(a.Elems, b.Elems)
+		return equalElements(a, b)
 	}
 	return true
 }
 
-func equalSlice(a, b []Value) bool {
-	if len(a) != len(b) {
+func equalElements(a, b *Value) bool {
+	if a.Len() != b.Len() {
 		return false
 	}
-	for i := range a {
-		if !equal(&a[i], &b[i]) {
+	x, y := a.elements(), b.elements()
+	var tx, ty Value
+	for {
+		ex, ey := x.next(&tx), y.next(&ty)
+		if ex == nil || ey == nil {
+			return ex == nil && ey == nil
+		}
+		if !equal(ex, ey) {
 			return false
 		}
 	}
-	return true
 }
 
 // Clone returns a deep copy of v that shares no memory with v or with any
 // buffer: it stays valid however v, its storage, or the slices it was
 // built from are reused later. Clone allocates at most two blocks (one for
-// all nested Values, one for all bytes) regardless of the tree's size.
+// the nested Values built with constructors, one for all bytes) regardless
+// of the tree's size; a clone of a parsed value keeps the compact form, so
+// it costs about the value's wire size.
 func (v Value) Clone() Value {
 	var nodes, n int
 	countTree(&v, &nodes, &n)
@@ -301,13 +481,13 @@ func (v Value) Clone() Value {
 }
 
 func countTree(v *Value, nodes, n *int) {
-	*n += len(v.Str)
-	*nodes += len(v.Elems) + len(v.Attrs)
-	for i := range v.Elems {
-		countTree(&v.Elems[i], nodes, n)
+	*n += len(v.Str) + len(v.ent)
+	*nodes += len(v.elems) + len(v.attrs)
+	for i := range v.elems {
+		countTree(&v.elems[i], nodes, n)
 	}
-	for i := range v.Attrs {
-		countTree(&v.Attrs[i], nodes, n)
+	for i := range v.attrs {
+		countTree(&v.attrs[i], nodes, n)
 	}
 }
 
@@ -325,14 +505,21 @@ func (c *cloner) copyValue(dst, src *Value) {
 		Int:      src.Int,
 		Float:    src.Float,
 	}
-	if src.Str != nil {
-		k := len(src.Str)
-		dst.Str = c.arena[:k:k]
-		copy(dst.Str, src.Str)
-		c.arena = c.arena[k:]
+	dst.Str = c.bytes(src.Str)
+	dst.ent = c.bytes(src.ent)
+	dst.elems = c.copySlice(src.elems)
+	dst.attrs = c.copySlice(src.attrs)
+}
+
+func (c *cloner) bytes(src []byte) []byte {
+	if src == nil {
+		return nil
 	}
-	dst.Elems = c.copySlice(src.Elems)
-	dst.Attrs = c.copySlice(src.Attrs)
+	k := len(src)
+	out := c.arena[:k:k]
+	copy(out, src)
+	c.arena = c.arena[k:]
+	return out
 }
 
 func (c *cloner) copySlice(src []Value) []Value {
@@ -376,18 +563,25 @@ func appendDebugStr(dst []byte, s []byte) []byte {
 	return append(dst, " bytes)"...)
 }
 
-func appendDebugList(dst []byte, open, close string, elems []Value, pairs bool, depth int) []byte {
+func appendDebugList(dst []byte, open, close string, v *Value, pairs bool, depth int) []byte {
 	dst = append(dst, open...)
+	n := v.Len()
 	if depth >= debugMaxDepth {
-		if len(elems) > 0 {
+		if n > 0 {
 			dst = append(dst, "..."...)
 		}
 		return append(dst, close...)
 	}
-	for i := range elems {
+	it := v.elements()
+	var tmp Value
+	for i := 0; ; i++ {
+		e := it.next(&tmp)
+		if e == nil {
+			break
+		}
 		if i == debugMaxElems {
 			dst = append(dst, " ...(+"...)
-			dst = strconv.AppendInt(dst, int64(len(elems)-i), 10)
+			dst = strconv.AppendInt(dst, int64(n-i), 10)
 			dst = append(dst, " more)"...)
 			break
 		}
@@ -400,17 +594,18 @@ func appendDebugList(dst []byte, open, close string, elems []Value, pairs bool, 
 				dst = append(dst, ' ')
 			}
 		}
-		dst = appendDebug(dst, &elems[i], depth+1)
+		dst = appendDebug(dst, e, depth+1)
 	}
-	if pairs && len(elems)%2 == 1 && len(elems) <= debugMaxElems {
+	if pairs && n%2 == 1 && n <= debugMaxElems {
 		dst = append(dst, ": <missing>"...)
 	}
 	return append(dst, close...)
 }
 
 func appendDebug(dst []byte, v *Value, depth int) []byte {
-	if len(v.Attrs) > 0 {
-		dst = appendDebugList(dst, "attrs{", "} ", v.Attrs, true, depth)
+	if v.attrLen() > 0 {
+		a := v.Attrs()
+		dst = appendDebugList(dst, "attrs{", "} ", &a, true, depth)
 	}
 	switch v.Kind {
 	case KindSimpleString:
@@ -443,15 +638,15 @@ func appendDebug(dst []byte, v *Value, depth int) []byte {
 	case KindNull:
 		dst = append(dst, "null"...)
 	case KindArray:
-		dst = appendDebugList(dst, "[", "]", v.Elems, false, depth)
+		dst = appendDebugList(dst, "[", "]", v, false, depth)
 	case KindSet:
-		dst = appendDebugList(dst, "set{", "}", v.Elems, false, depth)
+		dst = appendDebugList(dst, "set{", "}", v, false, depth)
 	case KindPush:
-		dst = appendDebugList(dst, "push[", "]", v.Elems, false, depth)
+		dst = appendDebugList(dst, "push[", "]", v, false, depth)
 	case KindMap:
-		dst = appendDebugList(dst, "map{", "}", v.Elems, true, depth)
+		dst = appendDebugList(dst, "map{", "}", v, true, depth)
 	case KindAttribute:
-		dst = appendDebugList(dst, "attribute{", "}", v.Elems, true, depth)
+		dst = appendDebugList(dst, "attribute{", "}", v, true, depth)
 	default:
 		dst = append(dst, "invalid("...)
 		dst = append(dst, v.Kind.String()...)

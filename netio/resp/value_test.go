@@ -130,8 +130,8 @@ func TestClone(t *testing.T) {
 		t.Fatalf("clone %v differs from %v", c, v)
 	}
 	payload[0] = 'X'
-	v.Elems[1].Elems[0] = Int(9)
-	if !Equal(c.Elems[0], BulkString("abc")) || !Equal(c.Elems[1].Elems[0], SimpleString("k")) {
+	v.elems[1].elems[0] = Int(9)
+	if !Equal(c.Elem(0), BulkString("abc")) || !Equal(c.Elem(1).Elem(0), SimpleString("k")) {
 		t.Errorf("clone shares memory with the original: %v", c)
 	}
 	if c.mem != nil {
@@ -168,7 +168,7 @@ func TestString(t *testing.T) {
 		{PushOf(Int(1)), `push[int:1]`},
 		{MapOf(BulkString("k"), NullValue(), Int(1), Int(2)), `map{"k": null, int:1: int:2}`},
 		{MapOf(BulkString("k")), `map{"k": <missing>}`},
-		{Value{Kind: KindAttribute, Elems: []Value{Int(1), Int(2)}}, `attribute{int:1: int:2}`},
+		{Value{Kind: KindAttribute, elems: []Value{Int(1), Int(2)}}, `attribute{int:1: int:2}`},
 		{Int(1).WithAttrs(BulkString("ttl"), Int(3)), `attrs{"ttl": int:3} int:1`},
 		{Value{}, `invalid(Invalid)`},
 		{Value{Kind: 77}, `invalid(Kind(77))`},
@@ -189,13 +189,14 @@ func TestString(t *testing.T) {
 	// A cyclic value (which the rest of the package does not support)
 	// must still render without recursing forever.
 	cyc := make([]Value, 1)
-	cyc[0] = Value{Kind: KindArray, Elems: cyc}
+	cyc[0] = Value{Kind: KindArray, elems: cyc}
 	if got := cyc[0].String(); !strings.Contains(got, "...") || len(got) > 100 {
 		t.Errorf("cyclic value rendered as %s", got)
 	}
 	// Deterministic.
 	v := MapOf(Double(math.NaN()), SetOf(Bool(false)))
-	if v.String() != v.String() {
+	first, second := v.String(), v.String()
+	if first != second {
 		t.Error("String is not deterministic")
 	}
 }
@@ -212,15 +213,109 @@ func TestConstructors(t *testing.T) {
 		t.Error("Bulk copied its argument")
 	}
 	elems := []Value{Int(1)}
-	if v := ArrayOf(elems...); &v.Elems[0] != &elems[0] {
+	if v := ArrayOf(elems...); &v.elems[0] != &elems[0] {
 		t.Error("ArrayOf copied its argument")
 	}
 	orig := Int(1)
 	with := orig.WithAttrs(Int(2), Int(3))
-	if orig.Attrs != nil || len(with.Attrs) != 2 {
+	if orig.attrs != nil || with.Attrs().Len() != 2 {
 		t.Error("WithAttrs modified its receiver or lost attributes")
 	}
 	if NullValue().NullForm != NullFormRESP3 || NullBulk().NullForm != NullFormBulk || NullArray().NullForm != NullFormArray {
 		t.Error("null constructors record the wrong form")
+	}
+}
+
+func TestElementAccess(t *testing.T) {
+	built := MapOf(BulkString("k"), ArrayOf(Int(1), NullValue()).WithAttrs(SimpleString("a"), Int(2)))
+	var parsed Value
+	if _, err := Parse(AppendValue(nil, built, 3), &parsed, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]Value{"built": built, "parsed": parsed} {
+		if v.Len() != 2 || !Equal(v.Elem(0), BulkString("k")) {
+			t.Errorf("%s: Len %d, Elem(0) %v", name, v.Len(), v.Elem(0))
+		}
+		inner := v.Elem(1)
+		if inner.Len() != 2 || inner.Elem(1).Kind != KindNull || inner.Attrs().Len() != 2 || !Equal(inner.Attrs().Elem(1), Int(2)) {
+			t.Errorf("%s: inner %v", name, inner)
+		}
+		if Int(1).Len() != 0 || v.Attrs().Len() != 0 || v.Attrs().Kind != KindInvalid {
+			t.Errorf("%s: scalars and values without attributes have no elements", name)
+		}
+		for _, i := range []int{-1, 2} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s: Elem(%d) did not panic", name, i)
+					}
+				}()
+				v.Elem(i)
+			}()
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: Elem of a scalar did not panic", name)
+				}
+			}()
+			Int(1).Elem(0)
+		}()
+		// WithAttrs replaces parsed attributes too.
+		if got := inner.WithAttrs(Int(7), Int(8)).Attrs(); got.Len() != 2 || !Equal(got.Elem(0), Int(7)) {
+			t.Errorf("%s: WithAttrs gave %v", name, got)
+		}
+		if got := inner.WithAttrs(); got.Attrs().Len() != 0 || !Equal(got, ArrayOf(Int(1), NullValue())) {
+			t.Errorf("%s: WithAttrs() kept attributes: %v", name, got)
+		}
+		// All stops when the loop does.
+		n := 0
+		for range v.All() {
+			n++
+			break
+		}
+		if n != 1 {
+			t.Errorf("%s: All went on after break", name)
+		}
+	}
+	// A Kind changed by hand never makes the accessors read past the storage.
+	odd := parsed.Elem(0)
+	odd.Kind = KindArray
+	if odd.Len() != 0 || odd.String() != "[]" {
+		t.Errorf("a scalar relabelled as an array: %d %s", odd.Len(), odd)
+	}
+	odd = parsed.Elem(1).Attrs()
+	odd.Kind = KindArray
+	if odd.Len() != 0 {
+		t.Errorf("attributes relabelled as an array: %d", odd.Len())
+	}
+}
+
+func TestResetAndStorageSize(t *testing.T) {
+	var v Value
+	if v.StorageSize() != 0 {
+		t.Fatal("a zero Value owns storage")
+	}
+	if _, err := Parse([]byte("$5\r\nhello\r\n"), &v, nil); err != nil {
+		t.Fatal(err)
+	}
+	size := v.StorageSize()
+	if size < 7 {
+		t.Fatalf("storage of %d bytes", size)
+	}
+	v.Reset(size)
+	if v.Kind != KindInvalid || v.Str != nil || v.StorageSize() != size {
+		t.Fatalf("Reset(keep) within the bound: %v, %d", v, v.StorageSize())
+	}
+	v.Reset(size - 1)
+	if v.StorageSize() != 0 {
+		t.Fatal("Reset kept storage above the bound")
+	}
+	// A parsed aggregate's clone is one block of bytes, no Values.
+	if _, err := Parse([]byte("*3\r\n:1\r\n:2\r\n$3\r\nabc\r\n"), &v, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = v.Clone() }); n != 1 {
+		t.Errorf("Clone of a parsed array allocated %.0f times, want 1", n)
 	}
 }

@@ -29,8 +29,9 @@ func ParseClusterShards(v resp.Value, asked fsm.Endpoint) (fsm.TopologyReply, er
 	}
 	r := fsm.TopologyReply{Query: q}
 	nodes := 0
-	for i := range v.Elems {
-		kv, ok := pairs(&v.Elems[i])
+	shards := elems(&v)
+	for i := range shards {
+		kv, ok := pairs(&shards[i])
 		if !ok {
 			return fail(where("shard", i), "not a map")
 		}
@@ -38,15 +39,16 @@ func ParseClusterShards(v resp.Value, asked fsm.Endpoint) (fsm.TopologyReply, er
 		for k := 0; k < len(kv); k += 2 {
 			switch val := &kv[k+1]; {
 			case isText(&kv[k], "slots"):
-				if val.Kind != resp.KindArray || len(val.Elems)%2 != 0 {
+				ranges := elems(val)
+				if val.Kind != resp.KindArray || len(ranges)%2 != 0 {
 					return fail(where("shard", i, "slots"), "not an array of first and last slots")
 				}
-				if len(val.Elems) > 2*fsm.SlotCount {
+				if len(ranges) > 2*fsm.SlotCount {
 					return fail(where("shard", i, "slots"), "more ranges than slots")
 				}
-				for s := 0; s < len(val.Elems); s += 2 {
-					first, ok1 := integer(&val.Elems[s])
-					last, ok2 := integer(&val.Elems[s+1])
+				for s := 0; s < len(ranges); s += 2 {
+					first, ok1 := integer(&ranges[s])
+					last, ok2 := integer(&ranges[s+1])
 					if !ok1 || !ok2 || first < 0 || last < first || last >= fsm.SlotCount {
 						return fail(where("shard", i, "slots"), "slot range is not two integers within 0 to 16383 in order")
 					}
@@ -56,11 +58,12 @@ func ParseClusterShards(v resp.Value, asked fsm.Endpoint) (fsm.TopologyReply, er
 				if val.Kind != resp.KindArray {
 					return fail(where("shard", i, "nodes"), "not an array")
 				}
-				if nodes += len(val.Elems); nodes > fsm.MaxTopologyNodes {
+				list := elems(val)
+				if nodes += len(list); nodes > fsm.MaxTopologyNodes {
 					return fail("", "more than 4096 nodes")
 				}
-				for j := range val.Elems {
-					n, reason := shardsNode(&val.Elems[j], asked)
+				for j := range list {
+					n, reason := shardsNode(&list[j], asked)
 					if reason != "" {
 						return fail(where("shard", i, "node", j), reason)
 					}

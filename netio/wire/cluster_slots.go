@@ -29,25 +29,27 @@ func ParseClusterSlots(v resp.Value, asked fsm.Endpoint) (fsm.TopologyReply, err
 	if v.Kind != resp.KindArray {
 		return fail("", "not an array")
 	}
-	if len(v.Elems) > fsm.SlotCount {
+	entries := elems(&v)
+	if len(entries) > fsm.SlotCount {
 		return fail("", "more slot ranges than slots")
 	}
 	r := fsm.TopologyReply{Query: q}
 	shardOf := make(map[fsm.NodeID]int) // primary ID -> index in r.Shards
 	nodes := 0                          // distinct nodes gathered so far
-	for i := range v.Elems {
-		e := &v.Elems[i]
-		if e.Kind != resp.KindArray || len(e.Elems) < 3 {
+	for i := range entries {
+		e := &entries[i]
+		parts := elems(e)
+		if e.Kind != resp.KindArray || len(parts) < 3 {
 			return fail(where("entry", i), "not an array of a range and at least one node")
 		}
-		first, ok1 := integer(&e.Elems[0])
-		last, ok2 := integer(&e.Elems[1])
+		first, ok1 := integer(&parts[0])
+		last, ok2 := integer(&parts[1])
 		if !ok1 || !ok2 || first < 0 || last < first || last >= fsm.SlotCount {
 			return fail(where("entry", i), "slot range is not two integers within 0 to 16383 in order")
 		}
 		var sh *fsm.ReplyShard
-		for j := 2; j < len(e.Elems); j++ {
-			n, reason := slotsNode(&e.Elems[j], asked)
+		for j := 2; j < len(parts); j++ {
+			n, reason := slotsNode(&parts[j], asked)
 			if reason != "" {
 				return fail(where("entry", i, "node", j-2), reason)
 			}
@@ -81,11 +83,12 @@ func ParseClusterSlots(v resp.Value, asked fsm.Endpoint) (fsm.TopologyReply, err
 // slotsNode parses one node of a CLUSTER SLOTS range, or says what is wrong with it.
 func slotsNode(v *resp.Value, asked fsm.Endpoint) (fsm.Node, string) {
 	var n fsm.Node
-	if v.Kind != resp.KindArray || len(v.Elems) < 3 {
+	fields := elems(v)
+	if v.Kind != resp.KindArray || len(fields) < 3 {
 		return n, "not an array of an endpoint, a port and a node ID"
 	}
 	var info endpointInfo
-	switch host := &v.Elems[0]; {
+	switch host := &fields[0]; {
 	case host.IsNull():
 		info.preferredNull = true
 	default:
@@ -95,18 +98,18 @@ func slotsNode(v *resp.Value, asked fsm.Endpoint) (fsm.Node, string) {
 		}
 		info.preferred = s
 	}
-	port, ok := integer(&v.Elems[1])
+	port, ok := integer(&fields[1])
 	if !ok {
 		return n, "port is not an integer"
 	}
 	info.port = port
-	id, ok := text(&v.Elems[2])
+	id, ok := text(&fields[2])
 	if !ok || !validNodeID(id) {
 		return n, "node ID is not 40 hexadecimal digits"
 	}
 	n.ID = fsm.NodeID(id)
-	if len(v.Elems) > 3 {
-		kv, ok := pairs(&v.Elems[3])
+	if len(fields) > 3 {
+		kv, ok := pairs(&fields[3])
 		if !ok {
 			return n, "networking metadata is not a map"
 		}

@@ -25,12 +25,25 @@ func integer(v *resp.Value) (int64, bool) {
 // keys and values that RESP2 sends instead.
 func pairs(v *resp.Value) ([]resp.Value, bool) {
 	switch v.Kind {
-	case resp.KindMap:
-		return v.Elems, len(v.Elems)%2 == 0
-	case resp.KindArray:
-		return v.Elems, len(v.Elems)%2 == 0
+	case resp.KindMap, resp.KindArray:
+		return elems(v), v.Len()%2 == 0
 	}
 	return nil, false
+}
+
+// elems returns the elements of an aggregate value as a slice, or nil for other kinds. Topology
+// replies are parsed rarely, so the parsers trade one allocation per aggregate for plain
+// indexing.
+func elems(v *resp.Value) []resp.Value {
+	n := v.Len()
+	if n == 0 {
+		return nil
+	}
+	out := make([]resp.Value, 0, n)
+	for _, e := range v.All() {
+		out = append(out, e)
+	}
+	return out
 }
 
 // isText reports whether v is a string-like value equal to s, without allocating.

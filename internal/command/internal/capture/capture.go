@@ -123,8 +123,9 @@ func (s *session) document() (*Document, error) {
 		return nil, fmt.Errorf("COMMAND DOCS: unexpected %s reply", docsReply.Kind)
 	}
 	doc := &Document{RedisVersion: version, Source: "COMMAND INFO and COMMAND DOCS over RESP3"}
-	for i := range infoReply.Elems {
-		c, err := command(&infoReply.Elems[i], docs)
+	infos := elems(&infoReply)
+	for i := range infos {
+		c, err := command(&infos[i], docs)
 		if err != nil {
 			return nil, err
 		}
@@ -137,10 +138,10 @@ func (s *session) document() (*Document, error) {
 // command converts one COMMAND INFO entry (ten positional fields) and attaches its docs, taken
 // from docs (the map of its level: top-level commands, or a container's "subcommands").
 func command(v *resp.Value, docs map[string]any) (*Command, error) {
-	if v.Kind != resp.KindArray || len(v.Elems) < 10 {
+	if v.Kind != resp.KindArray || v.Len() < 10 {
 		return nil, fmt.Errorf("COMMAND INFO: unexpected entry %s", v.String())
 	}
-	f := v.Elems
+	f := elems(v)
 	c := &Command{
 		Name:          text(&f[0]),
 		Arity:         f[1].Int,
@@ -166,8 +167,9 @@ func command(v *resp.Value, docs map[string]any) (*Command, error) {
 			c.Docs[k] = x
 		}
 	}
-	for i := range f[9].Elems {
-		sub, err := command(&f[9].Elems[i], subDocs)
+	subs := elems(&f[9])
+	for i := range subs {
+		sub, err := command(&subs[i], subDocs)
 		if err != nil {
 			return nil, err
 		}
@@ -184,9 +186,10 @@ func sortCommands(cs []*Command) {
 func text(v *resp.Value) string { return string(v.Str) }
 
 func texts(v *resp.Value) []string {
-	out := make([]string, 0, len(v.Elems))
-	for i := range v.Elems {
-		out = append(out, text(&v.Elems[i]))
+	es := elems(v)
+	out := make([]string, 0, len(es))
+	for i := range es {
+		out = append(out, text(&es[i]))
 	}
 	return out
 }
@@ -196,14 +199,16 @@ func texts(v *resp.Value) []string {
 func plain(v resp.Value) any {
 	switch v.Kind {
 	case resp.KindMap:
-		m := make(map[string]any, len(v.Elems)/2)
-		for i := 0; i+1 < len(v.Elems); i += 2 {
-			m[string(v.Elems[i].Str)] = plain(v.Elems[i+1])
+		es := elems(&v)
+		m := make(map[string]any, len(es)/2)
+		for i := 0; i+1 < len(es); i += 2 {
+			m[string(es[i].Str)] = plain(es[i+1])
 		}
 		return m
 	case resp.KindArray, resp.KindSet:
-		out := make([]any, 0, len(v.Elems))
-		for _, e := range v.Elems {
+		es := elems(&v)
+		out := make([]any, 0, len(es))
+		for _, e := range es {
 			out = append(out, plain(e))
 		}
 		return out
@@ -217,4 +222,13 @@ func plain(v resp.Value) any {
 		return nil
 	}
 	return string(v.Str)
+}
+
+// elems returns the elements of an aggregate value as a slice (nil for other kinds).
+func elems(v *resp.Value) []resp.Value {
+	var out []resp.Value
+	for _, e := range v.All() {
+		out = append(out, e)
+	}
+	return out
 }
