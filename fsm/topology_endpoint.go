@@ -206,13 +206,7 @@ func canonicalIP(host string) (string, bool) {
 // IsIPLiteral reports whether host is an IPv4 or IPv6 address (an IPv6 one with or without
 // brackets and zone) rather than a host name.
 func IsIPLiteral(host string) bool {
-	if len(host) >= 2 && host[0] == '[' && host[len(host)-1] == ']' {
-		host = host[1 : len(host)-1]
-	}
-	if _, ok := parseIPv4(host); ok {
-		return true
-	}
-	_, ok := parseIPv6(host)
+	_, ok := canonicalIP(host)
 	return ok
 }
 

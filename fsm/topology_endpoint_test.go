@@ -210,8 +210,18 @@ func TestIPLiteralAgreesWithNetip(t *testing.T) {
 }
 
 // checkAgainstNetip fails when IsIPLiteral or CanonicalHost disagree with net/netip about s.
+//
+// Brackets are legal around an IPv6 address only: "[::1]" is the literal ::1, "[10.0.0.1]" is
+// not a literal.
 func checkAgainstNetip(t interface{ Fatalf(string, ...any) }, s string) {
-	a, err := netip.ParseAddr(s)
+	inner, bracketed := s, len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']'
+	if bracketed {
+		inner = s[1 : len(s)-1]
+	}
+	a, err := netip.ParseAddr(inner)
+	if err == nil && bracketed && !a.Is6() {
+		err = errors.New("brackets around an IPv4 address")
+	}
 	if got := IsIPLiteral(s); got != (err == nil) {
 		t.Fatalf("IsIPLiteral(%q) = %v, netip.ParseAddr error %v", s, got, err)
 	}
