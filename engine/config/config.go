@@ -311,7 +311,8 @@ func Resolve(o Options) (Resolved, error) {
 	return r, nil
 }
 
-// withDefaults fills in the zero values of a valid o. The policy is copied with its effective
+// withDefaults fills in the zero values of a valid o. MaxWaiters becomes fsm.DefaultMaxWaiters,
+// which the machines use for zero as well. The policy is copied with its effective
 // multiplier and cap spelled out (fsm.Policy.Multiplier and Cap), which changes no delay; the
 // write bound spells out its inheritance of the read bound.
 func withDefaults(o Options) Options {
@@ -326,6 +327,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.LibraryName == "" {
 		o.LibraryName = DefaultLibraryName
+	}
+	if o.MaxWaiters == 0 {
+		o.MaxWaiters = fsm.DefaultMaxWaiters
 	}
 	if o.DedicatedPool.MaximumIdle == 0 {
 		o.DedicatedPool.MaximumIdle = DefaultDedicatedMaximumIdle

@@ -110,12 +110,12 @@ func TestResolveDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{Connections: 1, ConnectTimeout: 10 * time.Second, CommandTimeout: 10 * time.Second,
-		LibraryName: "respire", DedicatedPool: DedicatedPool{MaximumIdle: 4}}
+		LibraryName: "respire", DedicatedPool: DedicatedPool{MaximumIdle: 4}, MaxWaiters: fsm.DefaultMaxWaiters}
 	if !reflect.DeepEqual(r.Options, want) {
 		t.Fatalf("defaults %v\nwant     %v", r.Options, want)
 	}
 	e := r.Engine
-	if e.Slots != 1 || e.Policy != nil || e.MaxWaiters != 0 || e.Pool != (fsm.PoolConfig{MaximumIdle: 4}) ||
+	if e.Slots != 1 || e.Policy != nil || e.MaxWaiters != fsm.DefaultMaxWaiters || e.Pool != (fsm.PoolConfig{MaximumIdle: 4}) ||
 		e.Lifetime != 0 || e.LifetimeJitter != 0 || e.Endpoint != (engine.Endpoint{}) || e.JournalSize != 0 {
 		t.Fatalf("engine config %+v", e)
 	}
