@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -187,6 +188,28 @@ func TestRenamedClientFieldsAreErrors(t *testing.T) {
 		var se *ScenarioError
 		if !errors.As(err, &se) || !strings.Contains(se.Msg, "unknown field") {
 			t.Errorf("%s: got %v", old, err)
+		}
+	}
+}
+
+// TestClientSectionDocumented: docs/scenarios.md's client-section table names every key of the
+// client section, the policy and the pool.
+func TestClientSectionDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "### The client section")
+	section, _, _ = strings.Cut(section, "\n### ")
+	if !ok {
+		t.Fatal("docs/scenarios.md has no client-section heading")
+	}
+	for _, typ := range []reflect.Type{reflect.TypeOf(Client{}), reflect.TypeOf(PolicySpec{}), reflect.TypeOf(DedicatedPoolSpec{})} {
+		for i := 0; i < typ.NumField(); i++ {
+			key, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
+			if !strings.Contains(section, "`"+key+"`") {
+				t.Errorf("the client-section table does not mention %s (%s.%s)", key, typ.Name(), typ.Field(i).Name)
+			}
 		}
 	}
 }
