@@ -16,7 +16,7 @@ const DefaultJournalSize = 4096
 
 // Config configures an Engine. Build it with engine/config's Resolve, which fills it from the
 // options of client.Options or of a scenario's client section with their defaults and bounds; a
-// Config built by hand must respect the machines' bounds (New panics otherwise).
+// Config built by hand must pass Validate (New panics otherwise).
 type Config struct {
 	// Endpoint is the standalone endpoint the slots connect to.
 	Endpoint Endpoint
@@ -41,11 +41,6 @@ type Config struct {
 	// LifetimeJitter is the largest extra lifetime drawn, uniformly and additively, per
 	// connection. It requires Lifetime.
 	LifetimeJitter time.Duration
-}
-
-func (c Config) muxConfig() fsm.MuxConfig {
-	return fsm.MuxConfig{Slots: c.Slots, Policy: c.Policy, MaxWaiters: c.MaxWaiters,
-		Lifetime: c.Lifetime, LifetimeJitter: c.LifetimeJitter}
 }
 
 // Deps are the engine's narrow interfaces to the outside world.

@@ -361,14 +361,13 @@ func livenessBounds(read, write time.Duration) (idle, stall time.Duration) {
 	return idle, stall
 }
 
-// checkMachines runs the machines' own validation of what they will be given. It is the seam
-// for fsm.MuxConfig.Validate and fsm.PoolConfig.Validate, which issue 11 adds to fsm: call them
-// here once they exist. Today only the policy has a Validate. An error here means Validate let
-// through a value the machines reject: a bug of this package, reported rather than left to the
-// machines' constructors, which panic.
+// checkMachines runs the machines' own validation (engine.Config.Validate, the seam for
+// fsm.MuxConfig.Validate and fsm.PoolConfig.Validate) on what they will be given. An error here
+// means Validate let through a value the machines refuse: a bug of this package, reported as an
+// error rather than left to the machines' constructors, which panic.
 func checkMachines(c *engine.Config) error {
-	if err := c.Policy.Validate(); err != nil {
-		return fieldErr("ReconnectPolicy", err.Error())
+	if err := c.Validate(); err != nil {
+		return fieldErr("engine", err.Error())
 	}
 	return nil
 }

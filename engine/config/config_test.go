@@ -310,3 +310,15 @@ func TestPurity(t *testing.T) {
 		t.Fatalf("the control's import of netio was not caught: %v", bad)
 	}
 }
+
+// TestCheckMachinesReportsRefusals: the machines' validation runs on what Resolve builds, and a
+// configuration they refuse is an error, not a panic.
+func TestCheckMachinesReportsRefusals(t *testing.T) {
+	var fe *FieldError
+	if err := checkMachines(&engine.Config{}); !errors.As(err, &fe) || fe.Field != "engine" {
+		t.Fatalf("zero slots: %v", err)
+	}
+	if err := checkMachines(&engine.Config{Slots: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
