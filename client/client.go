@@ -64,7 +64,10 @@ func Create(opts Options) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o, resolved, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
 	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
@@ -72,7 +75,7 @@ func Create(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
-	tcfg := o.transportConfig()
+	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
 	deps := engine.Deps{
 		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
@@ -84,9 +87,9 @@ func Create(opts Options) (*Client, error) {
 		c.dispatcher = engine.NewDispatcher(c.observe)
 		deps.Observer = c.dispatcher
 	}
-	c.eng = engine.New(engine.Config{Endpoint: c.ep, Slots: o.Connections, Policy: o.ReconnectPolicy,
-		Pool: o.DedicatedPool.poolConfig(), EpisodeBase: nextEpisodeBase(),
-		Lifetime: o.ConnectionMaxLifetime, LifetimeJitter: o.ConnectionMaxLifetimeJitter}, deps)
+	ecfg := resolved.Engine
+	ecfg.Endpoint, ecfg.EpisodeBase = c.ep, nextEpisodeBase()
+	c.eng = engine.New(ecfg, deps)
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
 	c.renewer = startRenewer(c)

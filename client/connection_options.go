@@ -4,26 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/respire-go/respire/fsm"
 )
-
-// livenessBounds resolves ConnectionIdleReadTimeout and GatheredWriteStallTimeout into the idle
-// read and write stall bounds (zero: off), with the spec's inheritance: a zero write bound
-// inherits the read bound, NoTimeout disables only the write bound, and both unset disables both.
-func (o *Options) livenessBounds() (idle, stall time.Duration) {
-	if o.ConnectionIdleReadTimeout > 0 {
-		idle = o.ConnectionIdleReadTimeout
-	}
-	switch {
-	case o.GatheredWriteStallTimeout > 0:
-		stall = o.GatheredWriteStallTimeout
-	case o.GatheredWriteStallTimeout == 0:
-		stall = idle
-	}
-	return idle, stall
-}
 
 // credentialsHook adapts Options.Credentials to the transport's per-attempt hook, or returns nil.
 func (o *Options) credentialsHook() func(ctx context.Context) (string, string, error) {

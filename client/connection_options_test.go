@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/engine/config"
 )
 
 // TestLivenessBoundsInheritance: the spec's table for GatheredWriteStallTimeout.
@@ -21,14 +23,12 @@ func TestLivenessBoundsInheritance(t *testing.T) {
 		{0, 5 * time.Second, 0, 5 * time.Second},           // finite write regardless of read
 		{30 * time.Second, NoTimeout, 30 * time.Second, 0}, // NoTimeout disables only the write bound
 	} {
-		o := Options{ConnectionIdleReadTimeout: c.read, GatheredWriteStallTimeout: c.write}
-		idle, stall := o.livenessBounds()
-		if idle != c.wantIdle || stall != c.wantStall {
-			t.Errorf("read %v write %v: bounds %v/%v, want %v/%v", c.read, c.write, idle, stall, c.wantIdle, c.wantStall)
-		}
-		cfg := o.transportConfig()
+		o := Options{Endpoints: []Endpoint{{Host: "cache", Port: 6379}}, ConnectionIdleReadTimeout: c.read, GatheredWriteStallTimeout: c.write}
+		o, r := resolveForTest(t, o)
+		cfg := o.transportConfig(&r)
 		if cfg.IdleReadTimeout != c.wantIdle || cfg.WriteStallTimeout != c.wantStall {
-			t.Errorf("transport config %v/%v", cfg.IdleReadTimeout, cfg.WriteStallTimeout)
+			t.Errorf("read %v write %v: transport bounds %v/%v, want %v/%v", c.read, c.write,
+				cfg.IdleReadTimeout, cfg.WriteStallTimeout, c.wantIdle, c.wantStall)
 		}
 	}
 }
@@ -39,8 +39,9 @@ func TestMultipathFallbackLoggedOncePerClient(t *testing.T) {
 	var buf bytes.Buffer
 	o := Options{Endpoints: []Endpoint{{Host: "cache", Port: 6379}}, EnableMultipathTCP: true,
 		Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	o, r := resolveForTest(t, o)
 	for client := 0; client < 2; client++ {
-		hook := o.transportConfig().Dialer.MultipathFallback
+		hook := o.transportConfig(&r).Dialer.MultipathFallback
 		for i := 0; i < 5; i++ {
 			hook()
 		}
@@ -52,7 +53,35 @@ func TestMultipathFallbackLoggedOncePerClient(t *testing.T) {
 		t.Fatalf("not an Information event 143: %s", buf.String())
 	}
 	o.EnableMultipathTCP = false
-	if o.transportConfig().Dialer.MultipathFallback != nil {
+	if o.transportConfig(&r).Dialer.MultipathFallback != nil {
 		t.Fatal("a fallback hook without EnableMultipathTCP")
+	}
+}
+
+// resolveForTest validates o and resolves it as Create does.
+func resolveForTest(t *testing.T, o Options) (Options, config.Resolved) {
+	t.Helper()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o, r, err := o.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, r
+}
+
+// TestResolverProtocolNumbers: the resolver's protocol values are netio's, so that Options.Protocol
+// crosses to the resolver and back by conversion.
+func TestResolverProtocolNumbers(t *testing.T) {
+	for _, p := range []Protocol{ProtocolAuto, ProtocolRESP2, ProtocolRESP3} {
+		o, r := resolveForTest(t, Options{Endpoints: []Endpoint{{Host: "cache", Port: 6379}}, Protocol: p})
+		if got := o.transportConfig(&r).Handshake.Protocol; got != p {
+			t.Errorf("%v became %v", p, got)
+		}
+	}
+	if config.ProtocolAuto != config.Protocol(ProtocolAuto) || config.ProtocolRESP2 != config.Protocol(ProtocolRESP2) ||
+		config.ProtocolRESP3 != config.Protocol(ProtocolRESP3) {
+		t.Fatal("engine/config and netio number the protocols differently")
 	}
 }

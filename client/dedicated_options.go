@@ -1,22 +1,22 @@
 package client
 
 import (
-	"strconv"
 	"time"
 
-	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/engine/config"
 )
 
-// Defaults and bounds of DedicatedPoolOptions.
+// Defaults and bounds of DedicatedPoolOptions, shared with the simulator's scenarios through
+// package engine/config, which validates the pool options.
 const (
 	// DefaultDedicatedMaximumIdle is the number of idle dedicated connections retained when
 	// DedicatedPoolOptions.MaximumIdle is zero.
-	DefaultDedicatedMaximumIdle = 4
+	DefaultDedicatedMaximumIdle = config.DefaultDedicatedMaximumIdle
 	// NoIdleReuse, assigned to DedicatedPoolOptions.MaximumIdle, retains no idle connection:
 	// every returned dedicated connection is closed.
-	NoIdleReuse = -1
+	NoIdleReuse = config.NoIdleReuse
 	// MaxDedicatedIdleTimeout bounds DedicatedPoolOptions.IdleTimeout.
-	MaxDedicatedIdleTimeout = 24 * time.Hour
+	MaxDedicatedIdleTimeout = config.MaxDedicatedIdleTimeout
 	// UnblockBudget bounds the cleanup of a cancelled blocking command under
 	// DedicatedPoolOptions.UnblockOnCancel: CLIENT UNBLOCK and the drain of the blocked reply
 	// must finish within it, or the connection is discarded.
@@ -52,46 +52,4 @@ type DedicatedPoolOptions struct {
 	// UnblockBudget (one second), the connection is discarded. Without it (the default) the
 	// connection is discarded at once.
 	UnblockOnCancel bool
-}
-
-// maximumIdle resolves MaximumIdle's zero value and NoIdleReuse.
-func (p *DedicatedPoolOptions) maximumIdle() int {
-	switch {
-	case p.MaximumIdle == 0:
-		return DefaultDedicatedMaximumIdle
-	case p.MaximumIdle == NoIdleReuse:
-		return 0
-	}
-	return p.MaximumIdle
-}
-
-// validate checks the pool options; errors name DedicatedPool.<field>.
-func (p *DedicatedPoolOptions) validate() error {
-	switch {
-	case p.MinimumSize < 0:
-		return configErr("DedicatedPool.MinimumSize", "must not be negative")
-	case p.MaximumSize < 0:
-		return configErr("DedicatedPool.MaximumSize", "must not be negative (zero means no limit)")
-	case p.MaximumIdle < NoIdleReuse:
-		return configErr("DedicatedPool.MaximumIdle", "must not be negative (use NoIdleReuse to disable idle reuse)")
-	case p.MinimumSize > p.maximumIdle():
-		return configErr("DedicatedPool.MinimumSize", "must not exceed MaximumIdle ("+strconv.Itoa(p.maximumIdle())+")")
-	case p.MaximumSize > 0 && p.MinimumSize > p.MaximumSize:
-		return configErr("DedicatedPool.MinimumSize", "must not exceed MaximumSize ("+strconv.Itoa(p.MaximumSize)+")")
-	case p.IdleTimeout < 0:
-		return configErr("DedicatedPool.IdleTimeout", "must not be negative (zero disables timed retirement)")
-	case p.IdleTimeout != 0 && (p.IdleTimeout < time.Millisecond || p.IdleTimeout > MaxDedicatedIdleTimeout):
-		return configErr("DedicatedPool.IdleTimeout", "must be between 1ms and 24h")
-	}
-	return nil
-}
-
-// poolConfig is the machine's configuration (the engine fills in the policy and identifiers).
-func (p *DedicatedPoolOptions) poolConfig() fsm.PoolConfig {
-	return fsm.PoolConfig{
-		MinimumSize: p.MinimumSize,
-		MaximumSize: p.MaximumSize,
-		MaximumIdle: p.maximumIdle(),
-		IdleTimeout: p.IdleTimeout,
-	}
 }

@@ -10,21 +10,25 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 )
 
-// Defaults of Options fields left at their zero value.
+// Defaults of Options fields left at their zero value. The defaults and bounds shared with the
+// simulator's scenarios are defined once, in package engine/config.
 const (
 	// DefaultConnectTimeout bounds each TCP/TLS connection attempt.
-	DefaultConnectTimeout = 10 * time.Second
+	DefaultConnectTimeout = config.DefaultConnectTimeout
 	// DefaultCommandTimeout is the reply budget of a command.
-	DefaultCommandTimeout = 10 * time.Second
+	DefaultCommandTimeout = config.DefaultCommandTimeout
 	// DefaultLibraryName is sent with CLIENT SETINFO LIB-NAME.
-	DefaultLibraryName = "respire"
+	DefaultLibraryName = config.DefaultLibraryName
 	// MaxConnections bounds Options.Connections.
-	MaxConnections = 1024
+	MaxConnections = config.MaxConnections
 	// DefaultClusterTopologyRefreshInterval is the period of the Cluster topology refresh.
 	DefaultClusterTopologyRefreshInterval = 60 * time.Second
 	// DefaultMaintenanceRelaxedTimeout is the minimum command timeout during a maintenance window.
@@ -46,12 +50,12 @@ const (
 )
 
 // Version is respire's library version, sent with CLIENT SETINFO LIB-VER.
-const Version = "0.1.0"
+const Version = config.Version
 
 // NoTimeout disables the duration option it is assigned to (CommandTimeout,
 // ConnectionIdleReadTimeout, GatheredWriteStallTimeout, ClusterTopologyRefreshInterval; see each
 // field for what it disables).
-const NoTimeout time.Duration = -1
+const NoTimeout time.Duration = config.NoTimeout
 
 // SentinelTLSMode says whether connections to Sentinels use TLS.
 type SentinelTLSMode uint8
@@ -333,26 +337,8 @@ func (o *Options) Validate() error {
 	case ep.Port < 0 || ep.Port > 65535:
 		return configErr("Endpoints", "endpoint port "+strconv.Itoa(ep.Port)+" is outside 1..65535")
 	}
-	switch {
-	case o.Database < 0:
-		return configErr("Database", "must not be negative")
-	case o.ConnectTimeout < 0:
-		return configErr("ConnectTimeout", "must not be negative")
-	case o.CommandTimeout < 0 && o.CommandTimeout != NoTimeout:
-		return configErr("CommandTimeout", "must not be negative (use NoTimeout to disable it)")
-	case o.Connections < 0:
-		return configErr("Connections", "must be at least 1")
-	case o.Connections > MaxConnections:
-		return configErr("Connections", "must be at most "+strconv.Itoa(MaxConnections))
-	case o.Protocol != ProtocolAuto && o.Protocol != ProtocolRESP2 && o.Protocol != ProtocolRESP3:
-		return configErr("Protocol", "must be ProtocolAuto, ProtocolRESP2 or ProtocolRESP3")
-	}
-	if o.LibraryName != "" {
-		for i := 0; i < len(o.LibraryName); i++ {
-			if c := o.LibraryName[i]; c < '!' || c > '~' {
-				return configErr("LibraryName", "must contain only ASCII characters from '!' through '~'")
-			}
-		}
+	if err := config.Validate(o.shared()); err != nil {
+		return sharedErr(err)
 	}
 	if err := o.validateTimeouts(); err != nil {
 		return err
@@ -360,44 +346,57 @@ func (o *Options) Validate() error {
 	if o.SubscriptionBuffer < 0 {
 		return configErr("SubscriptionBuffer", "must not be negative")
 	}
-	if err := o.DedicatedPool.validate(); err != nil {
-		return err
-	}
 	if err := o.ReplyLimits.validate(); err != nil {
 		return err
 	}
-	if err := o.validateSecurity(); err != nil {
-		return err
-	}
-	if err := o.ReconnectPolicy.Validate(); err != nil {
-		var pe *fsm.PolicyError
-		if asPolicyError(err, &pe) {
-			return configErr("ReconnectPolicy."+pe.Field, pe.Reason)
-		}
-		return configErr("ReconnectPolicy", err.Error())
-	}
-	return nil
+	return o.validateSecurity()
 }
 
-// validateTimeouts checks the liveness, lifetime, topology and maintenance durations.
+// shared returns the options that the simulator's scenarios share with Options, for the resolver
+// (engine/config): the same fields under the same names.
+func (o *Options) shared() *config.Options {
+	return &config.Options{
+		Connections:                 o.Connections,
+		ConnectTimeout:              o.ConnectTimeout,
+		CommandTimeout:              o.CommandTimeout,
+		Protocol:                    config.Protocol(o.Protocol),
+		Username:                    o.Username,
+		Password:                    o.Password,
+		Database:                    o.Database,
+		ClientName:                  o.ClientName,
+		LibraryName:                 o.LibraryName,
+		DisableLibraryInfo:          o.DisableLibraryInfo,
+		ReconnectPolicy:             o.ReconnectPolicy,
+		ConnectionIdleReadTimeout:   o.ConnectionIdleReadTimeout,
+		GatheredWriteStallTimeout:   o.GatheredWriteStallTimeout,
+		ConnectionMaxLifetime:       o.ConnectionMaxLifetime,
+		ConnectionMaxLifetimeJitter: o.ConnectionMaxLifetimeJitter,
+		DedicatedPool: config.DedicatedPool{
+			MinimumSize: o.DedicatedPool.MinimumSize,
+			MaximumSize: o.DedicatedPool.MaximumSize,
+			MaximumIdle: o.DedicatedPool.MaximumIdle,
+			IdleTimeout: o.DedicatedPool.IdleTimeout,
+		},
+	}
+}
+
+// sharedErr turns the resolver's *config.FieldError into a *ConfigError naming the same option
+// with the same reason.
+func sharedErr(err error) error {
+	var fe *config.FieldError
+	if errors.As(err, &fe) {
+		return configErr(fe.Field, fe.Reason)
+	}
+	return err
+}
+
+// validateTimeouts checks the options the resolver does not know: the topology and maintenance
+// durations, the credential provider and keepalive.
 func (o *Options) validateTimeouts() error {
-	if err := checkBound("ConnectionIdleReadTimeout", o.ConnectionIdleReadTimeout, true); err != nil {
-		return err
-	}
-	if err := checkBound("GatheredWriteStallTimeout", o.GatheredWriteStallTimeout, true); err != nil {
-		return err
-	}
-	if err := checkBound("ConnectionMaxLifetime", o.ConnectionMaxLifetime, false); err != nil {
-		return err
-	}
 	if err := checkBound("ClusterTopologyRefreshInterval", o.ClusterTopologyRefreshInterval, true); err != nil {
 		return err
 	}
 	switch {
-	case o.ConnectionMaxLifetimeJitter < 0:
-		return configErr("ConnectionMaxLifetimeJitter", "must not be negative")
-	case o.ConnectionMaxLifetimeJitter > 0 && o.ConnectionMaxLifetime == 0:
-		return configErr("ConnectionMaxLifetimeJitter", "requires ConnectionMaxLifetime")
 	case o.Credentials != nil && (o.Username != "" || o.Password != ""):
 		return configErr("Credentials", "cannot be combined with Username or Password: the provider supplies both")
 	case o.TCPKeepAlive > 0 && o.TCPKeepAlive < time.Second:
@@ -473,28 +472,20 @@ func (o *Options) validateSecurity() error {
 	return nil
 }
 
-func asPolicyError(err error, target **fsm.PolicyError) bool {
-	pe, ok := err.(*fsm.PolicyError)
-	if ok {
-		*target = pe
+// resolve returns a copy of a valid o with zero values replaced by defaults, and the resolver's
+// outcome: the engine's configuration, the handshake and the liveness bounds. The shared options
+// come back from the resolver with their effective values (a policy's multiplier and cap spelled
+// out), so that printing the client's options shows what is in effect.
+func (o Options) resolve() (Options, config.Resolved, error) {
+	r, err := config.Resolve(*o.shared())
+	if err != nil {
+		return o, r, sharedErr(err)
 	}
-	return ok
-}
-
-// withDefaults returns a copy of o with zero values replaced by defaults.
-func (o Options) withDefaults() Options {
-	if o.ConnectTimeout == 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	if o.CommandTimeout == 0 {
-		o.CommandTimeout = DefaultCommandTimeout
-	}
-	if o.Connections == 0 {
-		o.Connections = 1
-	}
-	if o.LibraryName == "" {
-		o.LibraryName = DefaultLibraryName
-	}
+	s := &r.Options
+	o.Connections, o.ConnectTimeout, o.CommandTimeout = s.Connections, s.ConnectTimeout, s.CommandTimeout
+	o.LibraryName, o.ReconnectPolicy = s.LibraryName, s.ReconnectPolicy
+	o.GatheredWriteStallTimeout = s.GatheredWriteStallTimeout
+	o.DedicatedPool.MaximumIdle = s.DedicatedPool.MaximumIdle
 	if o.ClusterTopologyRefreshInterval == 0 {
 		o.ClusterTopologyRefreshInterval = DefaultClusterTopologyRefreshInterval
 	}
@@ -504,26 +495,23 @@ func (o Options) withDefaults() Options {
 	if o.MaintenanceWindowTimeout == 0 {
 		o.MaintenanceWindowTimeout = DefaultMaintenanceWindowTimeout
 	}
-	return o
+	return o, r, nil
 }
 
-// transportConfig derives the netio configuration.
-func (o *Options) transportConfig() netio.TransportConfig {
+// transportConfig derives the netio configuration from o and the resolver's outcome r for o.
+func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
+	h := &r.Handshake
 	hs := netio.HandshakeConfig{
-		Protocol:   o.Protocol,
-		Username:   o.Username,
-		Password:   o.Password,
-		Database:   o.Database,
-		ClientName: o.ClientName,
+		Protocol:       netio.Protocol(h.Protocol),
+		Username:       h.Username,
+		Password:       h.Password,
+		Database:       h.Database,
+		ClientName:     h.ClientName,
+		LibraryName:    h.LibraryName,
+		LibraryVersion: h.LibraryVersion,
 	}
-	if !o.DisableLibraryInfo {
-		hs.LibraryName = o.LibraryName
-		hs.LibraryVersion = Version
-	}
-	handshakeTimeout := o.CommandTimeout
-	if handshakeTimeout == NoTimeout {
-		handshakeTimeout = -1
-	}
+	// The command timeout bounds the handshake; NoTimeout (-1) is netio's "no bound" as well.
+	handshakeTimeout := r.Options.CommandTimeout
 	dialer := netio.Dialer{
 		ConnectTimeout:    o.ConnectTimeout,
 		KeepAlive:         o.TCPKeepAlive,
@@ -535,14 +523,13 @@ func (o *Options) transportConfig() netio.TransportConfig {
 	if dialer.TLS != nil && o.CheckCertificateRevocation {
 		dialer = revocationDialer(dialer)
 	}
-	idle, stall := o.livenessBounds()
 	return netio.TransportConfig{
 		Dialer:            dialer,
 		Handshake:         hs,
 		HandshakeTimeout:  handshakeTimeout,
 		Credentials:       o.credentialsHook(),
-		IdleReadTimeout:   idle,
-		WriteStallTimeout: stall,
+		IdleReadTimeout:   r.IdleReadTimeout,
+		WriteStallTimeout: r.WriteStallTimeout,
 		Limits:            o.ReplyLimits.resp(),
 	}
 }

@@ -14,7 +14,9 @@ import (
 // is zero.
 const DefaultJournalSize = 4096
 
-// Config configures an Engine.
+// Config configures an Engine. Build it with engine/config's Resolve, which fills it from the
+// options of client.Options or of a scenario's client section with their defaults and bounds; a
+// Config built by hand must pass Validate (New panics otherwise).
 type Config struct {
 	// Endpoint is the standalone endpoint the slots connect to.
 	Endpoint Endpoint
@@ -39,11 +41,6 @@ type Config struct {
 	// LifetimeJitter is the largest extra lifetime drawn, uniformly and additively, per
 	// connection. It requires Lifetime.
 	LifetimeJitter time.Duration
-}
-
-func (c Config) muxConfig() fsm.MuxConfig {
-	return fsm.MuxConfig{Slots: c.Slots, Policy: c.Policy, MaxWaiters: c.MaxWaiters,
-		Lifetime: c.Lifetime, LifetimeJitter: c.LifetimeJitter}
 }
 
 // Deps are the engine's narrow interfaces to the outside world.
@@ -118,10 +115,12 @@ type slotView struct {
 	noticed   atomic.Bool
 }
 
-// Engine drives the command-slot machine of one standalone endpoint. Every input becomes an
-// event: it is stamped with the runtime's time and a random draw, appended to the journal, stepped
-// into the machine, and the effects are executed through the Deps. Commands on healthy connections
-// never touch the loop: they read the published snapshot and go straight to a connection.
+// Engine drives the four machines of one standalone endpoint: the command slots (fsm.Mux), the
+// dedicated pool (fsm.Pool) and the regular and sharded pub/sub episodes (fsm.Episode). Every
+// input becomes an event: it is stamped with the runtime's time and a random draw, appended to the
+// journal, stepped into its machine, and the effects are executed through the Deps. Commands on
+// healthy connections never touch the loop: they read the published snapshot and go straight to
+// a connection.
 //
 // The engine runs either with its own goroutine (Start) or driven synchronously by a stepper
 // (RunPending), as the simulator does.

@@ -23,3 +23,23 @@ func (e *AcquireError) Error() string {
 
 // Unwrap returns the last connection error.
 func (e *AcquireError) Unwrap() error { return e.Err }
+
+// ConfigError reports a Config that the machines refuse (Config.Validate): Field names the
+// Config field ("Slots", "Pool.MaximumIdle", "Policy"), Reason says what is wrong, and Err is the
+// underlying error, if any (the *fsm.PolicyError of an invalid policy).
+type ConfigError struct {
+	// Field names the offending Config field.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+	// Err is the underlying error, or nil.
+	Err error
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return "respire: invalid engine configuration: " + e.Field + " " + e.Reason
+}
+
+// Unwrap returns the underlying error.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -11,24 +11,68 @@ type machines struct {
 }
 
 func newMachines(cfg Config) *machines {
-	pool := cfg.Pool
-	pool.Policy = cfg.Policy
-	pool.IDBase = fsm.IDBase(fsm.MachinePool)
-	pool.EpisodeBase = cfg.EpisodeBase
-	pool.Lifetime, pool.LifetimeJitter = cfg.Lifetime, cfg.LifetimeJitter
-	if pool.MaxWaiters == 0 {
-		pool.MaxWaiters = cfg.MaxWaiters
-	}
+	mux, pool, eps := cfg.machineConfigs()
 	return &machines{
-		mux:  fsm.NewMux(cfg.muxConfig()),
+		mux:  fsm.NewMux(mux),
 		pool: fsm.NewPool(pool),
-		eps: [2]*fsm.Episode{
-			fsm.NewEpisode(fsm.EpisodeConfig{Machine: fsm.MachinePubSub, Policy: cfg.Policy, MaxWaiters: cfg.MaxWaiters,
-				IDBase: fsm.IDBase(fsm.MachinePubSub)}),
-			fsm.NewEpisode(fsm.EpisodeConfig{Machine: fsm.MachineShardedPubSub, Policy: cfg.Policy, MaxWaiters: cfg.MaxWaiters,
-				IDBase: fsm.IDBase(fsm.MachineShardedPubSub)}),
-		},
+		eps:  [2]*fsm.Episode{fsm.NewEpisode(eps[0]), fsm.NewEpisode(eps[1])},
 	}
+}
+
+// machineConfigs returns the configurations of the four machines cfg describes: the command
+// slots, the dedicated pool, and the regular and sharded pub/sub episodes.
+func (c Config) machineConfigs() (fsm.MuxConfig, fsm.PoolConfig, [2]fsm.EpisodeConfig) {
+	mux := fsm.MuxConfig{Slots: c.Slots, Policy: c.Policy, MaxWaiters: c.MaxWaiters,
+		Lifetime: c.Lifetime, LifetimeJitter: c.LifetimeJitter}
+	pool := c.Pool
+	pool.Policy = c.Policy
+	pool.IDBase = fsm.IDBase(fsm.MachinePool)
+	pool.EpisodeBase = c.EpisodeBase
+	pool.Lifetime, pool.LifetimeJitter = c.Lifetime, c.LifetimeJitter
+	if pool.MaxWaiters == 0 {
+		pool.MaxWaiters = c.MaxWaiters
+	}
+	eps := [2]fsm.EpisodeConfig{
+		{Machine: fsm.MachinePubSub, Policy: c.Policy, MaxWaiters: c.MaxWaiters, IDBase: fsm.IDBase(fsm.MachinePubSub)},
+		{Machine: fsm.MachineShardedPubSub, Policy: c.Policy, MaxWaiters: c.MaxWaiters, IDBase: fsm.IDBase(fsm.MachineShardedPubSub)},
+	}
+	return mux, pool, eps
+}
+
+// Validate reports whether the machines accept c, with the checks their constructors make (New
+// panics on a configuration they refuse). It is the seam for the machines' own validation:
+// fsm.MuxConfig, fsm.PoolConfig and fsm.EpisodeConfig are getting Validate methods (issue 11);
+// once they exist, Validate calls them on machineConfigs' results and keeps no check of its own.
+// engine/config calls it on every configuration it resolves.
+func (c Config) Validate() error {
+	mux, pool, _ := c.machineConfigs()
+	invalid := func(field, reason string) error {
+		return &ConfigError{Field: field, Reason: reason}
+	}
+	switch {
+	case mux.Slots < 1:
+		return invalid("Slots", "must be at least 1")
+	case mux.MaxWaiters < 0:
+		return invalid("MaxWaiters", "must not be negative")
+	case mux.Lifetime < 0:
+		return invalid("Lifetime", "must not be negative")
+	case mux.LifetimeJitter < 0:
+		return invalid("LifetimeJitter", "must not be negative")
+	case mux.LifetimeJitter > 0 && mux.Lifetime == 0:
+		return invalid("LifetimeJitter", "requires Lifetime")
+	case pool.MinimumSize < 0:
+		return invalid("Pool.MinimumSize", "must not be negative")
+	case pool.MaximumSize < 0:
+		return invalid("Pool.MaximumSize", "must not be negative")
+	case pool.MaximumIdle < 0:
+		return invalid("Pool.MaximumIdle", "must not be negative")
+	case pool.IdleTimeout < 0:
+		return invalid("Pool.IdleTimeout", "must not be negative")
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return &ConfigError{Field: "Policy", Reason: err.Error(), Err: err}
+	}
+	return nil
 }
 
 // targetOf returns the machine an event is for: connection and timer events by their

@@ -256,7 +256,7 @@ func TestDedicatedSchema(t *testing.T) {
 		{"workload: {dedicated: {renters: 1, stop: 2m}}", "workload.dedicated.stop"},
 		{"workload: {dedicated: {renters: 1, nope: 1}}", "workload.dedicated.nope"},
 		{"client: {dedicated_pool: {minimum_size: 5}}", "client.dedicated_pool.minimum_size"},
-		{"client: {dedicated_pool: {maximum_idle: -1}}", "client.dedicated_pool.maximum_idle"},
+		{"client: {dedicated_pool: {maximum_idle: -2}}", "client.dedicated_pool.maximum_idle"},
 		{"client: {dedicated_pool: {idle_timeout: 1us}}", "client.dedicated_pool.idle_timeout"},
 		{"expect: {dedicated: {ok: {min: -1}}}", "expect.dedicated.ok.min"},
 	} {
@@ -266,7 +266,7 @@ func TestDedicatedSchema(t *testing.T) {
 			t.Errorf("%s: want an error on %s, got %v", tc.yaml, tc.field, err)
 		}
 	}
-	sc, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {command_timeout: 2s, dedicated_pool: {maximum_idle: 0}}\nworkload: {dedicated: {renters: 2}}\n"))
+	sc, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {command_timeout: 2s, dedicated_pool: {maximum_idle: -1}}\nworkload: {dedicated: {renters: 2}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,15 +275,15 @@ func TestDedicatedSchema(t *testing.T) {
 		d.Mix != (DedicatedMix{BLPop: 40, Push: 40, Tx: 20}) {
 		t.Fatalf("defaults: %+v", d)
 	}
-	if cfg := sc.EngineConfig().Pool; cfg.MaximumIdle != 0 {
-		t.Fatalf("explicit maximum_idle 0: %+v", cfg)
+	if cfg := sc.EngineConfig().Pool; cfg.MaximumIdle != 0 || sc.Client.DedicatedPool.MaximumIdle != -1 {
+		t.Fatalf("maximum_idle -1 (NoIdleReuse): %+v, option %d", cfg, sc.Client.DedicatedPool.MaximumIdle)
 	}
 	data, err := MarshalScenario(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	back, err := ParseScenario(data)
-	if err != nil || back.Workload.Dedicated.Deadline != d.Deadline || *back.Client.DedicatedPool.MaximumIdle != 0 {
+	if err != nil || back.Workload.Dedicated.Deadline != d.Deadline || back.Client.DedicatedPool.MaximumIdle != -1 {
 		t.Fatalf("round trip: %v\n%s", err, data)
 	}
 	if c := sc.Clone(); c.Workload.Dedicated == d || c.Client.DedicatedPool == sc.Client.DedicatedPool {

@@ -10,7 +10,7 @@ import (
 const CheckLifetime = "lifetime"
 
 // Lifetime checks the spec's maximum-connection-lifetime rules on the engine steps and the written
-// frames, recomputing them independently of fsm (it runs when client.max_lifetime is set):
+// frames, recomputing them independently of fsm (it runs when client.connection_max_lifetime is set):
 //
 //   - a connection's replacement is first dialed between Lifetime and Lifetime+Jitter after the
 //     connection was published;
@@ -23,9 +23,9 @@ const CheckLifetime = "lifetime"
 //     drained, never aborted, so that the commands it accepted finish on it;
 //   - no command is written to a connection after it started draining.
 type Lifetime struct {
-	// Lifetime is client.max_lifetime.
+	// Lifetime is client.connection_max_lifetime.
 	Lifetime time.Duration
-	// Jitter is client.max_lifetime_jitter.
+	// Jitter is client.connection_max_lifetime_jitter.
 	Jitter time.Duration
 }
 

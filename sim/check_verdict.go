@@ -41,8 +41,8 @@ func Checkers(r *Result) []Checker {
 		CheckOutcomes:       Outcomes{},
 		CheckHonest:         Honest{},
 		CheckPairing:        Pairing{},
-		CheckPolicy:         Policy{Policy: sc.Client.ReconnectPolicy.Policy(), Lifetime: sc.Client.MaxLifetime > 0},
-		CheckLifetime:       Lifetime{Lifetime: sc.Client.MaxLifetime, Jitter: sc.Client.MaxLifetimeJitter},
+		CheckPolicy:         Policy{Policy: sc.Client.ReconnectPolicy.Policy(), Lifetime: sc.Client.ConnectionMaxLifetime > 0},
+		CheckLifetime:       Lifetime{Lifetime: sc.Client.ConnectionMaxLifetime, Jitter: sc.Client.ConnectionMaxLifetimeJitter},
 		CheckHandshakeFirst: HandshakeFirst{},
 		CheckReplay:         Replay{Config: sc.EngineConfig()},
 		CheckLinearizable:   Linearizable{},
@@ -52,7 +52,7 @@ func Checkers(r *Result) []Checker {
 		CheckRentBudget:        RentBudget{Policy: sc.Client.ReconnectPolicy.Policy()},
 		CheckRentPermanent:     RentPermanent{},
 		CheckDedicatedNoResend: DedicatedNoResend{},
-		CheckPool:              Pool{Config: sc.Client.DedicatedPool.poolConfig()},
+		CheckPool:              Pool{Config: sc.EngineConfig().Pool},
 		CheckExpectDedicated:   expectDedicated{},
 		// Pub/sub (check_pubsub.go).
 		CheckPubSubSubscriptions: PubSubSubscriptions{},
@@ -79,7 +79,7 @@ func Checkers(r *Result) []Checker {
 	if sc.Expect.Linearizable {
 		names = append(names, CheckLinearizable)
 	}
-	if sc.Client.MaxLifetime > 0 {
+	if sc.Client.ConnectionMaxLifetime > 0 {
 		names = append(names, CheckLifetime)
 	}
 	if sc.Expect.Liveness != nil {

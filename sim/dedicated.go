@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 )
@@ -17,35 +18,26 @@ import (
 // commands written straight to the granted connection, the connection given back healthy after a
 // clean operation and discarded otherwise. Nothing is ever resent.
 
-// DedicatedPoolSpec is the YAML form of the dedicated pool's bounds (client.dedicated_pool).
+// DedicatedPoolSpec is the YAML form of client.DedicatedPoolOptions (client.dedicated_pool),
+// field for field: the same names in snake_case, the same zero values, validated by the same
+// resolver (engine/config). UnblockOnCancel is not simulated.
 type DedicatedPoolSpec struct {
 	// MinimumSize is the floor kept by timed idle retirement.
 	MinimumSize int `yaml:"minimum_size,omitempty"`
 	// MaximumSize bounds connecting, rented and idle connections and backoff reservations
 	// together; zero is unlimited.
 	MaximumSize int `yaml:"maximum_size,omitempty"`
-	// MaximumIdle bounds retained idle connections; omitted means 4, zero disables idle reuse.
-	MaximumIdle *int `yaml:"maximum_idle,omitempty"`
-	// IdleTimeout retires idle connections above MinimumSize; zero disables it.
+	// MaximumIdle bounds retained idle connections: zero (omitted) means 4, -1
+	// (client.NoIdleReuse) disables idle reuse.
+	MaximumIdle int `yaml:"maximum_idle,omitempty"`
+	// IdleTimeout retires idle connections above MinimumSize; zero disables it, otherwise 1ms to
+	// 24h.
 	IdleTimeout time.Duration `yaml:"idle_timeout,omitempty"`
 }
 
 // DefaultDedicatedMaximumIdle is the pool's idle bound when client.dedicated_pool.maximum_idle
-// is omitted (the client's default).
-const DefaultDedicatedMaximumIdle = 4
-
-// poolConfig returns the pool machine's configuration for s (nil: the defaults).
-func (s *DedicatedPoolSpec) poolConfig() fsm.PoolConfig {
-	cfg := fsm.PoolConfig{MaximumIdle: DefaultDedicatedMaximumIdle}
-	if s == nil {
-		return cfg
-	}
-	cfg.MinimumSize, cfg.MaximumSize, cfg.IdleTimeout = s.MinimumSize, s.MaximumSize, s.IdleTimeout
-	if s.MaximumIdle != nil {
-		cfg.MaximumIdle = *s.MaximumIdle
-	}
-	return cfg
-}
+// is zero or omitted (the client's default).
+const DefaultDedicatedMaximumIdle = config.DefaultDedicatedMaximumIdle
 
 // DedicatedWorkload describes the renters of dedicated connections (workload.dedicated). Each
 // renter rents a connection for one operation, runs it, gives the connection back, thinks, and
@@ -201,26 +193,9 @@ func (sc *Scenario) applyDedicatedDefaults() {
 	}
 }
 
-// validateDedicated checks client.dedicated_pool, workload.dedicated and expect.dedicated.
+// validateDedicated checks workload.dedicated and expect.dedicated (client.dedicated_pool is the
+// resolver's, with the rest of the client section).
 func (sc *Scenario) validateDedicated() error {
-	if p := sc.Client.DedicatedPool; p != nil {
-		idle := DefaultDedicatedMaximumIdle
-		if p.MaximumIdle != nil {
-			idle = *p.MaximumIdle
-		}
-		switch {
-		case p.MinimumSize < 0:
-			return fieldErr("client.dedicated_pool.minimum_size", "must not be negative")
-		case p.MaximumSize < 0:
-			return fieldErr("client.dedicated_pool.maximum_size", "must not be negative (zero is unlimited)")
-		case idle < 0:
-			return fieldErr("client.dedicated_pool.maximum_idle", "must not be negative")
-		case p.MinimumSize > idle || (p.MaximumSize > 0 && p.MinimumSize > p.MaximumSize):
-			return fieldErr("client.dedicated_pool.minimum_size", "must not exceed maximum_idle nor maximum_size")
-		case p.IdleTimeout != 0 && (p.IdleTimeout < time.Millisecond || p.IdleTimeout > 24*time.Hour):
-			return fieldErr("client.dedicated_pool.idle_timeout", "must be between 1ms and 24h")
-		}
-	}
 	if d := sc.Workload.Dedicated; d != nil {
 		m := d.Mix
 		switch {
@@ -280,11 +255,7 @@ func (e *DedicatedExpect) bounds() []namedBounds {
 
 // cloneDedicated deep-copies the dedicated parts of sc into out.
 func (sc *Scenario) cloneDedicated(out *Scenario) {
-	if p := sc.Client.DedicatedPool; p != nil {
-		cp := *p
-		cp.MaximumIdle = clonePtr(p.MaximumIdle)
-		out.Client.DedicatedPool = &cp
-	}
+	out.Client.DedicatedPool = clonePtr(sc.Client.DedicatedPool)
 	if d := sc.Workload.Dedicated; d != nil {
 		cp := *d
 		cp.Block = clonePtr(d.Block)

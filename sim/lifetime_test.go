@@ -209,15 +209,15 @@ func TestLifetimeControl(t *testing.T) {
 func TestRandomRunsWithLifetimeAndLiveness(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		text := drawScenario(t)
-		extra := fmt.Sprintf("  max_lifetime: %dms\n", rapid.IntRange(50, 3000).Draw(t, "lifetime-ms"))
+		extra := fmt.Sprintf("  connection_max_lifetime: %dms\n", rapid.IntRange(50, 3000).Draw(t, "lifetime-ms"))
 		if rapid.Bool().Draw(t, "lifetime-jitter") {
-			extra += fmt.Sprintf("  max_lifetime_jitter: %dms\n", rapid.IntRange(1, 1000).Draw(t, "jitter-ms"))
+			extra += fmt.Sprintf("  connection_max_lifetime_jitter: %dms\n", rapid.IntRange(1, 1000).Draw(t, "jitter-ms"))
 		}
 		if rapid.Bool().Draw(t, "idle-read") {
-			extra += fmt.Sprintf("  idle_read_timeout: %dms\n", rapid.IntRange(20, 1000).Draw(t, "idle-ms"))
+			extra += fmt.Sprintf("  connection_idle_read_timeout: %dms\n", rapid.IntRange(20, 1000).Draw(t, "idle-ms"))
 		}
 		if rapid.Bool().Draw(t, "write-stall") {
-			extra += fmt.Sprintf("  write_stall_timeout: %dms\n", rapid.IntRange(20, 1000).Draw(t, "stall-ms"))
+			extra += fmt.Sprintf("  gathered_write_stall_timeout: %dms\n", rapid.IntRange(20, 1000).Draw(t, "stall-ms"))
 			text = strings.Replace(text, "network: {", fmt.Sprintf("network: {send_buffer: %d, ", rapid.IntRange(1, 500).Draw(t, "send-buffer")), 1)
 		}
 		i := strings.Index(text, "  protocol: ")

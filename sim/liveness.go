@@ -8,7 +8,7 @@ import (
 	"github.com/respire-go/respire/netio"
 )
 
-// The simulated connections honour client.idle_read_timeout in virtual time, exactly as netio's
+// The simulated connections honour client.connection_idle_read_timeout in virtual time, exactly as netio's
 // connections do with socket deadlines: a command-slot connection that has replies pending
 // (commands written and not answered) and receives no byte for the bound is aborted with an
 // *IOError caused by a *netio.LivenessError, like any other read failure: written commands end
@@ -19,7 +19,7 @@ import (
 
 // watchIdle starts the idle-read clock of c: its replies just became pending.
 func (c *simConn) watchIdle() {
-	bound := c.w.sc.Client.IdleReadTimeout
+	bound := c.w.cfg.IdleReadTimeout
 	if bound <= 0 || c.phase != phaseReady || c.machine != fsm.MachineMux {
 		return
 	}
@@ -38,7 +38,7 @@ func (c *simConn) idleCheck() bool {
 	if c.clientClosed || c.phase != phaseReady || c.qhead >= c.flushed {
 		return false
 	}
-	bound := c.w.sc.Client.IdleReadTimeout
+	bound := c.w.cfg.IdleReadTimeout
 	if due := c.idleFrom + bound; c.w.k.now < due {
 		c.idleArmed = true
 		c.w.k.schedule(due, c, connIdleCheck)
@@ -60,21 +60,16 @@ func (c *simConn) Offer(cmd *engine.Command) bool {
 
 var _ engine.Offerer = (*simConn)(nil)
 
-// The write-stall bound (client.write_stall_timeout, inheriting client.idle_read_timeout) needs a
+// The write-stall bound (client.gathered_write_stall_timeout, inheriting client.connection_idle_read_timeout) needs a
 // writer that can stall: network.send_buffer models the socket buffers. Once more than that many
 // written bytes have not reached the node, the write is stalled; each delivery to the node is
 // progress and restarts the clock, and the stall ends when the bytes in flight drop to the buffer
 // again. A stall that lasts the bound aborts the connection with a write *netio.LivenessError,
 // like netio's per-piece write deadline. Every connection is watched, as in netio.
 
-// writeStallBound resolves the write bound: its own value, else the idle-read bound's.
-func (c *simConn) writeStallBound() time.Duration {
-	cl := &c.w.sc.Client
-	if cl.WriteStallTimeout > 0 {
-		return cl.WriteStallTimeout
-	}
-	return cl.IdleReadTimeout
-}
+// writeStallBound is the write bound after its inheritance of the idle-read bound (the
+// resolver's, as in the client); zero means off.
+func (c *simConn) writeStallBound() time.Duration { return c.w.cfg.WriteStallTimeout }
 
 // unsent returns the bytes written on c that have not reached the node.
 func (c *simConn) unsent() uint64 {

@@ -7,11 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/respire-go/respire/fsm"
 )
 
 // ScenarioError reports an invalid scenario: the field's dotted path ("client.reconnect_policy.
@@ -241,25 +238,7 @@ func (sc *Scenario) applyDefaults() {
 	if sc.Network.Latency == 0 {
 		sc.Network.Latency = DefaultLatency
 	}
-	c := &sc.Client
-	if c.Connections == 0 {
-		c.Connections = 1
-	}
-	if c.Connect == "" {
-		c.Connect = ConnectEager
-	}
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.CommandTimeout == 0 {
-		c.CommandTimeout = DefaultCommandTimeout
-	}
-	if c.Protocol == "" {
-		c.Protocol = ProtocolAuto
-	}
-	if c.LibraryName == "" {
-		c.LibraryName = DefaultLibraryName
-	}
+	sc.applyClientDefaults()
 	w := &sc.Workload
 	if w.Callers > 0 {
 		if w.Keys == 0 {
@@ -296,6 +275,9 @@ func (sc *Scenario) Validate() error {
 	}
 	if sc.Network.Jitter < 0 {
 		return fieldErr("network.jitter", "must not be negative")
+	}
+	if sc.Network.SendBuffer < 0 {
+		return fieldErr("network.send_buffer", "must not be negative")
 	}
 	if err := sc.validateClient(); err != nil {
 		return err
@@ -352,53 +334,6 @@ func (sc *Scenario) validateTopology() error {
 			return fieldErr(f, "duplicate node id "+strconv.Quote(n.ID))
 		}
 		seen[n.ID] = true
-	}
-	return nil
-}
-
-func (sc *Scenario) validateClient() error {
-	c := &sc.Client
-	switch {
-	case c.Connections < 1 || c.Connections > 1024:
-		return fieldErr("client.connections", "must be between 1 and 1024")
-	case c.Connect != ConnectEager && c.Connect != ConnectLazy:
-		return fieldErr("client.connect", "must be eager or lazy, not "+strconv.Quote(c.Connect))
-	case c.ConnectTimeout <= 0:
-		return fieldErr("client.connect_timeout", "must be positive")
-	case c.CommandTimeout <= 0:
-		return fieldErr("client.command_timeout", "must be positive")
-	case c.Protocol != ProtocolAuto && c.Protocol != ProtocolRESP2 && c.Protocol != ProtocolRESP3:
-		return fieldErr("client.protocol", "must be auto, resp2 or resp3, not "+strconv.Quote(c.Protocol))
-	case c.Database < 0 || c.Database > 15:
-		return fieldErr("client.database", "must be between 0 and 15")
-	case c.MaxWaiters < 0:
-		return fieldErr("client.max_waiters", "must not be negative")
-	case c.MaxLifetime < 0:
-		return fieldErr("client.max_lifetime", "must not be negative")
-	case c.MaxLifetimeJitter < 0:
-		return fieldErr("client.max_lifetime_jitter", "must not be negative")
-	case c.MaxLifetimeJitter > 0 && c.MaxLifetime == 0:
-		return fieldErr("client.max_lifetime_jitter", "requires client.max_lifetime")
-	case c.IdleReadTimeout < 0:
-		return fieldErr("client.idle_read_timeout", "must not be negative")
-	case c.WriteStallTimeout < 0:
-		return fieldErr("client.write_stall_timeout", "must not be negative")
-	case sc.Network.SendBuffer < 0:
-		return fieldErr("network.send_buffer", "must not be negative")
-	}
-	if err := c.ReconnectPolicy.Policy().Validate(); err != nil {
-		var pe *fsm.PolicyError
-		if errors.As(err, &pe) {
-			name, reason := pe.Field, pe.Reason
-			for _, pair := range policyFieldNames {
-				if name == pair[0] {
-					name = pair[1]
-				}
-				reason = strings.ReplaceAll(reason, pair[0], pair[1])
-			}
-			return fieldErr("client.reconnect_policy."+name, reason)
-		}
-		return fieldErr("client.reconnect_policy", err.Error())
 	}
 	return nil
 }
@@ -780,35 +715,4 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
-}
-
-// window returns the planned window of fault f (resolved): its start, and its planned end (the
-// start for instantaneous or triggered faults, end for unbounded ones).
-func (f *Fault) window(end time.Duration) Window {
-	from := f.At.Value()
-	span := func(r *TimeRange) Window {
-		if r == nil {
-			return Window{From: from, To: end}
-		}
-		return Window{From: from, To: min(from+r.Value(), end)}
-	}
-	switch {
-	case f.Refuse != nil:
-		return span(f.Refuse.For)
-	case f.Blackhole != nil:
-		return span(f.Blackhole.For)
-	case f.AcceptThenDrop != nil:
-		return span(f.AcceptThenDrop.For)
-	case f.Delay != nil:
-		return span(f.Delay.For)
-	case f.Kill != nil:
-		return span(f.Kill.RestartAfter)
-	case f.HandshakeError != nil:
-		return span(f.HandshakeError.For)
-	case f.Pause != nil:
-		return span(f.Pause.For)
-	case f.SubscribeError != nil:
-		return span(f.SubscribeError.For)
-	}
-	return Window{From: from, To: from}
 }

@@ -30,7 +30,7 @@ func TestNodeLists(t *testing.T) {
 // push; a blocked connection parses nothing else until it is served; a timeout answers null;
 // a connection closed while blocked takes nothing.
 func TestNodeBlockingPops(t *testing.T) {
-	h := newHarness(t, "client: {protocol: resp2, omit_library_info: true}\n")
+	h := newHarness(t, "client: {protocol: resp2, disable_library_info: true}\n")
 	for i := range 4 {
 		h.open(context.Background(), fsm.ConnID(i+1), 0)
 	}
@@ -93,7 +93,7 @@ func TestNodeBlockingPops(t *testing.T) {
 // TestNodeTransactions: MULTI queues, EXEC runs in order; a watched key written by another
 // connection makes EXEC answer null and apply nothing; a queue error makes EXEC abort.
 func TestNodeTransactions(t *testing.T) {
-	h := newHarness(t, "client: {protocol: resp2, omit_library_info: true}\n")
+	h := newHarness(t, "client: {protocol: resp2, disable_library_info: true}\n")
 	h.open(context.Background(), 1, 0)
 	h.open(context.Background(), 2, 0)
 	h.until(5 * time.Millisecond)

@@ -22,7 +22,7 @@ type rawClient struct {
 
 func newRawClient(t *testing.T, yaml string) *rawClient {
 	t.Helper()
-	h := newHarness(t, "client: {protocol: resp2, omit_library_info: true}\n"+yaml)
+	h := newHarness(t, "client: {protocol: resp2, disable_library_info: true}\n"+yaml)
 	h.open(context.Background(), 1, 0)
 	h.until(5 * time.Millisecond)
 	return &rawClient{h: h, c: h.ready(0)}

@@ -25,7 +25,7 @@ func drawScenario(t *rapid.T) string {
 	fmt.Fprintf(&b, "  protocol: %s\n", rapid.SampledFrom([]string{"auto", "resp2", "resp3"}).Draw(t, "protocol"))
 	if rapid.Bool().Draw(t, "policy") {
 		initial := rapid.IntRange(0, 200).Draw(t, "initial-ms")
-		fmt.Fprintf(&b, "  reconnect_policy: {initial_delay: %dms, multiplier: %s, max_delay: %dms, jitter: %s, max_attempts: %d}\n",
+		fmt.Fprintf(&b, "  reconnect_policy: {initial_delay: %dms, backoff_multiplier: %s, max_delay: %dms, jitter_ratio: %s, max_attempts: %d}\n",
 			initial, rapid.SampledFrom([]string{"1", "1.5", "2", "3"}).Draw(t, "multiplier"),
 			initial+rapid.IntRange(0, 1000).Draw(t, "extra-max-ms"),
 			rapid.SampledFrom([]string{"0", "0.2", "0.5", "1"}).Draw(t, "jitter"),

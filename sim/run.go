@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 )
@@ -17,8 +18,8 @@ const DefaultMaxEvents = 200_000_000
 // NodePort is the port of every simulated node's endpoint ("<node id>:6379").
 const NodePort = 6379
 
-// LibraryVersion is the CLIENT SETINFO LIB-VER the simulated client sends.
-const LibraryVersion = "0.1.0"
+// LibraryVersion is the CLIENT SETINFO LIB-VER the simulated client sends: the client's version.
+const LibraryVersion = config.Version
 
 // RunOptions tunes a run. The zero value is a normal run.
 type RunOptions struct {
@@ -65,6 +66,8 @@ type world struct {
 	latency   time.Duration
 	jitter    time.Duration
 	handshake netio.HandshakeConfig
+	// cfg is the client section resolved by the client's resolver (engine/config).
+	cfg config.Resolved
 
 	faults      []*faultState
 	active      []*faultState
@@ -117,19 +120,14 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 	}
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
-	c := &sc.Client
-	w.handshake = netio.HandshakeConfig{
-		Username: c.Username, Password: c.Password, Database: c.Database, ClientName: c.ClientName,
+	cfg, err := sc.ClientConfig()
+	if err != nil {
+		panic("sim: run of an invalid scenario: " + err.Error())
 	}
-	switch c.Protocol {
-	case ProtocolRESP2:
-		w.handshake.Protocol = netio.ProtocolRESP2
-	case ProtocolRESP3:
-		w.handshake.Protocol = netio.ProtocolRESP3
-	}
-	if !c.OmitLibraryInfo {
-		w.handshake.LibraryName, w.handshake.LibraryVersion = c.LibraryName, LibraryVersion
-	}
+	w.cfg = cfg
+	h := &cfg.Handshake
+	w.handshake = netio.HandshakeConfig{Protocol: netio.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
+		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion}
 	for _, p := range sc.Plant {
 		switch p {
 		case PlantReplayAccepted:
@@ -205,23 +203,6 @@ func (w *world) run() (*Result, error) {
 	}
 	w.finish()
 	return w.res, runErr
-}
-
-// EngineConfig returns the engine configuration a run of sc uses (sc must be resolved or have its
-// defaults applied): the endpoint of the first node, the client's slots, policy and waiter bound.
-// engine.Replay over Result.Steps' events with it reproduces the recorded effects. The run keeps
-// no engine journal (JournalSize -1): it records every step itself.
-func (sc *Scenario) EngineConfig() engine.Config {
-	return engine.Config{
-		Endpoint:       engine.Endpoint{Host: sc.Topology.Nodes[0].ID, Port: NodePort},
-		Slots:          sc.Client.Connections,
-		Policy:         sc.Client.ReconnectPolicy.Policy(),
-		MaxWaiters:     sc.Client.MaxWaiters,
-		JournalSize:    -1,
-		Lifetime:       sc.Client.MaxLifetime,
-		LifetimeJitter: sc.Client.MaxLifetimeJitter,
-		Pool:           sc.Client.DedicatedPool.poolConfig(),
-	}
 }
 
 // connected receives the answer to the eager connect.

@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 )
 
@@ -102,26 +103,40 @@ const (
 	ProtocolRESP3 = "resp3"
 )
 
-// Client defaults.
+// Client defaults: the client's own (client.Options), from the shared resolver (engine/config).
 const (
 	// DefaultConnectTimeout is Client.ConnectTimeout's default (the spec's 10 s).
-	DefaultConnectTimeout = 10 * time.Second
+	DefaultConnectTimeout = config.DefaultConnectTimeout
 	// DefaultCommandTimeout is Client.CommandTimeout's default (the spec's 10 s).
-	DefaultCommandTimeout = 10 * time.Second
+	DefaultCommandTimeout = config.DefaultCommandTimeout
 	// DefaultLibraryName is the CLIENT SETINFO LIB-NAME the client sends.
-	DefaultLibraryName = "Respire"
+	DefaultLibraryName = config.DefaultLibraryName
 )
 
-// Client configures the respire client under test.
+// Client configures the respire client under test. It is client.Options, field for field, for
+// the options the simulator models: each field below has the name of the client.Options field it
+// stands for, and its YAML name is that name in snake_case (ConnectionMaxLifetime is
+// connection_max_lifetime). Defaults, bounds and errors come from the same resolver
+// (engine/config), so a bad value is rejected here with the client's reason, naming the field
+// (client.connection_max_lifetime). Two fields are the simulator's own: Connect, which chooses
+// between client.Connect and client.Create, and MaxWaiters, the engine's bound on waiting callers
+// that client.Options leaves at its default.
+//
+// ParseScenario and Resolve replace zero values with the values in effect, as the client does:
+// a resolved scenario shows the policy's multiplier and cap, the pool's idle bound and the
+// inherited write-stall bound, and reads back to the same configuration.
 type Client struct {
-	// Connections is the number of multiplexed command connections (slots). Default 1.
+	// Connections is the number of multiplexed command connections (slots). Default 1, at most
+	// 1024.
 	Connections int `yaml:"connections"`
 	// Connect is "eager" (default: connect every slot at t=0, failing the run if that fails) or
-	// "lazy" (connect on first use).
+	// "lazy" (connect on first use). The simulator's own field: client.Connect or client.Create.
 	Connect string `yaml:"connect"`
 	// ConnectTimeout bounds each connection attempt's transport connect. Default 10s.
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	// CommandTimeout bounds each handshake, and each workload command's wait. Default 10s.
+	// client.NoTimeout (-1ns) is valid for the client but not simulated: the simulated callers
+	// need a finite budget.
 	CommandTimeout time.Duration `yaml:"command_timeout"`
 	// Protocol is "auto" (default: HELLO 3 with fallback), "resp2" or "resp3".
 	Protocol string `yaml:"protocol"`
@@ -132,45 +147,53 @@ type Client struct {
 	Password string `yaml:"password,omitempty"`
 	// ClientName is set with HELLO SETNAME or CLIENT SETNAME when not empty.
 	ClientName string `yaml:"client_name,omitempty"`
-	// Database is selected with SELECT when not zero (0..15).
+	// Database is selected with SELECT when not zero. The simulated node has databases 0..15
+	// and rejects others, as Redis does by default.
 	Database int `yaml:"database,omitempty"`
 	// LibraryName is sent with CLIENT SETINFO LIB-NAME (the simulated Redis 7.0 rejects it, which
-	// never fails the handshake). Default "Respire".
+	// never fails the handshake). Default "respire".
 	LibraryName string `yaml:"library_name"`
-	// OmitLibraryInfo drops the CLIENT SETINFO commands from the handshake.
-	OmitLibraryInfo bool `yaml:"omit_library_info,omitempty"`
+	// DisableLibraryInfo drops the CLIENT SETINFO commands from the handshake.
+	DisableLibraryInfo bool `yaml:"disable_library_info,omitempty"`
 	// ReconnectPolicy is the reconnect policy; omit it for none.
 	ReconnectPolicy *PolicySpec `yaml:"reconnect_policy,omitempty"`
-	// MaxWaiters bounds callers waiting for a connection (zero: the engine's default).
+	// MaxWaiters bounds callers waiting for a connection, per machine (default 65536, the
+	// engine's). The simulator's own field: client.Options leaves it at its default.
 	MaxWaiters int `yaml:"max_waiters,omitempty"`
-	// MaxLifetime is the maximum connection lifetime (Options.ConnectionMaxLifetime): each
-	// command connection is replaced, the replacement validated first and the old one drained,
-	// once older than MaxLifetime plus a draw of MaxLifetimeJitter. Zero (omitted) disables it.
-	MaxLifetime time.Duration `yaml:"max_lifetime,omitempty"`
-	// MaxLifetimeJitter is the largest extra lifetime drawn per connection; requires MaxLifetime.
-	MaxLifetimeJitter time.Duration `yaml:"max_lifetime_jitter,omitempty"`
-	// IdleReadTimeout aborts a ready connection that has replies pending and receives no byte for
-	// this long, in virtual time (Options.ConnectionIdleReadTimeout). Zero (omitted) disables it.
-	IdleReadTimeout time.Duration `yaml:"idle_read_timeout,omitempty"`
-	// WriteStallTimeout aborts a connection whose written bytes make no progress towards the node
-	// for this long while more than network.send_buffer of them are in flight
-	// (Options.GatheredWriteStallTimeout). Zero (omitted) inherits IdleReadTimeout.
-	WriteStallTimeout time.Duration `yaml:"write_stall_timeout,omitempty"`
+	// ConnectionMaxLifetime is the maximum connection lifetime: each command connection is
+	// replaced, the replacement validated first and the old one drained, once older than this
+	// plus a draw of ConnectionMaxLifetimeJitter. Zero (omitted) disables it; otherwise at least
+	// 1ms.
+	ConnectionMaxLifetime time.Duration `yaml:"connection_max_lifetime,omitempty"`
+	// ConnectionMaxLifetimeJitter is the largest extra lifetime drawn per connection; requires
+	// ConnectionMaxLifetime.
+	ConnectionMaxLifetimeJitter time.Duration `yaml:"connection_max_lifetime_jitter,omitempty"`
+	// ConnectionIdleReadTimeout aborts a ready connection that has replies pending and receives
+	// no byte for this long, in virtual time. Zero (omitted) or -1ns (NoTimeout) disables it;
+	// otherwise at least 1ms.
+	ConnectionIdleReadTimeout time.Duration `yaml:"connection_idle_read_timeout,omitempty"`
+	// GatheredWriteStallTimeout aborts a connection whose written bytes make no progress towards
+	// the node for this long while more than network.send_buffer of them are in flight. Zero
+	// (omitted) inherits ConnectionIdleReadTimeout; -1ns (NoTimeout) disables only this bound;
+	// otherwise at least 1ms.
+	GatheredWriteStallTimeout time.Duration `yaml:"gathered_write_stall_timeout,omitempty"`
 	// DedicatedPool bounds the dedicated-connection pool; omitted means the client's defaults
 	// (no total limit, four idle, no timed retirement). See dedicated.go.
 	DedicatedPool *DedicatedPoolSpec `yaml:"dedicated_pool,omitempty"`
 }
 
-// PolicySpec is the YAML form of fsm.Policy. Its zero values mean what fsm.Policy's do.
+// PolicySpec is the YAML form of fsm.Policy (client.ReconnectPolicy), field for field. Its zero
+// values mean what fsm.Policy's do; a resolved scenario spells out the multiplier and cap in
+// effect.
 type PolicySpec struct {
 	// InitialDelay is the wait before the first replacement attempt.
 	InitialDelay time.Duration `yaml:"initial_delay"`
-	// Multiplier is the backoff multiplier (0: 2).
-	Multiplier float64 `yaml:"multiplier"`
+	// BackoffMultiplier is the backoff multiplier (0: 2).
+	BackoffMultiplier float64 `yaml:"backoff_multiplier"`
 	// MaxDelay caps every delay (0: one day).
 	MaxDelay time.Duration `yaml:"max_delay"`
-	// Jitter is the symmetric jitter ratio, in [0, 1].
-	Jitter float64 `yaml:"jitter"`
+	// JitterRatio is the symmetric jitter ratio, in [0, 1].
+	JitterRatio float64 `yaml:"jitter_ratio"`
 	// MaxAttempts bounds consecutive failed attempts (0: unlimited).
 	MaxAttempts int `yaml:"max_attempts"`
 }
@@ -182,20 +205,20 @@ func (p *PolicySpec) Policy() *fsm.Policy {
 	}
 	return &fsm.Policy{
 		InitialDelay:      p.InitialDelay,
-		BackoffMultiplier: p.Multiplier,
+		BackoffMultiplier: p.BackoffMultiplier,
 		MaxDelay:          p.MaxDelay,
-		JitterRatio:       p.Jitter,
+		JitterRatio:       p.JitterRatio,
 		MaxAttempts:       p.MaxAttempts,
 	}
 }
 
-// policyFieldNames pairs fsm.Policy field names with their YAML names, for error messages.
-var policyFieldNames = [][2]string{
-	{"InitialDelay", "initial_delay"},
-	{"BackoffMultiplier", "multiplier"},
-	{"MaxDelay", "max_delay"},
-	{"JitterRatio", "jitter"},
-	{"MaxAttempts", "max_attempts"},
+// policySpec is the YAML form of p, or nil when p is nil.
+func policySpec(p *fsm.Policy) *PolicySpec {
+	if p == nil {
+		return nil
+	}
+	return &PolicySpec{InitialDelay: p.InitialDelay, BackoffMultiplier: p.BackoffMultiplier, MaxDelay: p.MaxDelay,
+		JitterRatio: p.JitterRatio, MaxAttempts: p.MaxAttempts}
 }
 
 // Target names what a fault hits: a node (all its connections, and connects to it), or one

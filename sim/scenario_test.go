@@ -164,14 +164,14 @@ func TestScenarioErrors(t *testing.T) {
 		{"negative keys", head + "workload: {callers: 1, rate: 5/s, keys: -2}\n", "workload.keys", "negative"},
 		{"negative counters", head + "workload: {callers: 1, rate: 5/s, counters: -1}\n", "workload.counters", "negative"},
 		{"negative weight", head + "workload: {callers: 1, rate: 5/s, mix: {get: -1, set: 2}}\n", "workload.mix.get", "negative"},
-		{"negative connections", head + "client: {connections: -1}\n", "client.connections", "between"},
+		{"negative connections", head + "client: {connections: -1}\n", "client.connections", "at least 1"},
 		{"not an integer", head + "client: {connections: many}\n", "client.connections", "integer"},
 		{"bad connect mode", head + "client: {connect: sometimes}\n", "client.connect", "eager or lazy"},
 		{"bad protocol", head + "client: {protocol: resp4}\n", "client.protocol", "resp2"},
 		{"policy max below initial", head + "client: {reconnect_policy: {initial_delay: 1s, max_delay: 10ms}}\n",
-			"client.reconnect_policy.max_delay", "below initial_delay"},
-		{"policy multiplier", head + "client: {reconnect_policy: {multiplier: 0.5}}\n", "client.reconnect_policy.multiplier", "at least 1"},
-		{"policy jitter", head + "client: {reconnect_policy: {jitter: 2}}\n", "client.reconnect_policy.jitter", "between 0 and 1"},
+			"client.reconnect_policy.max_delay", "below InitialDelay"},
+		{"policy multiplier", head + "client: {reconnect_policy: {backoff_multiplier: 0.5}}\n", "client.reconnect_policy.backoff_multiplier", "at least 1"},
+		{"policy jitter", head + "client: {reconnect_policy: {jitter_ratio: 2}}\n", "client.reconnect_policy.jitter_ratio", "between 0 and 1"},
 		{"policy attempts", head + "client: {reconnect_policy: {max_attempts: -1}}\n", "client.reconnect_policy.max_attempts", ""},
 		{"policy negative delay", head + "client: {reconnect_policy: {initial_delay: -1s}}\n", "client.reconnect_policy.initial_delay", "negative"},
 		{"two kinds", head + "faults:\n  - {at: 1s, drop: {node: r1}, kill: {node: r1}}\n", "faults[0]", "several fault kinds"},
@@ -235,8 +235,8 @@ func TestLoadScenarioMissingFile(t *testing.T) {
 
 // TestScenarioValidateInGo: scenarios built in Go are validated by Resolve and Run.
 func TestScenarioValidateInGo(t *testing.T) {
-	sc := &Scenario{Name: "go", Duration: time.Second, Client: Client{ReconnectPolicy: &PolicySpec{Jitter: -1}}}
-	if _, err := Run(sc, 1, RunOptions{}); err == nil || !strings.Contains(err.Error(), "client.reconnect_policy.jitter") {
+	sc := &Scenario{Name: "go", Duration: time.Second, Client: Client{ReconnectPolicy: &PolicySpec{JitterRatio: -1}}}
+	if _, err := Run(sc, 1, RunOptions{}); err == nil || !strings.Contains(err.Error(), "client.reconnect_policy.jitter_ratio") {
 		t.Fatalf("got %v", err)
 	}
 	sc.Client.ReconnectPolicy = nil
