@@ -60,17 +60,6 @@ func RecycleRetryDelay(limit time.Duration, draw float64) (delay, next time.Dura
 	return delay, next
 }
 
-// clampDraw keeps a draw within [0, 1), whatever a runtime supplied.
-func clampDraw(draw float64) float64 {
-	switch {
-	case draw < 0 || draw != draw:
-		return 0
-	case draw >= 1:
-		return 0.9999999999999999
-	}
-	return draw
-}
-
 // RecycleState says what a lifetime observation reports.
 type RecycleState uint8
 

@@ -354,7 +354,7 @@ func (m *Mux) firstResting() int {
 // the same demand do not share their jitter.
 func spread(draw float64, i int) float64 {
 	const golden = 0.6180339887498949
-	v := draw + float64(i)*golden
+	v := clampDraw(draw) + float64(i)*golden
 	return v - float64(int64(v))
 }
 
