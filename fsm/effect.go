@@ -150,6 +150,10 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		dst = append(dst, f.Metric.Instrument.Name()...)
 		dst = append(dst, " source="...)
 		dst = append(dst, f.Metric.Source.String()...)
+		if f.Metric.Scope != ScopeNone {
+			dst = append(dst, " scope="...)
+			dst = append(dst, f.Metric.Scope.String()...)
+		}
 		dst = append(dst, " value="...)
 		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
 	case Subscribe, Unsubscribe:

@@ -94,7 +94,7 @@ func TestPolicyDelayFaultyDraw(t *testing.T) {
 		{math.NaN(), 500 * time.Millisecond},
 		{math.Inf(-1), 500 * time.Millisecond},
 		{-1, 500 * time.Millisecond},
-		{-0.0, 500 * time.Millisecond},
+		{math.Copysign(0, -1), 500 * time.Millisecond},
 		{1, time.Duration(float64(time.Second) * (0.5 + lastDraw))},
 		{math.Inf(1), time.Duration(float64(time.Second) * (0.5 + lastDraw))},
 		{math.MaxFloat64, time.Duration(float64(time.Second) * (0.5 + lastDraw))},
@@ -116,7 +116,7 @@ func TestPolicyDelayNeverNegative(t *testing.T) {
 		p := validPolicy(t)
 		n := rapid.IntRange(-3, 200).Draw(t, "n")
 		draw := rapid.OneOf(rapid.Float64(), rapid.SampledFrom([]float64{math.NaN(), math.Inf(1),
-			math.Inf(-1), -0.0, 1, -1e-300, math.MaxFloat64, -math.MaxFloat64})).Draw(t, "draw")
+			math.Inf(-1), math.Copysign(0, -1), 1, -1e-300, math.MaxFloat64, -math.MaxFloat64})).Draw(t, "draw")
 		d := p.Delay(n, draw)
 		if d < 0 || d > p.Cap() {
 			t.Fatalf("%v attempt %d draw %v: delay %v outside [0, %v]", p, n, draw, d, p.Cap())
