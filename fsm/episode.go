@@ -5,15 +5,16 @@ import (
 	"time"
 )
 
-// EpisodeConfig configures an Episode.
+// EpisodeConfig configures an Episode. Validate checks it; NewEpisode refuses an invalid one.
 type EpisodeConfig struct {
 	// Machine is MachinePubSub (channels and patterns) or MachineShardedPubSub.
 	Machine Machine
 	// Policy is the reconnect policy, or nil for the default schedule. It must be valid.
 	Policy *Policy
-	// MaxWaiters bounds pending subscription demands (zero: DefaultMaxWaiters).
+	// MaxWaiters bounds pending subscription demands (zero: DefaultMaxWaiters; not negative).
 	MaxWaiters int
-	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(Machine)).
+	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(Machine); it must be some
+	// machine's IDBase).
 	IDBase uint64
 }
 
@@ -69,10 +70,11 @@ type Episode struct {
 	desired []Topic
 }
 
-// NewEpisode returns a pub/sub episode machine for cfg. It panics on an invalid policy.
+// NewEpisode returns a pub/sub episode machine for cfg. It panics with cfg.Validate's
+// *ConfigError when cfg is invalid.
 func NewEpisode(cfg EpisodeConfig) *Episode {
-	if err := cfg.Policy.Validate(); err != nil {
-		panic("fsm: " + err.Error())
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters

@@ -53,17 +53,18 @@ func (s SlotState) AwaitsUse() bool { return s == SlotFresh || s == SlotFailed }
 // DefaultMaxWaiters is the bound on pending demands of a Mux when MuxConfig.MaxWaiters is zero.
 const DefaultMaxWaiters = 1 << 16
 
-// MuxConfig configures a Mux.
+// MuxConfig configures a Mux. Validate checks it; NewMux refuses an invalid one.
 type MuxConfig struct {
-	// Slots is the number of multiplexed connections (at least 1).
+	// Slots is the number of multiplexed connections, 1 to MaxSlots.
 	Slots int
 	// Policy is the reconnect policy, or nil for none. It must be valid.
 	Policy *Policy
-	// MaxWaiters bounds pending demands; zero means DefaultMaxWaiters. A demand beyond the bound
-	// completes at once with OutcomeOverflow.
+	// MaxWaiters bounds pending demands; zero means DefaultMaxWaiters, and negative values are
+	// invalid. A demand beyond the bound completes at once with OutcomeOverflow.
 	MaxWaiters int
 	// IDBase is added to every ConnID and TimerID the machine allocates, so that several machines
-	// can share one runtime without clashing identifiers.
+	// can share one runtime without clashing identifiers. It must be IDBase(m) for some machine m
+	// (zero is MachineMux's).
 	IDBase uint64
 	// Lifetime, when positive, is the maximum connection lifetime: each connection is replaced
 	// after Lifetime plus a jittered extra (see LifetimeDeadline and lifetime.go). Zero disables
@@ -168,17 +169,11 @@ type Mux struct {
 	lastErr error
 }
 
-// NewMux returns a machine for cfg. It panics if cfg.Slots < 1 or the policy is invalid: the
-// caller validates options before building machines.
+// NewMux returns a machine for cfg. It panics with cfg.Validate's *ConfigError when cfg is
+// invalid: the caller validates options before building machines.
 func NewMux(cfg MuxConfig) *Mux {
-	if cfg.Slots < 1 {
-		panic("fsm: MuxConfig.Slots must be at least 1")
-	}
-	if err := cfg.Policy.Validate(); err != nil {
-		panic("fsm: " + err.Error())
-	}
-	if cfg.Lifetime < 0 || cfg.LifetimeJitter < 0 || (cfg.LifetimeJitter > 0 && cfg.Lifetime == 0) {
-		panic("fsm: MuxConfig.Lifetime and LifetimeJitter must not be negative, and jitter requires a lifetime")
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters

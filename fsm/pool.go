@@ -3,10 +3,13 @@ package fsm
 import "time"
 
 // PoolConfig configures a Pool. The caller resolves the options' defaults before building it.
+// Validate checks it (sizes, durations and MaxWaiters must not be negative); NewPool refuses an
+// invalid one.
 type PoolConfig struct {
 	// Policy is the reconnect policy, or nil for none. It must be valid.
 	Policy *Policy
-	// MinimumSize is the floor kept by timed idle retirement (it does not prewarm).
+	// MinimumSize is the floor kept by timed idle retirement (it does not prewarm). A floor above
+	// MaximumSize only means that timed retirement never closes anything.
 	MinimumSize int
 	// MaximumSize bounds connecting, rented and idle connections together; zero is unlimited.
 	MaximumSize int
@@ -16,7 +19,8 @@ type PoolConfig struct {
 	IdleTimeout time.Duration
 	// MaxWaiters bounds pending rents (zero: DefaultMaxWaiters).
 	MaxWaiters int
-	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(MachinePool)).
+	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(MachinePool); it must be
+	// some machine's IDBase).
 	IDBase uint64
 	// EpisodeBase offsets the episode ids the pool allocates, so that ids stay process-local
 	// unique across clients.
@@ -99,13 +103,11 @@ type Pool struct {
 	retired bool
 }
 
-// NewPool returns a pool machine for cfg. It panics on an invalid policy.
+// NewPool returns a pool machine for cfg. It panics with cfg.Validate's *ConfigError when cfg is
+// invalid.
 func NewPool(cfg PoolConfig) *Pool {
-	if err := cfg.Policy.Validate(); err != nil {
-		panic("fsm: " + err.Error())
-	}
-	if cfg.Lifetime < 0 || cfg.LifetimeJitter < 0 || (cfg.LifetimeJitter > 0 && cfg.Lifetime == 0) {
-		panic("fsm: PoolConfig.Lifetime and LifetimeJitter must not be negative, and jitter requires a lifetime")
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters
