@@ -25,13 +25,7 @@ const (
 // NoPolicyWait returns the wait of the no-policy schedule after failures consecutive failed
 // attempts: zero for none, then NoPolicyFirstWait * 2^(failures-1), at most NoPolicyMaxWait. It
 // never overflows, whatever failures.
-func NoPolicyWait(failures int) time.Duration {
-	if failures <= 0 {
-		return 0
-	}
-	// 250 ms << 5 already exceeds the cap: larger shifts are never needed.
-	return min(NoPolicyFirstWait<<min(failures-1, 5), NoPolicyMaxWait)
-}
+func NoPolicyWait(failures int) time.Duration { return noPolicyBackoff().wait(failures) }
 
 // Policy is the reconnect policy: how long to wait before each replacement attempt and how many
 // consecutive failed attempts an episode may make. A nil *Policy means "no policy": replacement is
