@@ -187,10 +187,14 @@ func newIDs(base, episodeBase uint64) ids { return ids{base: base, episodeBase: 
 // which at a million attempts a second takes more than two thousand years.
 func (g *ids) next() uint64 {
 	if g.last == idSpace-1 {
-		panic("fsm: machine " + MachineOf(g.base).String() + " used up its identifiers")
+		g.usedUp()
 	}
 	g.last++
 	return g.base + g.last
+}
+
+func (g *ids) usedUp() {
+	panic("fsm: machine " + MachineOf(g.base).String() + " used up its identifiers")
 }
 
 func (g *ids) conn() ConnID   { return ConnID(g.next()) }
@@ -222,25 +226,25 @@ type attemptRules struct {
 // rent, a pub/sub episode. See the top of this file.
 type attempt struct {
 	rules *attemptRules
-	phase attemptPhase
-	// slot is the command slot of Dial effects and observations, or -1.
-	slot int
-	// owner is the waiter the attempts work for, carried by Dial and ArmTimer (dedicated
-	// rents), or 0.
-	owner WaiterID
+	// conn is the attempt's connection while dialing or handshaking, and the ready connection.
+	conn ConnID
+	// timer is the armed timer while scheduled or resting.
+	timer TimerID
 	// n is the number of the current attempt, or of the last one while failed (see the top).
 	n int
 	// failures counts consecutive failed attempts since the last success: the backoff schedule's
 	// input.
 	failures int
-	// conn is the attempt's connection while dialing or handshaking, and the ready connection.
-	conn ConnID
-	// timer is the armed timer while scheduled or resting.
-	timer TimerID
-	// episode is the episode id of the current budget (0: none yet, or the path has none).
-	episode uint64
 	// err is the last failure of the current budget.
 	err error
+	// episode is the episode id of the current budget (0: none yet, or the path has none).
+	episode uint64
+	// owner is the waiter the attempts work for, carried by Dial and ArmTimer (dedicated
+	// rents), or 0.
+	owner WaiterID
+	// slot is the command slot of Dial effects and observations, or -1.
+	slot  int
+	phase attemptPhase
 	// renewed records a renewal that arrived while the budget was being spent (maybeRenew).
 	renewed bool
 }
@@ -249,11 +253,16 @@ func newAttempt(rules *attemptRules, slot int, owner WaiterID) attempt {
 	return attempt{rules: rules, slot: slot, owner: owner}
 }
 
-// check panics unless the attempt's phase is one of from: the edge to phase to is illegal.
+// check panics unless the attempt's phase is one of from: the edge to phase to is illegal. It
+// inlines; the panic's formatting stays out of line.
 func (a *attempt) check(to attemptPhase, from phaseSet) {
 	if from&(1<<a.phase) == 0 {
-		panic("fsm: illegal attempt transition " + a.phase.String() + " -> " + to.String())
+		illegalEdge(a.phase, to)
 	}
+}
+
+func illegalEdge(from, to attemptPhase) {
+	panic("fsm: illegal attempt transition " + from.String() + " -> " + to.String())
 }
 
 // inProgress reports whether an attempt is scheduled or running.
@@ -265,7 +274,8 @@ func (a *attempt) becomeDialing(out *Outbox) {
 	a.phase = attemptDialing
 	a.timer = 0
 	a.conn = a.rules.ids.conn()
-	out.add(Effect{Kind: Dial, Slot: a.slot, Conn: a.conn, Attempt: a.n, Waiter: a.owner})
+	f := out.push(Dial)
+	f.Slot, f.Conn, f.Attempt, f.Waiter = a.slot, a.conn, a.n, a.owner
 }
 
 // becomeHandshaking records that the attempt's transport is up; its setup runs.
@@ -341,7 +351,7 @@ func (a *attempt) decide(more bool) ruling {
 // returns the delay, drawn with draw. The host then dials at once (zero delay) or schedules.
 func (a *attempt) plan(draw float64, out *Outbox) time.Duration {
 	if a.decide(true) != rulingRetry {
-		panic("fsm: attempt " + strconv.Itoa(a.n+1) + " planned beyond the budget of " + a.rules.policy.String())
+		a.overBudget()
 	}
 	a.n++
 	if a.rules.episodes && a.episode == 0 {
@@ -351,6 +361,10 @@ func (a *attempt) plan(draw float64, out *Outbox) time.Duration {
 	a.record(out, InstrumentAttempt, float64(a.n))
 	a.record(out, InstrumentDelay, delay.Seconds())
 	return delay
+}
+
+func (a *attempt) overBudget() {
+	panic("fsm: attempt " + strconv.Itoa(a.n+1) + " planned beyond the budget of " + a.rules.policy.String())
 }
 
 // wait returns the backoff schedule's wait after the consecutive failures so far.
@@ -373,7 +387,8 @@ func (a *attempt) becomeResting(wait time.Duration, out *Outbox) {
 func (a *attempt) arm(after time.Duration, out *Outbox) {
 	a.conn = 0
 	a.timer = a.rules.ids.timer()
-	out.add(Effect{Kind: ArmTimer, Timer: a.timer, After: after, Waiter: a.owner})
+	f := out.push(ArmTimer)
+	f.Timer, f.After, f.Waiter = a.timer, after, a.owner
 }
 
 // becomeExhausted ends the budget at its limit and records the exhausted measurement.
@@ -448,12 +463,12 @@ func (a *attempt) stop(drain bool, out *Outbox) {
 // emit appends the lifecycle observation l, labelled with the attempt's source, scope, slot and
 // episode.
 func (a *attempt) emit(l Lifecycle, out *Outbox) {
-	l.Source, l.Scope, l.Slot, l.Episode = a.rules.source, a.rules.scope, a.slot, a.episode
-	out.add(Effect{Kind: Emit, Lifecycle: l})
+	f := out.push(Emit)
+	f.Lifecycle = l
+	f.Lifecycle.Source, f.Lifecycle.Scope, f.Lifecycle.Slot, f.Lifecycle.Episode = a.rules.source, a.rules.scope, a.slot, a.episode
 }
 
 // record appends a measurement of instrument, labelled with the attempt's source and scope.
 func (a *attempt) record(out *Outbox, instrument Instrument, value float64) {
-	out.add(Effect{Kind: Record, Metric: Metric{Instrument: instrument, Source: a.rules.source,
-		Scope: a.rules.scope, Value: value}})
+	out.push(Record).Metric = Metric{Instrument: instrument, Source: a.rules.source, Scope: a.rules.scope, Value: value}
 }

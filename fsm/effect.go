@@ -208,3 +208,17 @@ type Outbox struct {
 func (o *Outbox) Reset() { o.Effects = o.Effects[:0] }
 
 func (o *Outbox) add(f Effect) { o.Effects = append(o.Effects, f) }
+
+// push appends an effect of kind, every other field zero, and returns it for the caller to fill.
+// Effect is a large struct: filling it in place saves the copy of a literal that add makes, on
+// the paths that emit most (routes, dials, timers, observations, measurements).
+func (o *Outbox) push(kind EffectKind) *Effect {
+	n := len(o.Effects)
+	if n < cap(o.Effects) {
+		o.Effects = o.Effects[:n+1]
+		o.Effects[n] = Effect{Kind: kind}
+	} else {
+		o.Effects = append(o.Effects, Effect{Kind: kind})
+	}
+	return &o.Effects[n]
+}

@@ -549,7 +549,8 @@ func (m *Mux) route(i int, out *Outbox) {
 	if s.a.phase == attemptReady {
 		conn = s.a.conn
 	}
-	out.add(Effect{Kind: Route, Slot: i, Conn: conn, State: s.state()})
+	f := out.push(Route)
+	f.Slot, f.Conn, f.State = i, conn, s.state()
 }
 
 // emit appends slot i's observation l, with the endpoint's aggregate health after the step so

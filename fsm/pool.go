@@ -63,14 +63,16 @@ type pooled struct {
 
 // rent is one pending acquisition.
 type rent struct {
-	waiter WaiterID
 	// a is the rent's attempt sub-machine (attempt.go): idle while the rent waits for capacity
 	// (a connection returned or closed), dialing while an attempt is in progress, scheduled while
-	// a retry waits for its delay (the rent keeps its capacity reservation). Its number is the
-	// retry number of the current attempt (0 for the first), and its episode the rent's episode
-	// id once a retry was scheduled.
+	// a retry waits for its delay (the rent keeps its capacity reservation). Its owner is the
+	// rent's waiter, its number the retry number of the current attempt (0 for the first), and
+	// its episode the rent's episode id once a retry was scheduled.
 	a attempt
 }
+
+// waiter returns the rent's waiter.
+func (r *rent) waiter() WaiterID { return r.a.owner }
 
 // Pool is the dedicated-connection machine: a pool of exclusive connections rented by blocking
 // commands, watched transactions and other operations that need a connection to themselves.
@@ -184,7 +186,7 @@ func (p *Pool) demanded(ev *Event, out *Outbox) {
 	if p.grantIdle(ev.Waiter, ev.At, out) {
 		return
 	}
-	p.rents = append(p.rents, rent{waiter: ev.Waiter, a: newAttempt(&p.rules, -1, ev.Waiter)})
+	p.rents = append(p.rents, rent{a: newAttempt(&p.rules, -1, ev.Waiter)})
 	p.admit(len(p.rents)-1, out)
 }
 
@@ -227,7 +229,7 @@ func (p *Pool) admit(i int, out *Outbox) {
 func (p *Pool) dial(i int, out *Outbox) {
 	r := &p.rents[i]
 	r.a.becomeDialing(out)
-	p.conns = append(p.conns, pooled{id: r.a.conn, state: pooledConnecting, rent: r.waiter})
+	p.conns = append(p.conns, pooled{id: r.a.conn, state: pooledConnecting, rent: r.waiter()})
 }
 
 func (p *Pool) rentOf(c ConnID) int {
@@ -262,18 +264,18 @@ func (p *Pool) ready(ev *Event, out *Outbox) {
 		}
 		return
 	}
-	r := p.rents[ri] // a copy: the rent ends here
+	r := &p.rents[ri]
 	p.conns[ci].state = pooledRented
 	if p.cfg.Lifetime > 0 {
 		p.conns[ci].expires = ev.At + LifetimeDeadline(p.cfg.Lifetime, p.cfg.LifetimeJitter, ev.Draw)
 	}
-	p.removeRent(ri)
 	attempt := r.a.n
 	r.a.becomeReady()
 	if r.a.episode != 0 {
 		r.a.emit(Lifecycle{SourceState: SourceConnected, Attempt: attempt}, out)
 	}
-	out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeGranted, Slot: -1, Conn: ev.Conn})
+	out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeGranted, Slot: -1, Conn: ev.Conn})
+	p.removeRent(ri)
 }
 
 func (p *Pool) dialFailed(ev *Event, err error, class FailureClass, out *Outbox) {
@@ -296,12 +298,12 @@ func (p *Pool) dialFailed(ev *Event, err error, class FailureClass, out *Outbox)
 		if r.a.episode != 0 {
 			r.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: failed, Err: err}, out)
 		}
-		out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeFailed, Slot: -1, Err: err})
+		out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeFailed, Slot: -1, Err: err})
 		p.removeRent(ri)
 	case ruling == rulingExhausted:
 		r.a.becomeExhausted(out)
 		r.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: failed, Exhausted: true, Err: err}, out)
-		out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeExhausted, Slot: -1, Err: err})
+		out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeExhausted, Slot: -1, Err: err})
 		p.removeRent(ri)
 	default:
 		delay := r.a.plan(ev.Draw, out)
@@ -363,7 +365,7 @@ func (p *Pool) returned(ev *Event, out *Outbox) {
 	// A waiting rent takes it at once.
 	for i := range p.rents {
 		if p.rents[i].a.phase == attemptIdle {
-			w := p.rents[i].waiter
+			w := p.rents[i].waiter()
 			p.removeRent(i)
 			p.grantIdle(w, ev.At, out)
 			return
@@ -461,7 +463,7 @@ func (p *Pool) admitWaiting(out *Outbox) {
 func (p *Pool) withdrew(w WaiterID, out *Outbox) {
 	for i := range p.rents {
 		r := &p.rents[i]
-		if r.waiter != w {
+		if r.waiter() != w {
 			continue
 		}
 		if r.a.phase == attemptDialing {
@@ -507,7 +509,7 @@ func (p *Pool) stopRents(out *Outbox) {
 	for i := range p.rents {
 		r := &p.rents[i]
 		r.a.stop(false, out)
-		out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeClosed, Slot: -1})
+		out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeClosed, Slot: -1})
 	}
 	p.rents = p.rents[:0]
 }
