@@ -150,6 +150,10 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		dst = append(dst, f.Metric.Instrument.Name()...)
 		dst = append(dst, " source="...)
 		dst = append(dst, f.Metric.Source.String()...)
+		if f.Metric.Scope != ScopeNone {
+			dst = append(dst, " scope="...)
+			dst = append(dst, f.Metric.Scope.String()...)
+		}
 		dst = append(dst, " value="...)
 		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
 	case Subscribe, Unsubscribe:
@@ -204,3 +208,17 @@ type Outbox struct {
 func (o *Outbox) Reset() { o.Effects = o.Effects[:0] }
 
 func (o *Outbox) add(f Effect) { o.Effects = append(o.Effects, f) }
+
+// push appends an effect of kind, every other field zero, and returns it for the caller to fill.
+// Effect is a large struct: filling it in place saves the copy of a literal that add makes, on
+// the paths that emit most (routes, dials, timers, observations, measurements).
+func (o *Outbox) push(kind EffectKind) *Effect {
+	n := len(o.Effects)
+	if n < cap(o.Effects) {
+		o.Effects = o.Effects[:n+1]
+		o.Effects[n] = Effect{Kind: kind}
+	} else {
+		o.Effects = append(o.Effects, Effect{Kind: kind})
+	}
+	return &o.Effects[n]
+}

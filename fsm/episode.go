@@ -5,31 +5,18 @@ import (
 	"time"
 )
 
-// EpisodeConfig configures an Episode.
+// EpisodeConfig configures an Episode. Validate checks it; NewEpisode refuses an invalid one.
 type EpisodeConfig struct {
 	// Machine is MachinePubSub (channels and patterns) or MachineShardedPubSub.
 	Machine Machine
 	// Policy is the reconnect policy, or nil for the default schedule. It must be valid.
 	Policy *Policy
-	// MaxWaiters bounds pending subscription demands (zero: DefaultMaxWaiters).
+	// MaxWaiters bounds pending subscription demands (zero: DefaultMaxWaiters; not negative).
 	MaxWaiters int
-	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(Machine)).
+	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(Machine); it must be some
+	// machine's IDBase).
 	IDBase uint64
 }
-
-type episodePhase uint8
-
-const (
-	epIdle       episodePhase = iota // no connection
-	epConnecting                     // the initial attempt (single, bounded by its callers)
-	epActive                         // connected; subscriptions may be awaiting acknowledgement
-	epScheduled                      // recovery: waiting for the next attempt's delay
-	epRecovering                     // recovery: dialing, handshaking or resubscribing
-	epExhausted                      // sticky: recovery reached the policy's limit
-	epClosed
-)
-
-var episodePhaseNames = [...]string{"idle", "connecting", "active", "scheduled", "recovering", "exhausted", "closed"}
 
 type subscription struct {
 	topic Topic
@@ -62,37 +49,74 @@ type subWaiter struct {
 //     new subscriptions with OutcomeExhausted until the client is recreated.
 //   - Disposal cancels delays, attempts and resubscription waits.
 type Episode struct {
-	cfg      EpisodeConfig
-	phase    episodePhase
-	conn     ConnID
-	timer    TimerID
-	subs     []subscription // desired subscriptions, sorted
-	waiters  []subWaiter
-	failures int
-	attempt  int
-	// resubscribing is set once a recovering connection sent its subscriptions.
-	resubscribing bool
-	nextID        uint64
-	lastErr       error
+	cfg EpisodeConfig
+	// ids allocates the machine's ConnIDs and TimerIDs.
+	ids   ids
+	rules attemptRules
+	// a is the connection's attempt sub-machine (attempt.go): idle without a connection; dialing
+	// for the initial attempt or a recovery attempt; handshaking while a recovering connection
+	// resubscribes; ready while the connection is active; scheduled during a recovery delay;
+	// exhausted (sticky); stopped once closed. It holds the connection, the delay's timer, the
+	// attempt number, the failures of the recovery and its last error.
+	a attempt
+	// recovering is set from the loss of the active connection until a replacement has every
+	// remaining topic acknowledged, or recovery is exhausted or closed.
+	recovering bool
+	subs       []subscription // desired subscriptions, sorted
+	waiters    []subWaiter
 	// desired caches the desired topics, sorted, for resubscription. It is rebuilt (never
 	// modified) when the set changes: effects keep referring to it, so a recovery cycle over an
 	// unchanged set allocates nothing.
 	desired []Topic
 }
 
-// NewEpisode returns a pub/sub episode machine for cfg. It panics on an invalid policy.
+// NewEpisode returns a pub/sub episode machine for cfg. It panics with cfg.Validate's
+// *ConfigError when cfg is invalid.
 func NewEpisode(cfg EpisodeConfig) *Episode {
-	if err := cfg.Policy.Validate(); err != nil {
-		panic("fsm: " + err.Error())
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters
 	}
-	return &Episode{cfg: cfg}
+	e := &Episode{cfg: cfg, ids: newIDs(cfg.IDBase, 0)}
+	e.rules = attemptRules{policy: cfg.Policy, backoff: noPolicyBackoff(), source: SourcePubSub, ids: &e.ids}
+	e.a = newAttempt(&e.rules, -1, 0)
+	return e
 }
 
-// Phase returns the machine's phase name, for tests and traces.
-func (e *Episode) Phase() string { return episodePhaseNames[e.phase] }
+// Phase returns the machine's phase name, for tests and traces: "idle", "connecting" (the
+// initial attempt), "active", "scheduled" (a recovery delay), "recovering" (a recovery attempt,
+// dialing, handshaking or resubscribing), "exhausted" or "closed".
+func (e *Episode) Phase() string {
+	switch e.a.phase {
+	case attemptIdle:
+		return "idle"
+	case attemptDialing, attemptHandshaking:
+		if e.recovering {
+			return "recovering"
+		}
+		return "connecting"
+	case attemptReady:
+		return "active"
+	case attemptScheduled:
+		return "scheduled"
+	case attemptExhausted:
+		return "exhausted"
+	case attemptStopped:
+		return "closed"
+	}
+	// Failed, resting and depleted never outlast a step.
+	return e.a.phase.String()
+}
+
+// connecting reports whether the initial attempt is in progress.
+func (e *Episode) connecting() bool { return !e.recovering && e.a.phase == attemptDialing }
+
+// inRecovery reports whether a recovery attempt is dialing, handshaking or resubscribing.
+func (e *Episode) inRecovery() bool {
+	return e.recovering && (e.a.phase == attemptDialing || e.a.phase == attemptHandshaking)
+}
 
 // Topics returns the desired subscriptions, sorted.
 func (e *Episode) Topics() []Topic {
@@ -126,45 +150,43 @@ func (e *Episode) Step(ev *Event, out *Outbox) {
 	case Unsubscribed:
 		e.unsubscribed(ev.Topic, out)
 	case HandshakeDone:
-		if ev.Conn == e.conn && (e.phase == epConnecting || e.phase == epRecovering) {
+		if ev.Conn == e.a.conn && (e.connecting() || e.inRecovery()) {
 			e.subscribeAll(out)
-		} else if ev.Conn != e.conn {
+		} else if ev.Conn != e.a.conn {
 			out.add(Effect{Kind: Close, Conn: ev.Conn})
 		}
 	case Acked:
-		if ev.Conn == e.conn {
+		if ev.Conn == e.a.conn {
 			e.acked(ev.Topic, out)
 		}
 	case Rejected:
-		if ev.Conn == e.conn {
+		if ev.Conn == e.a.conn {
 			e.rejected(ev, out)
 		}
 	case DialFailed, ConnLost:
-		if ev.Conn == e.conn && e.conn != 0 {
+		if ev.Conn == e.a.conn && e.a.conn != 0 {
 			e.failed(ev, out)
 		}
 	case TimerFired:
-		if e.phase == epScheduled && ev.Timer == e.timer {
-			e.timer = 0
-			e.phase = epRecovering
-			e.dial(out)
+		if e.a.phase == attemptScheduled && ev.Timer == e.a.timer {
+			e.a.becomeDialing(out)
 		}
 	case Retired, Disposed:
-		e.shutdown(out)
+		e.stop(out)
 	}
 }
 
 func (e *Episode) demanded(ev *Event, out *Outbox) {
 	switch {
-	case e.phase == epClosed:
+	case e.a.phase == attemptStopped:
 		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeClosed, Slot: -1})
 		return
-	case e.phase == epExhausted:
-		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeExhausted, Slot: -1, Err: e.lastErr})
+	case e.a.phase == attemptExhausted:
+		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeExhausted, Slot: -1, Err: e.a.err})
 		return
-	case e.phase == epScheduled || e.phase == epRecovering:
+	case e.recovering:
 		// Recovery owns the connection: no competing connection, no skipped delay.
-		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeFailed, Slot: -1, Err: e.lastErr})
+		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeFailed, Slot: -1, Err: e.a.err})
 		return
 	case len(e.waiters) >= e.cfg.MaxWaiters:
 		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeOverflow, Slot: -1})
@@ -179,15 +201,13 @@ func (e *Episode) demanded(ev *Event, out *Outbox) {
 	// The demand's topics are retained as they are: events are immutable once stepped (the
 	// journal keeps them too), so the runtime must not reuse ev.Topics' storage.
 	e.waiters = append(e.waiters, subWaiter{waiter: ev.Waiter, topics: ev.Topics})
-	switch e.phase {
-	case epIdle:
-		e.phase = epConnecting
-		e.attempt = 0
-		e.dial(out)
-		e.emit(SourceConnecting, 0, 0, false, false, nil, out)
-	case epActive:
+	switch e.a.phase {
+	case attemptIdle:
+		e.a.becomeDialing(out)
+		e.a.emit(Lifecycle{SourceState: SourceConnecting}, out)
+	case attemptReady:
 		if len(fresh) > 0 {
-			out.add(Effect{Kind: Subscribe, Conn: e.conn, Topics: fresh})
+			out.add(Effect{Kind: Subscribe, Conn: e.a.conn, Topics: fresh})
 		}
 		e.completeAcked(out)
 	}
@@ -230,12 +250,11 @@ func (e *Episode) withdrew(ev *Event, out *Outbox) {
 		}
 		e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
 		out.add(Effect{Kind: Complete, Waiter: w.waiter, Outcome: OutcomeCancelled, Slot: -1})
-		if e.phase == epConnecting && len(e.waiters) == 0 {
+		if e.connecting() && len(e.waiters) == 0 {
 			// The initial attempt is bounded by its callers: the last one gave up.
-			out.add(Effect{Kind: Close, Conn: e.conn})
-			e.conn = 0
+			out.add(Effect{Kind: Close, Conn: e.a.conn})
+			e.a.becomeIdle()
 			e.clearSubs()
-			e.phase = epIdle
 		}
 		return
 	}
@@ -245,33 +264,37 @@ func (e *Episode) unsubscribed(t Topic, out *Outbox) {
 	if !e.remove(t) {
 		return
 	}
-	if e.phase == epActive || (e.phase == epRecovering && e.resubscribing) {
+	resubscribing := e.recovering && e.a.phase == attemptHandshaking
+	if e.a.phase == attemptReady || resubscribing {
 		// The topic was sent on this connection (a recovering connection sent it with every
 		// other remaining topic): take it back, or the server keeps a subscription nobody wants.
-		out.add(Effect{Kind: Unsubscribe, Conn: e.conn, Topics: []Topic{t}})
+		out.add(Effect{Kind: Unsubscribe, Conn: e.a.conn, Topics: []Topic{t}})
 	}
 	out.add(Effect{Kind: End, Topic: t, Reason: EndUnsubscribed})
-	if e.phase == epRecovering && e.resubscribing {
+	if resubscribing {
 		e.maybeRecovered(out)
 	}
 }
 
-// subscribeAll sends every desired subscription on the new connection.
+// subscribeAll sends every desired subscription on the new connection. The initial connection is
+// active at once; a recovering one resubscribes until every topic is acknowledged.
 func (e *Episode) subscribeAll(out *Outbox) {
-	if e.phase == epConnecting {
-		e.phase = epActive
+	if !e.recovering {
+		e.a.becomeReady()
 	}
 	for i := range e.subs {
 		e.subs[i].acked = false
 	}
 	if len(e.subs) > 0 {
-		out.add(Effect{Kind: Subscribe, Conn: e.conn, Topics: e.desiredTopics()})
+		out.add(Effect{Kind: Subscribe, Conn: e.a.conn, Topics: e.desiredTopics()})
 	}
-	if e.phase == epRecovering {
-		e.resubscribing = true
+	if e.recovering {
+		if e.a.phase == attemptDialing {
+			e.a.becomeHandshaking()
+		}
 		e.maybeRecovered(out)
 	} else {
-		e.emit(SourceConnected, 0, 0, false, false, nil, out)
+		e.a.emit(Lifecycle{SourceState: SourceConnected}, out)
 	}
 }
 
@@ -281,7 +304,7 @@ func (e *Episode) acked(t Topic, out *Outbox) {
 		return
 	}
 	e.subs[i].acked = true
-	if e.phase == epRecovering {
+	if e.inRecovery() {
 		// Messages published while unsubscribed are lost: the marker precedes everything
 		// received after this acknowledgement.
 		out.add(Effect{Kind: Gap, Topic: t})
@@ -297,12 +320,10 @@ func (e *Episode) maybeRecovered(out *Outbox) {
 			return
 		}
 	}
-	attempt := e.attempt
-	e.phase = epActive
-	e.resubscribing = false
-	e.failures = 0
-	e.attempt = 0
-	e.emit(SourceConnected, attempt, 0, false, false, nil, out)
+	attempt := e.a.n
+	e.a.becomeReady()
+	e.recovering = false
+	e.a.emit(Lifecycle{SourceState: SourceConnected, Attempt: attempt}, out)
 }
 
 // completeAcked grants the demands whose topics are all acknowledged.
@@ -317,7 +338,7 @@ func (e *Episode) completeAcked(out *Outbox) {
 			}
 		}
 		if done {
-			out.add(Effect{Kind: Complete, Waiter: w.waiter, Outcome: OutcomeGranted, Slot: -1, Conn: e.conn})
+			out.add(Effect{Kind: Complete, Waiter: w.waiter, Outcome: OutcomeGranted, Slot: -1, Conn: e.a.conn})
 		} else {
 			kept = append(kept, w)
 		}
@@ -326,9 +347,9 @@ func (e *Episode) completeAcked(out *Outbox) {
 }
 
 func (e *Episode) rejected(ev *Event, out *Outbox) {
-	if e.phase == epRecovering {
+	if e.inRecovery() {
 		// A failed resubscription: close the replacement and count the failure.
-		out.add(Effect{Kind: Close, Conn: e.conn})
+		out.add(Effect{Kind: Close, Conn: e.a.conn})
 		e.failed(ev, out)
 		return
 	}
@@ -355,9 +376,6 @@ func (e *Episode) rejected(ev *Event, out *Outbox) {
 
 // failed handles the failure of the episode's connection or attempt.
 func (e *Episode) failed(ev *Event, out *Outbox) {
-	e.lastErr = ev.Err
-	e.conn = 0
-	e.resubscribing = false
 	for i := range e.subs {
 		e.subs[i].acked = false
 	}
@@ -367,96 +385,74 @@ func (e *Episode) failed(ev *Event, out *Outbox) {
 		out.add(Effect{Kind: Complete, Waiter: w.waiter, Outcome: OutcomeFailed, Slot: -1, Err: ev.Err})
 	}
 	e.waiters = e.waiters[:0]
-	switch e.phase {
-	case epConnecting:
-		// The initial attempt is single: its subscriptions never existed.
-		e.clearSubs()
-		e.phase = epIdle
-		e.emit(SourceDisconnected, 0, 0, false, false, ev.Err, out)
-	case epActive:
+	switch {
+	case e.a.phase == attemptReady:
 		// A new episode: an immediate attempt without a policy, InitialDelay with one.
-		e.failures = 0
-		e.emit(SourceDisconnected, 0, 0, false, false, ev.Err, out)
+		e.a.lose(ev.Err)
+		e.recovering = true
+		e.a.emit(Lifecycle{SourceState: SourceDisconnected, Err: ev.Err}, out)
 		e.next(ev, out)
-	case epRecovering:
-		e.failures++
-		if p := e.cfg.Policy; p != nil && p.Exhausts(e.failures) {
+	case e.recovering:
+		e.a.fail(ev.Err)
+		if e.a.decide(true) == rulingExhausted {
 			e.exhaust(ev.Err, out)
 			return
 		}
-		e.emit(SourceDisconnected, e.attempt, 0, false, false, ev.Err, out)
+		e.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: e.a.n, Err: ev.Err}, out)
 		e.next(ev, out)
+	default:
+		// The initial attempt is single: its subscriptions never existed.
+		e.a.fail(ev.Err)
+		e.a.becomeIdle()
+		e.clearSubs()
+		e.a.emit(Lifecycle{SourceState: SourceDisconnected, Err: ev.Err}, out)
 	}
 }
 
-// next schedules the recovery's next attempt.
+// next schedules the recovery's next attempt: after the policy's delay, or without a policy on
+// the no-policy schedule (immediate after a loss, then 250 ms doubling up to 5 s).
 func (e *Episode) next(ev *Event, out *Outbox) {
-	p := e.cfg.Policy
+	governed := e.rules.policy != nil
 	var delay time.Duration
-	if p == nil {
-		e.attempt = 0
-		delay = NoPolicyWait(e.failures)
+	if governed {
+		delay = e.a.plan(ev.Draw, out)
 	} else {
-		n := e.failures + 1
-		e.attempt = n
-		delay = p.Delay(n, ev.Draw)
-		source := SourcePubSub
-		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentAttempt, Source: source, Value: float64(n)}})
-		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentDelay, Source: source, Value: delay.Seconds()}})
+		delay = e.a.wait()
 	}
+	scheduled := Lifecycle{SourceState: SourceConnecting, Attempt: e.a.n, NextDelay: delay, Scheduled: governed || delay > 0}
 	if delay <= 0 {
-		e.phase = epRecovering
-		e.emit(SourceConnecting, e.attempt, 0, p != nil, false, nil, out)
-		e.dial(out)
+		e.a.emit(scheduled, out)
+		e.a.becomeDialing(out)
 		return
 	}
-	e.phase = epScheduled
-	e.nextID++
-	e.timer = TimerID(e.cfg.IDBase + e.nextID)
-	out.add(Effect{Kind: ArmTimer, Timer: e.timer, After: delay})
-	e.emit(SourceConnecting, e.attempt, delay, true, false, nil, out)
+	e.a.becomeScheduled(delay, out)
+	e.a.emit(scheduled, out)
 }
 
+// exhaust ends recovery at the policy's limit: every subscription ends.
 func (e *Episode) exhaust(err error, out *Outbox) {
-	e.phase = epExhausted
-	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentExhausted, Source: SourcePubSub, Value: 1}})
-	e.emit(SourceDisconnected, e.attempt, 0, false, true, err, out)
+	e.a.becomeExhausted(out)
+	e.recovering = false
+	e.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: e.a.n, Exhausted: true, Err: err}, out)
 	out.add(Effect{Kind: End, Reason: EndReconnectExhausted, Err: err})
 	e.clearSubs()
 }
 
-func (e *Episode) dial(out *Outbox) {
-	e.nextID++
-	e.conn = ConnID(e.cfg.IDBase + e.nextID)
-	out.add(Effect{Kind: Dial, Slot: -1, Conn: e.conn, Attempt: e.attempt})
-}
-
-func (e *Episode) shutdown(out *Outbox) {
-	if e.phase == epClosed {
+// stop closes the episode for good (retirement and disposal alike): delays, attempts and
+// resubscription waits are cancelled, and subscriptions end.
+func (e *Episode) stop(out *Outbox) {
+	if e.a.phase == attemptStopped {
 		return
 	}
-	if e.timer != 0 {
-		out.add(Effect{Kind: CancelTimer, Timer: e.timer})
-		e.timer = 0
-	}
-	if e.conn != 0 {
-		out.add(Effect{Kind: Close, Conn: e.conn})
-		e.conn = 0
-	}
+	ended := e.a.phase != attemptExhausted && e.a.phase != attemptIdle
+	e.a.stop(false, out)
+	e.recovering = false
 	for _, w := range e.waiters {
 		out.add(Effect{Kind: Complete, Waiter: w.waiter, Outcome: OutcomeClosed, Slot: -1})
 	}
 	e.waiters = e.waiters[:0]
-	if e.phase != epExhausted && e.phase != epIdle {
+	if ended {
 		out.add(Effect{Kind: End, Reason: EndClosed})
 	}
 	e.clearSubs()
-	e.phase = epClosed
-}
-
-func (e *Episode) emit(state SourceState, attempt int, delay time.Duration, scheduled, exhausted bool, err error, out *Outbox) {
-	out.add(Effect{Kind: Emit, Lifecycle: Lifecycle{
-		Source: SourcePubSub, SourceState: state, Slot: -1, Attempt: attempt,
-		NextDelay: delay, Scheduled: scheduled, Exhausted: exhausted, Err: err,
-	}})
 }

@@ -60,17 +60,6 @@ func RecycleRetryDelay(limit time.Duration, draw float64) (delay, next time.Dura
 	return delay, next
 }
 
-// clampDraw keeps a draw within [0, 1), whatever a runtime supplied.
-func clampDraw(draw float64) float64 {
-	switch {
-	case draw < 0 || draw != draw:
-		return 0
-	case draw >= 1:
-		return 0.9999999999999999
-	}
-	return draw
-}
-
 // RecycleState says what a lifetime observation reports.
 type RecycleState uint8
 
@@ -128,7 +117,7 @@ func (m *Mux) age(i int, draw float64, out *Outbox) {
 		return
 	}
 	s := &m.slots[i]
-	s.life = recycle{phase: recycleAging, timer: TimerID(m.newID())}
+	s.life = recycle{phase: recycleAging, timer: m.ids.timer()}
 	out.add(Effect{Kind: ArmTimer, Timer: s.life.timer, After: LifetimeDeadline(m.cfg.Lifetime, m.cfg.LifetimeJitter, draw)})
 }
 
@@ -193,15 +182,14 @@ func (m *Mux) replace(i int, out *Outbox) {
 	s := &m.slots[i]
 	s.life.phase = recycleDialing
 	s.life.timer = 0
-	s.life.conn = ConnID(m.newID())
+	s.life.conn = m.ids.conn()
 	out.add(Effect{Kind: Dial, Slot: i, Conn: s.life.conn})
 }
 
 // publish routes slot i to its ready replacement and drains the aged connection.
 func (m *Mux) publish(i int, ev *Event, out *Outbox) {
 	s := &m.slots[i]
-	old := s.conn
-	s.conn = s.life.conn
+	old := s.a.adopt(s.life.conn)
 	s.life = recycle{}
 	m.route(i, out)
 	out.add(Effect{Kind: Close, Conn: old, Drain: true})
@@ -214,18 +202,11 @@ func (m *Mux) publish(i int, ev *Event, out *Outbox) {
 func (m *Mux) retryReplacement(i int, ev *Event, out *Outbox) {
 	s := &m.slots[i]
 	delay, next := RecycleRetryDelay(s.life.limit, ev.Draw)
-	s.life = recycle{phase: recycleBackoff, timer: TimerID(m.newID()), limit: next}
+	s.life = recycle{phase: recycleBackoff, timer: m.ids.timer(), limit: next}
 	out.add(Effect{Kind: ArmTimer, Timer: s.life.timer, After: delay})
 	m.emitRecycle(i, RecycleRetrying, delay, ev.Err, out)
 }
 
 func (m *Mux) emitRecycle(i int, r RecycleState, delay time.Duration, err error, out *Outbox) {
-	agg := EndpointDisconnected
-	if m.allReady() {
-		agg = EndpointConnected
-	}
-	out.add(Effect{Kind: Emit, Lifecycle: Lifecycle{
-		State: agg, Source: SourceCommand, SourceState: SourceConnected, Slot: i, Recycle: r,
-		NextDelay: delay, Err: err,
-	}})
+	m.emit(i, Lifecycle{SourceState: SourceConnected, Recycle: r, NextDelay: delay, Err: err}, out)
 }

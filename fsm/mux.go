@@ -53,17 +53,18 @@ func (s SlotState) AwaitsUse() bool { return s == SlotFresh || s == SlotFailed }
 // DefaultMaxWaiters is the bound on pending demands of a Mux when MuxConfig.MaxWaiters is zero.
 const DefaultMaxWaiters = 1 << 16
 
-// MuxConfig configures a Mux.
+// MuxConfig configures a Mux. Validate checks it; NewMux refuses an invalid one.
 type MuxConfig struct {
-	// Slots is the number of multiplexed connections (at least 1).
+	// Slots is the number of multiplexed connections, 1 to MaxSlots.
 	Slots int
 	// Policy is the reconnect policy, or nil for none. It must be valid.
 	Policy *Policy
-	// MaxWaiters bounds pending demands; zero means DefaultMaxWaiters. A demand beyond the bound
-	// completes at once with OutcomeOverflow.
+	// MaxWaiters bounds pending demands; zero means DefaultMaxWaiters, and negative values are
+	// invalid. A demand beyond the bound completes at once with OutcomeOverflow.
 	MaxWaiters int
 	// IDBase is added to every ConnID and TimerID the machine allocates, so that several machines
-	// can share one runtime without clashing identifiers.
+	// can share one runtime without clashing identifiers. It must be IDBase(m) for some machine m
+	// (zero is MachineMux's).
 	IDBase uint64
 	// Lifetime, when positive, is the maximum connection lifetime: each connection is replaced
 	// after Lifetime plus a jittered extra (see LifetimeDeadline and lifetime.go). Zero disables
@@ -76,27 +77,39 @@ type MuxConfig struct {
 
 // slot is the recovery state of one command slot.
 type slot struct {
-	state SlotState
-	// conn is the connection being attempted or the ready one.
-	conn ConnID
-	// timer is the armed timer while scheduled (the policy delay) or resting (the spacing).
-	timer TimerID
-	// attempt is the policy attempt number of the current attempt (0: initial or no policy).
-	attempt int
-	// failures counts consecutive failed replacement attempts in the current episode.
-	failures int
-	// rests counts consecutive failed attempts that no policy governs (every attempt without a
-	// policy, initial connections with one) since the slot was last ready: the n-th such failure
-	// rests the slot for NoPolicyWait(n).
-	rests int
+	// a is the slot's attempt sub-machine (attempt.go). Its phase is the slot's state (slotStates);
+	// it holds the connection being attempted or the ready one, the timer of a policy delay or a
+	// rest, the policy attempt number (0: an initial connection, or no policy), the consecutive
+	// failures since the slot was last ready (the n-th failure that no policy governs rests the
+	// slot for NoPolicyWait(n)), and the slot's last connection error.
+	a attempt
 	// replacing is true once the slot has been ready: its attempts are replacements, governed by
 	// the policy. Before that, attempts are initial connections: immediate and uncounted.
 	replacing bool
-	// err is the slot's last connection error.
-	err error
 	// life is the slot's lifetime recycling work (lifetime.go).
 	life recycle
 }
+
+// slotStates maps an attempt's phase to the state of the slot that owns it. A slot always has a
+// next attempt, so it is never depleted.
+var slotStates = [...]SlotState{
+	attemptIdle:        SlotFresh,
+	attemptScheduled:   SlotScheduled,
+	attemptDialing:     SlotConnecting,
+	attemptHandshaking: SlotHandshaking,
+	attemptReady:       SlotReady,
+	attemptFailed:      SlotFailed,
+	attemptExhausted:   SlotExhausted,
+	attemptStopped:     SlotRetired,
+	attemptResting:     SlotResting,
+	attemptDepleted:    SlotFailed,
+}
+
+// state returns the slot's state.
+func (s *slot) state() SlotState { return slotStates[s.a.phase] }
+
+// awaitsUse reports whether the slot starts an attempt when it is next used.
+func (s *slot) awaitsUse() bool { return s.a.phase == attemptIdle || s.a.phase == attemptFailed }
 
 type pending struct {
 	waiter WaiterID
@@ -142,10 +155,13 @@ type pending struct {
 // lifetime: the replacement is dialed and validated while the old connection keeps serving, then
 // published, and the old connection drains. See lifetime.go for the rules.
 type Mux struct {
-	cfg     MuxConfig
+	cfg MuxConfig
+	// ids allocates every ConnID and TimerID of the machine, slots and lifetime work alike.
+	ids ids
+	// rules are what the slots' attempts share.
+	rules   attemptRules
 	slots   []slot
 	waiters []pending
-	nextID  uint64
 	rr      int
 	// revive is where a demand's search for a failed slot to retry starts (round robin).
 	revive  int
@@ -153,32 +169,37 @@ type Mux struct {
 	lastErr error
 }
 
-// NewMux returns a machine for cfg. It panics if cfg.Slots < 1 or the policy is invalid: the
-// caller validates options before building machines.
+// NewMux returns a machine for cfg. It panics with cfg.Validate's *ConfigError when cfg is
+// invalid: the caller validates options before building machines.
 func NewMux(cfg MuxConfig) *Mux {
-	if cfg.Slots < 1 {
-		panic("fsm: MuxConfig.Slots must be at least 1")
-	}
-	if err := cfg.Policy.Validate(); err != nil {
-		panic("fsm: " + err.Error())
-	}
-	if cfg.Lifetime < 0 || cfg.LifetimeJitter < 0 || (cfg.LifetimeJitter > 0 && cfg.Lifetime == 0) {
-		panic("fsm: MuxConfig.Lifetime and LifetimeJitter must not be negative, and jitter requires a lifetime")
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters
 	}
-	return &Mux{cfg: cfg, slots: make([]slot, cfg.Slots)}
+	m := &Mux{cfg: cfg, ids: newIDs(cfg.IDBase, 0), slots: make([]slot, cfg.Slots)}
+	m.rules = attemptRules{policy: cfg.Policy, backoff: noPolicyBackoff(), source: SourceCommand, ids: &m.ids}
+	for i := range m.slots {
+		m.slots[i].a = newAttempt(&m.rules, i, 0)
+	}
+	return m
 }
 
 // Slots returns the number of slots.
 func (m *Mux) Slots() int { return len(m.slots) }
 
 // SlotState returns the state of slot i.
-func (m *Mux) SlotState(i int) SlotState { return m.slots[i].state }
+func (m *Mux) SlotState(i int) SlotState { return m.slots[i].state() }
 
-// SlotFailures returns the consecutive failed replacements of slot i in its current episode.
-func (m *Mux) SlotFailures(i int) int { return m.slots[i].failures }
+// SlotFailures returns the consecutive failed replacements of slot i in its current episode
+// (failed initial connections are not replacements).
+func (m *Mux) SlotFailures(i int) int {
+	if s := &m.slots[i]; s.replacing {
+		return s.a.failures
+	}
+	return 0
+}
 
 // Pending returns the number of pending demands.
 func (m *Mux) Pending() int { return len(m.waiters) }
@@ -192,20 +213,20 @@ func (m *Mux) Step(ev *Event, out *Outbox) {
 	case Demanded:
 		m.demanded(ev, out)
 	case Noticed:
-		if !m.closed && ev.Slot >= 0 && ev.Slot < len(m.slots) && m.slots[ev.Slot].state.AwaitsUse() {
+		if !m.closed && ev.Slot >= 0 && ev.Slot < len(m.slots) && m.slots[ev.Slot].awaitsUse() {
 			m.start(ev.Slot, ev, out)
 		}
 	case Withdrew:
 		m.withdrew(ev.Waiter, out)
 	case DialSucceeded:
-		if i := m.slotOf(ev.Conn); i >= 0 && m.slots[i].state == SlotConnecting {
-			m.slots[i].state = SlotHandshaking
+		if i := m.slotOf(ev.Conn); i >= 0 && m.slots[i].a.phase == attemptDialing {
+			m.slots[i].a.becomeHandshaking()
 		} else if i < 0 {
 			m.closeStray(ev.Conn, out)
 		}
 	case HandshakeDone:
 		if i := m.slotOf(ev.Conn); i >= 0 {
-			if s := &m.slots[i]; s.state == SlotConnecting || s.state == SlotHandshaking {
+			if m.slots[i].a.phase == attemptDialing || m.slots[i].a.phase == attemptHandshaking {
 				m.ready(i, ev.Draw, out)
 			}
 		} else {
@@ -213,41 +234,39 @@ func (m *Mux) Step(ev *Event, out *Outbox) {
 		}
 	case DialFailed:
 		if i := m.slotOf(ev.Conn); i >= 0 {
-			if s := &m.slots[i]; s.state == SlotConnecting || s.state == SlotHandshaking {
+			if m.slots[i].a.phase == attemptDialing || m.slots[i].a.phase == attemptHandshaking {
 				m.failed(i, ev.Err, out)
 			}
 		}
 	case ConnLost:
 		if i := m.slotOf(ev.Conn); i >= 0 {
-			switch m.slots[i].state {
-			case SlotReady:
+			switch m.slots[i].a.phase {
+			case attemptReady:
 				m.lost(i, ev, out)
-			case SlotConnecting, SlotHandshaking:
+			case attemptDialing, attemptHandshaking:
 				m.failed(i, ev.Err, out)
 			}
 		}
 	case TimerFired:
 		for i := range m.slots {
 			s := &m.slots[i]
-			if s.timer != ev.Timer || ev.Timer == 0 {
+			if s.a.timer != ev.Timer || ev.Timer == 0 {
 				continue
 			}
-			switch s.state {
-			case SlotScheduled:
-				s.timer = 0
+			switch s.a.phase {
+			case attemptScheduled:
 				m.dial(i, out)
-			case SlotResting:
+			case attemptResting:
 				// The rest is over: the slot awaits its next use. Nothing dials now.
-				s.timer = 0
-				s.state = SlotFailed
+				s.a.endRest()
 				m.route(i, out)
 			}
 			return
 		}
 	case Retired:
-		m.shutdown(true, out)
+		m.retire(out)
 	case Disposed:
-		m.shutdown(false, out)
+		m.dispose(out)
 	}
 }
 
@@ -268,7 +287,7 @@ func (m *Mux) demanded(ev *Event, out *Outbox) {
 		}
 	case NeedAll:
 		if i := m.firstExhausted(); i >= 0 {
-			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeExhausted, Err: m.slots[i].err})
+			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeExhausted, Err: m.slots[i].a.err})
 			return
 		}
 		if m.allReady() {
@@ -277,7 +296,7 @@ func (m *Mux) demanded(ev *Event, out *Outbox) {
 		}
 		if i := m.firstResting(); i >= 0 {
 			// A slot that failed cannot be ready before its rest ends and a use retries it.
-			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeFailed, Err: m.slots[i].err})
+			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeFailed, Err: m.slots[i].a.err})
 			return
 		}
 	}
@@ -288,7 +307,7 @@ func (m *Mux) demanded(ev *Event, out *Outbox) {
 	if ev.Need == NeedAll {
 		m.waiters = append(m.waiters, pending{waiter: ev.Waiter, need: ev.Need})
 		for i := range m.slots {
-			if m.slots[i].state.AwaitsUse() {
+			if m.slots[i].awaitsUse() {
 				m.start(i, ev, out)
 			}
 		}
@@ -298,7 +317,7 @@ func (m *Mux) demanded(ev *Event, out *Outbox) {
 	// already in progress for the waiters to share.
 	fresh := false
 	for i := range m.slots {
-		if m.slots[i].state == SlotFresh {
+		if m.slots[i].a.phase == attemptIdle {
 			fresh = true
 			m.start(i, ev, out)
 		}
@@ -322,7 +341,7 @@ func (m *Mux) nextFailed() int {
 	n := len(m.slots)
 	for k := 0; k < n; k++ {
 		i := (m.revive + k) % n
-		if m.slots[i].state == SlotFailed {
+		if m.slots[i].a.phase == attemptFailed {
 			m.revive = i + 1
 			return i
 		}
@@ -333,7 +352,7 @@ func (m *Mux) nextFailed() int {
 // anyInProgress reports whether some slot has an attempt scheduled or running.
 func (m *Mux) anyInProgress() bool {
 	for i := range m.slots {
-		if m.slots[i].state.InProgress() {
+		if m.slots[i].a.inProgress() {
 			return true
 		}
 	}
@@ -343,7 +362,7 @@ func (m *Mux) anyInProgress() bool {
 // firstResting returns the first resting slot, or -1.
 func (m *Mux) firstResting() int {
 	for i := range m.slots {
-		if m.slots[i].state == SlotResting {
+		if m.slots[i].a.phase == attemptResting {
 			return i
 		}
 	}
@@ -354,7 +373,7 @@ func (m *Mux) firstResting() int {
 // the same demand do not share their jitter.
 func spread(draw float64, i int) float64 {
 	const golden = 0.6180339887498949
-	v := draw + float64(i)*golden
+	v := clampDraw(draw) + float64(i)*golden
 	return v - float64(int64(v))
 }
 
@@ -370,43 +389,33 @@ func (m *Mux) withdrew(w WaiterID, out *Outbox) {
 
 // start begins the next attempt of slot i, which awaits use.
 func (m *Mux) start(i int, ev *Event, out *Outbox) {
-	s := &m.slots[i]
-	if !s.replacing || m.cfg.Policy == nil {
+	if !m.slots[i].replacing || m.rules.policy == nil {
 		// Initial connections and policy-less replacements dial at once.
-		s.attempt = 0
 		m.dial(i, out)
-		m.emit(i, SourceConnecting, 0, 0, false, false, nil, out)
+		m.emit(i, Lifecycle{SourceState: SourceConnecting}, out)
 		return
 	}
-	m.schedule(i, s.failures+1, spread(ev.Draw, i), out)
+	m.schedule(i, spread(ev.Draw, i), out)
 }
 
-// schedule arranges policy attempt n of slot i after its delay.
-func (m *Mux) schedule(i, n int, draw float64, out *Outbox) {
+// schedule arranges the next policy attempt of slot i after its delay.
+func (m *Mux) schedule(i int, draw float64, out *Outbox) {
 	s := &m.slots[i]
-	p := m.cfg.Policy
-	delay := p.Delay(n, draw)
-	s.attempt = n
-	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentAttempt, Source: SourceCommand, Value: float64(n)}})
-	out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentDelay, Source: SourceCommand, Value: delay.Seconds()}})
+	delay := s.a.plan(draw, out)
+	scheduled := Lifecycle{SourceState: SourceConnecting, Attempt: s.a.n, NextDelay: delay, Scheduled: true}
 	if delay <= 0 {
 		// The observation of the scheduled attempt precedes the dial it announces.
-		m.emit(i, SourceConnecting, n, delay, true, false, nil, out)
+		m.emit(i, scheduled, out)
 		m.dial(i, out)
 		return
 	}
-	s.state = SlotScheduled
-	s.timer = TimerID(m.newID())
-	out.add(Effect{Kind: ArmTimer, Timer: s.timer, After: delay})
+	s.a.becomeScheduled(delay, out)
 	m.route(i, out)
-	m.emit(i, SourceConnecting, n, delay, true, false, nil, out)
+	m.emit(i, scheduled, out)
 }
 
 func (m *Mux) dial(i int, out *Outbox) {
-	s := &m.slots[i]
-	s.state = SlotConnecting
-	s.conn = ConnID(m.newID())
-	out.add(Effect{Kind: Dial, Slot: i, Conn: s.conn, Attempt: s.attempt})
+	m.slots[i].a.becomeDialing(out)
 	m.route(i, out)
 }
 
@@ -414,15 +423,11 @@ func (m *Mux) dial(i int, out *Outbox) {
 // which sets the connection's lifetime deadline when recycling is on.
 func (m *Mux) ready(i int, draw float64, out *Outbox) {
 	s := &m.slots[i]
-	attempt := s.attempt
-	s.state = SlotReady
-	s.failures = 0
-	s.rests = 0
-	s.attempt = 0
+	attempt := s.a.n
+	s.a.becomeReady()
 	s.replacing = true
-	s.err = nil
 	m.route(i, out)
-	m.emit(i, SourceConnected, attempt, 0, false, false, nil, out)
+	m.emit(i, Lifecycle{SourceState: SourceConnected, Attempt: attempt}, out)
 	m.age(i, draw, out)
 	// Answer waiters this slot can serve.
 	all := m.allReady()
@@ -440,43 +445,34 @@ func (m *Mux) ready(i int, draw float64, out *Outbox) {
 // lost handles the failure of slot i's ready connection: a new episode starts at once.
 func (m *Mux) lost(i int, ev *Event, out *Outbox) {
 	m.abandonRecycle(i, out)
-	s := &m.slots[i]
-	s.err = ev.Err
+	m.slots[i].a.lose(ev.Err)
 	m.lastErr = ev.Err
-	s.state = SlotFailed
 	m.route(i, out)
-	m.emit(i, SourceDisconnected, 0, 0, false, false, ev.Err, out)
+	m.emit(i, Lifecycle{SourceState: SourceDisconnected, Err: ev.Err}, out)
 	m.start(i, ev, out)
 }
 
 // failed handles a failed attempt of slot i.
 func (m *Mux) failed(i int, err error, out *Outbox) {
 	s := &m.slots[i]
-	s.err = err
+	s.a.fail(err)
 	m.lastErr = err
-	s.conn = 0
-	attempt := s.attempt
-	exhausted := false
+	// Initial connections are not governed by the policy, whatever it is.
+	ruling := rulingUngoverned
 	if s.replacing {
-		s.failures++
-		exhausted = m.cfg.Policy != nil && m.cfg.Policy.Exhausts(s.failures)
+		ruling = s.a.decide(true)
 	}
-	switch {
-	case exhausted:
-		s.state = SlotExhausted
-		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentExhausted, Source: SourceCommand, Value: 1}})
-	case s.replacing && m.cfg.Policy != nil:
-		// The policy spaces the next attempt: the next use schedules it after its delay.
-		s.state = SlotFailed
-	default:
+	switch ruling {
+	case rulingUngoverned:
 		// No policy governs the next attempt: the slot rests before a use may retry it.
-		s.rests++
-		s.state = SlotResting
-		s.timer = TimerID(m.newID())
-		out.add(Effect{Kind: ArmTimer, Timer: s.timer, After: NoPolicyWait(s.rests)})
+		s.a.becomeResting(s.a.wait(), out)
+	case rulingExhausted:
+		s.a.becomeExhausted(out)
+	case rulingRetry:
+		// The policy spaces the next attempt: the next use schedules it after its delay.
 	}
 	m.route(i, out)
-	m.emit(i, SourceDisconnected, attempt, 0, false, exhausted, err, out)
+	m.emit(i, Lifecycle{SourceState: SourceDisconnected, Attempt: s.a.n, Exhausted: ruling == rulingExhausted, Err: err}, out)
 	m.settleWaiters(i, out)
 }
 
@@ -488,12 +484,12 @@ func (m *Mux) settleWaiters(i int, out *Outbox) {
 	}
 	s := &m.slots[i]
 	outcome := OutcomeFailed
-	if s.state == SlotExhausted {
+	if s.a.phase == attemptExhausted {
 		outcome = OutcomeExhausted
 	}
 	anyHope := false
 	for j := range m.slots {
-		if st := m.slots[j].state; st == SlotReady || st.InProgress() {
+		if a := &m.slots[j].a; a.phase == attemptReady || a.inProgress() {
 			anyHope = true
 			break
 		}
@@ -506,9 +502,9 @@ func (m *Mux) settleWaiters(i int, out *Outbox) {
 	for _, p := range m.waiters {
 		switch {
 		case p.need == NeedAll:
-			out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: outcome, Err: s.err})
+			out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: outcome, Err: s.a.err})
 		case !anyHope:
-			out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: anyOutcome, Err: s.err})
+			out.add(Effect{Kind: Complete, Waiter: p.waiter, Outcome: anyOutcome, Err: s.a.err})
 		default:
 			kept = append(kept, p)
 		}
@@ -516,25 +512,25 @@ func (m *Mux) settleWaiters(i int, out *Outbox) {
 	m.waiters = kept
 }
 
-func (m *Mux) shutdown(drain bool, out *Outbox) {
+// retire stops the generation taking new work: scheduled delays and attempts in progress are
+// cancelled, ready connections drain the commands they accepted, and waiters are answered.
+func (m *Mux) retire(out *Outbox) { m.closeSlots(true, out) }
+
+// dispose closes the generation now: like retire, but ready connections close at once.
+func (m *Mux) dispose(out *Outbox) { m.closeSlots(false, out) }
+
+// closeSlots stops every slot (draining ready connections when drain is set) and answers every
+// waiter. Only the first retirement or disposal does anything.
+func (m *Mux) closeSlots(drain bool, out *Outbox) {
 	if m.closed {
 		return
 	}
 	m.closed = true
 	for i := range m.slots {
-		s := &m.slots[i]
-		switch s.state {
-		case SlotScheduled, SlotResting:
-			out.add(Effect{Kind: CancelTimer, Timer: s.timer})
-		case SlotConnecting, SlotHandshaking:
-			out.add(Effect{Kind: Close, Conn: s.conn})
-		case SlotReady:
+		if m.slots[i].a.phase == attemptReady {
 			m.abandonRecycle(i, out)
-			out.add(Effect{Kind: Close, Conn: s.conn, Drain: drain})
 		}
-		s.state = SlotRetired
-		s.conn = 0
-		s.timer = 0
+		m.slots[i].a.stop(drain, out)
 		m.route(i, out)
 	}
 	for _, p := range m.waiters {
@@ -544,27 +540,27 @@ func (m *Mux) shutdown(drain bool, out *Outbox) {
 }
 
 func (m *Mux) grant(w WaiterID, i int, out *Outbox) {
-	out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeGranted, Slot: i, Conn: m.slots[i].conn})
+	out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeGranted, Slot: i, Conn: m.slots[i].a.conn})
 }
 
 func (m *Mux) route(i int, out *Outbox) {
 	s := &m.slots[i]
 	conn := ConnID(0)
-	if s.state == SlotReady {
-		conn = s.conn
+	if s.a.phase == attemptReady {
+		conn = s.a.conn
 	}
-	out.add(Effect{Kind: Route, Slot: i, Conn: conn, State: s.state})
+	f := out.push(Route)
+	f.Slot, f.Conn, f.State = i, conn, s.state()
 }
 
-func (m *Mux) emit(i int, state SourceState, attempt int, delay time.Duration, scheduled, exhausted bool, err error, out *Outbox) {
-	agg := EndpointDisconnected
+// emit appends slot i's observation l, with the endpoint's aggregate health after the step so
+// far; the slot's attempt labels it.
+func (m *Mux) emit(i int, l Lifecycle, out *Outbox) {
+	l.State = EndpointDisconnected
 	if m.allReady() {
-		agg = EndpointConnected
+		l.State = EndpointConnected
 	}
-	out.add(Effect{Kind: Emit, Lifecycle: Lifecycle{
-		State: agg, Source: SourceCommand, SourceState: state, Slot: i, Attempt: attempt,
-		NextDelay: delay, Scheduled: scheduled, Exhausted: exhausted, Err: err,
-	}})
+	m.slots[i].a.emit(l, out)
 }
 
 func (m *Mux) closeStray(c ConnID, out *Outbox) {
@@ -578,7 +574,7 @@ func (m *Mux) pickReady() int {
 	n := len(m.slots)
 	for k := 0; k < n; k++ {
 		i := (m.rr + k) % n
-		if m.slots[i].state == SlotReady {
+		if m.slots[i].a.phase == attemptReady {
 			m.rr = i + 1
 			return i
 		}
@@ -588,7 +584,7 @@ func (m *Mux) pickReady() int {
 
 func (m *Mux) allReady() bool {
 	for i := range m.slots {
-		if m.slots[i].state != SlotReady {
+		if m.slots[i].a.phase != attemptReady {
 			return false
 		}
 	}
@@ -597,7 +593,7 @@ func (m *Mux) allReady() bool {
 
 func (m *Mux) allExhausted() bool {
 	for i := range m.slots {
-		if m.slots[i].state != SlotExhausted {
+		if m.slots[i].a.phase != attemptExhausted {
 			return false
 		}
 	}
@@ -606,7 +602,7 @@ func (m *Mux) allExhausted() bool {
 
 func (m *Mux) firstExhausted() int {
 	for i := range m.slots {
-		if m.slots[i].state == SlotExhausted {
+		if m.slots[i].a.phase == attemptExhausted {
 			return i
 		}
 	}
@@ -618,14 +614,9 @@ func (m *Mux) slotOf(c ConnID) int {
 		return -1
 	}
 	for i := range m.slots {
-		if m.slots[i].conn == c {
+		if m.slots[i].a.conn == c {
 			return i
 		}
 	}
 	return -1
-}
-
-func (m *Mux) newID() uint64 {
-	m.nextID++
-	return m.cfg.IDBase + m.nextID
 }

@@ -25,13 +25,7 @@ const (
 // NoPolicyWait returns the wait of the no-policy schedule after failures consecutive failed
 // attempts: zero for none, then NoPolicyFirstWait * 2^(failures-1), at most NoPolicyMaxWait. It
 // never overflows, whatever failures.
-func NoPolicyWait(failures int) time.Duration {
-	if failures <= 0 {
-		return 0
-	}
-	// 250 ms << 5 already exceeds the cap: larger shifts are never needed.
-	return min(NoPolicyFirstWait<<min(failures-1, 5), NoPolicyMaxWait)
-}
+func NoPolicyWait(failures int) time.Duration { return noPolicyBackoff().wait(failures) }
 
 // Policy is the reconnect policy: how long to wait before each replacement attempt and how many
 // consecutive failed attempts an episode may make. A nil *Policy means "no policy": replacement is
@@ -108,9 +102,10 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
-// Cap returns the effective maximum delay: MaxDelay, or DelayCeiling when MaxDelay is zero.
+// Cap returns the effective maximum delay: MaxDelay, or DelayCeiling when MaxDelay is zero (or
+// negative, in a policy that failed validation).
 func (p *Policy) Cap() time.Duration {
-	if p.MaxDelay == 0 {
+	if p.MaxDelay <= 0 {
 		return DelayCeiling
 	}
 	return p.MaxDelay
@@ -133,7 +128,7 @@ func (p *Policy) Exhausts(n int) bool { return p.MaxAttempts > 0 && n >= p.MaxAt
 // Base returns the un-jittered delay of attempt n (one-based):
 // min(Cap, InitialDelay * Multiplier^(n-1)). It never overflows, whatever n.
 func (p *Policy) Base(n int) time.Duration {
-	if p.InitialDelay == 0 {
+	if p.InitialDelay <= 0 {
 		return 0
 	}
 	if n < 1 {
@@ -150,26 +145,44 @@ func (p *Policy) Base(n int) time.Duration {
 // Delay returns the actual delay before attempt n (one-based) given draw, a number drawn
 // uniformly from [0, 1) by the runtime. The base delay is scaled by 1 - J + 2*J*draw and capped
 // again at the effective maximum. Zero initial delay gives zero.
+//
+// A draw outside [0, 1) is clamped into it first (NaN and negatives count as 0, 1 and above as
+// the largest draw below 1), so the delay always lies in the policy's jitter band
+// and is never negative, whatever the runtime supplied.
 func (p *Policy) Delay(n int, draw float64) time.Duration {
 	base := p.Base(n)
 	if base == 0 || p.JitterRatio == 0 {
 		return base
 	}
-	if draw < 0 {
-		draw = 0
-	} else if draw >= 1 {
-		draw = math.Nextafter(1, 0)
-	}
-	factor := 1 - p.JitterRatio + 2*p.JitterRatio*draw
+	factor := 1 - p.JitterRatio + 2*p.JitterRatio*clampDraw(draw)
 	scaled := float64(base) * factor
-	if limit := float64(p.Cap()); scaled >= limit {
-		return p.Cap()
+	if limit := p.Cap(); scaled >= float64(limit) {
+		return limit
 	}
-	if scaled < 0 {
+	// Only a policy that failed validation (a jitter ratio outside [0, 1]) can scale below zero
+	// or to NaN; its delay is then zero rather than a negative duration.
+	if !(scaled > 0) {
 		return 0
 	}
 	return time.Duration(scaled)
 }
+
+// clampDraw returns draw within [0, 1), the range every machine expects of a random draw: NaN and
+// negative draws become 0, and draws of 1 or more become the largest float64 below 1. It is the
+// one clamp of this package: every use of an event's draw goes through it, so a runtime's faulty
+// draw can skew a delay within its band but never push it outside.
+func clampDraw(draw float64) float64 {
+	switch {
+	case !(draw >= 0): // NaN or negative
+		return 0
+	case draw >= 1:
+		return lastDraw
+	}
+	return draw
+}
+
+// lastDraw is the largest float64 below 1.
+const lastDraw = 1 - 0x1p-53
 
 // String describes the policy deterministically.
 func (p *Policy) String() string {

@@ -83,6 +83,53 @@ func TestPolicyDelayExamples(t *testing.T) {
 	}
 }
 
+// TestPolicyDelayFaultyDraw is the regression test of a NaN draw: Delay used to scale the base
+// by NaN and convert it to -2562047h. Every draw outside [0, 1) is clamped into it first.
+func TestPolicyDelayFaultyDraw(t *testing.T) {
+	p := &Policy{InitialDelay: time.Second, MaxDelay: time.Minute, JitterRatio: 0.5}
+	cases := []struct {
+		draw float64
+		want time.Duration
+	}{
+		{math.NaN(), 500 * time.Millisecond},
+		{math.Inf(-1), 500 * time.Millisecond},
+		{-1, 500 * time.Millisecond},
+		{math.Copysign(0, -1), 500 * time.Millisecond},
+		{1, time.Duration(float64(time.Second) * (0.5 + lastDraw))},
+		{math.Inf(1), time.Duration(float64(time.Second) * (0.5 + lastDraw))},
+		{math.MaxFloat64, time.Duration(float64(time.Second) * (0.5 + lastDraw))},
+	}
+	for _, c := range cases {
+		if got := p.Delay(1, c.draw); got != c.want {
+			t.Errorf("Delay(1, %v) = %v, want %v", c.draw, got, c.want)
+		}
+	}
+	if lastDraw != math.Nextafter(1, 0) {
+		t.Fatalf("lastDraw %v is not the largest float64 below 1", lastDraw)
+	}
+}
+
+// TestPolicyDelayNeverNegative: for any valid policy, attempt and draw (NaN and infinities
+// included), the delay lies within [0, Cap] and within the jitter band of the clamped draw.
+func TestPolicyDelayNeverNegative(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := validPolicy(t)
+		n := rapid.IntRange(-3, 200).Draw(t, "n")
+		draw := rapid.OneOf(rapid.Float64(), rapid.SampledFrom([]float64{math.NaN(), math.Inf(1),
+			math.Inf(-1), math.Copysign(0, -1), 1, -1e-300, math.MaxFloat64, -math.MaxFloat64})).Draw(t, "draw")
+		d := p.Delay(n, draw)
+		if d < 0 || d > p.Cap() {
+			t.Fatalf("%v attempt %d draw %v: delay %v outside [0, %v]", p, n, draw, d, p.Cap())
+		}
+		if c := clampDraw(draw); !(c >= 0 && c < 1) || (draw >= 0 && draw < 1 && c != draw) {
+			t.Fatalf("clampDraw(%v) = %v", draw, c)
+		}
+		if want := p.Delay(n, clampDraw(draw)); d != want {
+			t.Fatalf("draw %v gave %v, its clamped draw %v", draw, d, want)
+		}
+	})
+}
+
 func TestNoPolicyWait(t *testing.T) {
 	ms := time.Millisecond
 	want := []time.Duration{0, 250 * ms, 500 * ms, time.Second, 2 * time.Second, 4 * time.Second,

@@ -3,10 +3,13 @@ package fsm
 import "time"
 
 // PoolConfig configures a Pool. The caller resolves the options' defaults before building it.
+// Validate checks it (sizes, durations and MaxWaiters must not be negative); NewPool refuses an
+// invalid one.
 type PoolConfig struct {
 	// Policy is the reconnect policy, or nil for none. It must be valid.
 	Policy *Policy
-	// MinimumSize is the floor kept by timed idle retirement (it does not prewarm).
+	// MinimumSize is the floor kept by timed idle retirement (it does not prewarm). A floor above
+	// MaximumSize only means that timed retirement never closes anything.
 	MinimumSize int
 	// MaximumSize bounds connecting, rented and idle connections together; zero is unlimited.
 	MaximumSize int
@@ -16,7 +19,8 @@ type PoolConfig struct {
 	IdleTimeout time.Duration
 	// MaxWaiters bounds pending rents (zero: DefaultMaxWaiters).
 	MaxWaiters int
-	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(MachinePool)).
+	// IDBase offsets the machine's ConnIDs and TimerIDs (use IDBase(MachinePool); it must be
+	// some machine's IDBase).
 	IDBase uint64
 	// EpisodeBase offsets the episode ids the pool allocates, so that ids stay process-local
 	// unique across clients.
@@ -57,24 +61,18 @@ type pooled struct {
 	rent WaiterID
 }
 
-// Rent phases.
-type rentPhase uint8
-
-const (
-	rentWaiting   rentPhase = iota // no capacity: waits for a connection to be returned or closed
-	rentDialing                    // an attempt is in progress (rent.conn)
-	rentScheduled                  // a retry waits for its delay (rent.timer); the reservation is kept
-)
-
+// rent is one pending acquisition.
 type rent struct {
-	waiter  WaiterID
-	phase   rentPhase
-	conn    ConnID
-	timer   TimerID
-	failed  int // failed attempts so far in this rent
-	episode uint64
-	attempt int // retry number of the current attempt (0 for the first)
+	// a is the rent's attempt sub-machine (attempt.go): idle while the rent waits for capacity
+	// (a connection returned or closed), dialing while an attempt is in progress, scheduled while
+	// a retry waits for its delay (the rent keeps its capacity reservation). Its owner is the
+	// rent's waiter, its number the retry number of the current attempt (0 for the first), and
+	// its episode the rent's episode id once a retry was scheduled.
+	a attempt
 }
+
+// waiter returns the rent's waiter.
+func (r *rent) waiter() WaiterID { return r.a.owner }
 
 // Pool is the dedicated-connection machine: a pool of exclusive connections rented by blocking
 // commands, watched transactions and other operations that need a connection to themselves.
@@ -95,28 +93,30 @@ type rent struct {
 //   - Withdrawal stops one rent without a Disconnected event; retirement and disposal stop all
 //     pending rents.
 type Pool struct {
-	cfg     PoolConfig
+	cfg PoolConfig
+	// ids allocates the machine's ConnIDs, TimerIDs and episode ids.
+	ids ids
+	// rules are what the rents' attempts share.
+	rules   attemptRules
 	conns   []pooled
 	rents   []rent
-	nextID  uint64
-	episode uint64
 	scan    TimerID
 	closed  bool
 	retired bool
 }
 
-// NewPool returns a pool machine for cfg. It panics on an invalid policy.
+// NewPool returns a pool machine for cfg. It panics with cfg.Validate's *ConfigError when cfg is
+// invalid.
 func NewPool(cfg PoolConfig) *Pool {
-	if err := cfg.Policy.Validate(); err != nil {
-		panic("fsm: " + err.Error())
-	}
-	if cfg.Lifetime < 0 || cfg.LifetimeJitter < 0 || (cfg.LifetimeJitter > 0 && cfg.Lifetime == 0) {
-		panic("fsm: PoolConfig.Lifetime and LifetimeJitter must not be negative, and jitter requires a lifetime")
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	if cfg.MaxWaiters <= 0 {
 		cfg.MaxWaiters = DefaultMaxWaiters
 	}
-	return &Pool{cfg: cfg}
+	p := &Pool{cfg: cfg, ids: newIDs(cfg.IDBase, cfg.EpisodeBase)}
+	p.rules = attemptRules{policy: cfg.Policy, source: SourceDedicated, episodes: true, ids: &p.ids}
+	return p
 }
 
 // Counts returns the numbers of connecting (including aborted attempts not yet ended), rented
@@ -139,7 +139,7 @@ func (p *Pool) Counts() (connecting, rented, idle, pending int) {
 func (p *Pool) charged() int {
 	n := len(p.conns)
 	for i := range p.rents {
-		if p.rents[i].phase == rentScheduled {
+		if p.rents[i].a.phase == attemptScheduled {
 			n++
 		}
 	}
@@ -168,9 +168,9 @@ func (p *Pool) Step(ev *Event, out *Outbox) {
 	case TimerFired:
 		p.timerFired(ev, out)
 	case Retired:
-		p.shutdown(false, out)
+		p.retire(out)
 	case Disposed:
-		p.shutdown(true, out)
+		p.dispose(out)
 	}
 }
 
@@ -186,7 +186,7 @@ func (p *Pool) demanded(ev *Event, out *Outbox) {
 	if p.grantIdle(ev.Waiter, ev.At, out) {
 		return
 	}
-	p.rents = append(p.rents, rent{waiter: ev.Waiter})
+	p.rents = append(p.rents, rent{a: newAttempt(&p.rules, -1, ev.Waiter)})
 	p.admit(len(p.rents)-1, out)
 }
 
@@ -216,31 +216,25 @@ func (p *Pool) grantIdle(w WaiterID, now time.Duration, out *Outbox) bool {
 // expired reports whether the connection reached its lifetime deadline.
 func (c *pooled) expired(now time.Duration) bool { return c.expires != 0 && now >= c.expires }
 
-// admit starts the first attempt of waiting rent i if there is capacity.
+// admit starts the first attempt of waiting rent i if there is capacity; otherwise the rent
+// waits, idle.
 func (p *Pool) admit(i int, out *Outbox) {
-	r := &p.rents[i]
-	if !p.hasCapacity() {
-		// At the cap, an idle connection can make room.
-		if !p.closeOneIdle(out) {
-			r.phase = rentWaiting
-			return
-		}
+	// At the cap, an idle connection can make room.
+	if p.hasCapacity() || p.closeOneIdle(out) {
+		p.dial(i, out)
 	}
-	p.dial(i, out)
 }
 
+// dial starts rent i's current attempt, charged against MaximumSize as a connecting connection.
 func (p *Pool) dial(i int, out *Outbox) {
 	r := &p.rents[i]
-	p.nextID++
-	r.conn = ConnID(p.cfg.IDBase + p.nextID)
-	r.phase = rentDialing
-	p.conns = append(p.conns, pooled{id: r.conn, state: pooledConnecting, rent: r.waiter})
-	out.add(Effect{Kind: Dial, Slot: -1, Conn: r.conn, Attempt: r.attempt, Waiter: r.waiter})
+	r.a.becomeDialing(out)
+	p.conns = append(p.conns, pooled{id: r.a.conn, state: pooledConnecting, rent: r.waiter()})
 }
 
 func (p *Pool) rentOf(c ConnID) int {
 	for i := range p.rents {
-		if p.rents[i].conn == c && p.rents[i].phase == rentDialing {
+		if a := &p.rents[i].a; a.conn == c && a.phase == attemptDialing {
 			return i
 		}
 	}
@@ -270,16 +264,18 @@ func (p *Pool) ready(ev *Event, out *Outbox) {
 		}
 		return
 	}
-	r := p.rents[ri]
+	r := &p.rents[ri]
 	p.conns[ci].state = pooledRented
 	if p.cfg.Lifetime > 0 {
 		p.conns[ci].expires = ev.At + LifetimeDeadline(p.cfg.Lifetime, p.cfg.LifetimeJitter, ev.Draw)
 	}
-	p.removeRent(ri)
-	if r.episode != 0 {
-		p.emit(SourceConnected, r.attempt, 0, false, false, r.episode, nil, out)
+	attempt := r.a.n
+	r.a.becomeReady()
+	if r.a.episode != 0 {
+		r.a.emit(Lifecycle{SourceState: SourceConnected, Attempt: attempt}, out)
 	}
-	out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeGranted, Slot: -1, Conn: ev.Conn})
+	out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeGranted, Slot: -1, Conn: ev.Conn})
+	p.removeRent(ri)
 }
 
 func (p *Pool) dialFailed(ev *Event, err error, class FailureClass, out *Outbox) {
@@ -292,46 +288,34 @@ func (p *Pool) dialFailed(ev *Event, err error, class FailureClass, out *Outbox)
 		return
 	}
 	r := &p.rents[ri]
-	r.failed++
-	pol := p.cfg.Policy
+	r.a.fail(err)
+	failed := r.a.n
+	ruling := r.a.decide(true)
 	switch {
-	case pol == nil || class == Permanent:
+	case ruling == rulingUngoverned || class == Permanent:
 		// No policy, or a permanent rejection: the failure is the rent's answer. A permanent
 		// failure after a retry started ends the episode without exhausting it.
-		if r.episode != 0 {
-			p.emit(SourceDisconnected, r.attempt, 0, false, false, r.episode, err, out)
+		if r.a.episode != 0 {
+			r.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: failed, Err: err}, out)
 		}
-		out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeFailed, Slot: -1, Err: err})
+		out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeFailed, Slot: -1, Err: err})
 		p.removeRent(ri)
-	case pol.MaxAttempts > 0 && r.failed > pol.MaxAttempts:
-		if r.episode == 0 {
-			r.episode = p.newEpisode()
-		}
-		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentExhausted, Source: SourceDedicated, Value: 1}})
-		p.emit(SourceDisconnected, r.attempt, 0, false, true, r.episode, err, out)
-		out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeExhausted, Slot: -1, Err: err})
+	case ruling == rulingExhausted:
+		r.a.becomeExhausted(out)
+		r.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: failed, Exhausted: true, Err: err}, out)
+		out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeExhausted, Slot: -1, Err: err})
 		p.removeRent(ri)
 	default:
-		if r.episode == 0 {
-			r.episode = p.newEpisode()
-		}
-		n := r.failed
-		delay := pol.Delay(n, ev.Draw)
-		r.attempt = n
-		r.conn = 0
-		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentAttempt, Source: SourceDedicated, Value: float64(n)}})
-		out.add(Effect{Kind: Record, Metric: Metric{Instrument: InstrumentDelay, Source: SourceDedicated, Value: delay.Seconds()}})
-		p.emit(SourceDisconnected, n-1, 0, false, false, r.episode, err, out)
+		delay := r.a.plan(ev.Draw, out)
+		r.a.emit(Lifecycle{SourceState: SourceDisconnected, Attempt: failed, Err: err}, out)
+		scheduled := Lifecycle{SourceState: SourceConnecting, Attempt: r.a.n, NextDelay: delay, Scheduled: true}
 		if delay <= 0 {
-			p.emit(SourceConnecting, n, 0, true, false, r.episode, nil, out)
+			r.a.emit(scheduled, out)
 			p.dial(ri, out)
 			break
 		}
-		p.nextID++
-		r.timer = TimerID(p.cfg.IDBase + p.nextID)
-		r.phase = rentScheduled
-		out.add(Effect{Kind: ArmTimer, Timer: r.timer, After: delay, Waiter: r.waiter})
-		p.emit(SourceConnecting, n, delay, true, false, r.episode, nil, out)
+		r.a.becomeScheduled(delay, out)
+		r.a.emit(scheduled, out)
 	}
 	p.admitWaiting(out)
 }
@@ -380,16 +364,15 @@ func (p *Pool) returned(ev *Event, out *Outbox) {
 	c.idleSince = ev.At
 	// A waiting rent takes it at once.
 	for i := range p.rents {
-		if p.rents[i].phase == rentWaiting {
-			w := p.rents[i].waiter
+		if p.rents[i].a.phase == attemptIdle {
+			w := p.rents[i].waiter()
 			p.removeRent(i)
 			p.grantIdle(w, ev.At, out)
 			return
 		}
 	}
 	if c.expires != 0 {
-		p.nextID++
-		c.timer = TimerID(p.cfg.IDBase + p.nextID)
+		c.timer = p.ids.timer()
 		out.add(Effect{Kind: ArmTimer, Timer: c.timer, After: c.expires - ev.At, Conn: c.id})
 	}
 	p.armScan(out)
@@ -403,9 +386,7 @@ func (p *Pool) timerFired(ev *Event, out *Outbox) {
 		return
 	}
 	for i := range p.rents {
-		r := &p.rents[i]
-		if r.phase == rentScheduled && r.timer == ev.Timer {
-			r.timer = 0
+		if a := &p.rents[i].a; a.phase == attemptScheduled && a.timer == ev.Timer {
 			p.dial(i, out)
 			return
 		}
@@ -454,8 +435,7 @@ func (p *Pool) armScan(out *Outbox) {
 	if p.cfg.IdleTimeout <= 0 || p.scan != 0 || p.idleCount() == 0 || p.closed || p.retired {
 		return
 	}
-	p.nextID++
-	p.scan = TimerID(p.cfg.IDBase + p.nextID)
+	p.scan = p.ids.timer()
 	out.add(Effect{Kind: ArmTimer, Timer: p.scan, After: p.cfg.IdleTimeout})
 }
 
@@ -470,7 +450,7 @@ func (p *Pool) cancelScan(out *Outbox) {
 // fairness is promised.
 func (p *Pool) admitWaiting(out *Outbox) {
 	for i := 0; i < len(p.rents); i++ {
-		if p.rents[i].phase != rentWaiting {
+		if p.rents[i].a.phase != attemptIdle {
 			continue
 		}
 		if !p.hasCapacity() {
@@ -483,20 +463,17 @@ func (p *Pool) admitWaiting(out *Outbox) {
 func (p *Pool) withdrew(w WaiterID, out *Outbox) {
 	for i := range p.rents {
 		r := &p.rents[i]
-		if r.waiter != w {
+		if r.waiter() != w {
 			continue
 		}
-		switch r.phase {
-		case rentScheduled:
-			out.add(Effect{Kind: CancelTimer, Timer: r.timer})
-		case rentDialing:
+		if r.a.phase == attemptDialing {
 			// The attempt is aborted; its socket stays charged until the transport reports
 			// the attempt's end.
-			out.add(Effect{Kind: Close, Conn: r.conn})
-			if ci := p.connOf(r.conn); ci >= 0 {
+			if ci := p.connOf(r.a.conn); ci >= 0 {
 				p.conns[ci].state = pooledClosing
 			}
 		}
+		r.a.stop(false, out)
 		p.removeRent(i)
 		out.add(Effect{Kind: Complete, Waiter: w, Outcome: OutcomeCancelled, Slot: -1})
 		p.admitWaiting(out)
@@ -504,36 +481,48 @@ func (p *Pool) withdrew(w WaiterID, out *Outbox) {
 	}
 }
 
-// shutdown stops every pending rent (without a Disconnected event), closes idle and connecting
-// connections and, on disposal, rented ones; on retirement rented connections close when
-// returned.
-func (p *Pool) shutdown(dispose bool, out *Outbox) {
+// retire stops every pending rent (without a Disconnected event) and closes idle and connecting
+// connections; rented connections finish their work and close when returned. New rents are
+// refused.
+func (p *Pool) retire(out *Outbox) {
+	if p.retired {
+		return
+	}
+	p.retired = true
+	p.stopRents(out)
+	p.closeConns(false, out)
+}
+
+// dispose is retire, except that rented connections close now too (their operations abort).
+func (p *Pool) dispose(out *Outbox) {
 	if p.closed {
 		return
 	}
-	if dispose {
-		p.closed = true
-	}
-	p.retired = true
+	p.closed, p.retired = true, true
+	p.stopRents(out)
+	p.closeConns(true, out)
+}
+
+// stopRents answers every pending rent with OutcomeClosed, cancelling its retry delay or
+// aborting its attempt.
+func (p *Pool) stopRents(out *Outbox) {
 	for i := range p.rents {
 		r := &p.rents[i]
-		switch r.phase {
-		case rentScheduled:
-			out.add(Effect{Kind: CancelTimer, Timer: r.timer})
-		case rentDialing:
-			out.add(Effect{Kind: Close, Conn: r.conn})
-		}
-		out.add(Effect{Kind: Complete, Waiter: r.waiter, Outcome: OutcomeClosed, Slot: -1})
+		r.a.stop(false, out)
+		out.add(Effect{Kind: Complete, Waiter: r.waiter(), Outcome: OutcomeClosed, Slot: -1})
 	}
 	p.rents = p.rents[:0]
+}
+
+// closeConns closes idle connections, and rented ones when rented is set; connecting ones
+// (aborted with their rents) are forgotten when their end is reported. It stops the idle scan.
+func (p *Pool) closeConns(rented bool, out *Outbox) {
 	kept := p.conns[:0]
 	for _, c := range p.conns {
 		switch {
-		case c.state == pooledRented && !dispose:
+		case c.state == pooledRented && !rented:
 			kept = append(kept, c)
 		case c.state == pooledConnecting || c.state == pooledClosing:
-			// Aborted with its rent above (or earlier): it is forgotten when its end is
-			// reported.
 			c.state = pooledClosing
 			kept = append(kept, c)
 		default:
@@ -576,15 +565,3 @@ func (p *Pool) total() int { return len(p.conns) }
 func (p *Pool) removeConn(i int) { p.conns = append(p.conns[:i], p.conns[i+1:]...) }
 
 func (p *Pool) removeRent(i int) { p.rents = append(p.rents[:i], p.rents[i+1:]...) }
-
-func (p *Pool) newEpisode() uint64 {
-	p.episode++
-	return p.cfg.EpisodeBase + p.episode
-}
-
-func (p *Pool) emit(state SourceState, attempt int, delay time.Duration, scheduled, exhausted bool, episode uint64, err error, out *Outbox) {
-	out.add(Effect{Kind: Emit, Lifecycle: Lifecycle{
-		Source: SourceDedicated, SourceState: state, Slot: -1, Attempt: attempt,
-		NextDelay: delay, Scheduled: scheduled, Exhausted: exhausted, Episode: episode, Err: err,
-	}})
-}

@@ -53,6 +53,8 @@ type poolModel struct {
 	// connection.
 	expires map[ConnID]time.Duration
 	expiry  map[TimerID]ConnID
+	// episodes are the episode ids rents have used: each rent keeps one, no two share one.
+	episodes map[uint64]bool
 }
 
 // modelRent is the model's view of one rent.
@@ -72,7 +74,7 @@ func newPoolModel(t *rapid.T, cfg PoolConfig) *poolModel {
 		pending: map[WaiterID]*modelRent{}, dialing: map[ConnID]WaiterID{},
 		rented: map[ConnID]WaiterID{}, idle: map[ConnID]bool{}, broken: map[ConnID]bool{},
 		backoff: map[TimerID]WaiterID{}, answered: map[WaiterID]bool{},
-		expires: map[ConnID]time.Duration{}, expiry: map[TimerID]ConnID{},
+		expires: map[ConnID]time.Duration{}, expiry: map[TimerID]ConnID{}, episodes: map[uint64]bool{},
 	}
 }
 
@@ -100,6 +102,9 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 	// What the event itself tells the runtime.
 	var failedRent WaiterID
 	var failedPermanent bool
+	// observed is the rent an observation of this step concerns: the one whose attempt failed
+	// or finished its handshake.
+	var observed WaiterID
 	// returned, returnedBroken: a rented connection is being given back (and was lost while
 	// rented).
 	var returned, returnedBroken bool
@@ -135,6 +140,7 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 		}
 	case HandshakeDone:
 		// Handled with the effects: a ready attempt is granted to its rent or closed.
+		observed = m.dialing[ev.Conn]
 	case TimerFired:
 		if ev.Timer == m.scan {
 			m.scan = 0
@@ -359,6 +365,20 @@ func (m *poolModel) apply(ev *Event, effects []Effect) {
 			l := f.Lifecycle
 			if l.Source != SourceDedicated || l.Slot != -1 || l.Episode == 0 {
 				t.Fatalf("dedicated observation without its metadata: %v", f)
+			}
+			if observed == 0 {
+				observed = failedRent
+			}
+			switch r := m.pending[observed]; {
+			case r == nil:
+				t.Fatalf("observation of no pending rent: %v", f)
+			case r.episode == 0 && m.episodes[l.Episode]:
+				t.Fatalf("rent %d observed in episode %d, another rent's", observed, l.Episode)
+			case r.episode == 0:
+				r.episode = l.Episode
+				m.episodes[l.Episode] = true
+			case r.episode != l.Episode:
+				t.Fatalf("rent %d moved from episode %d to %d", observed, r.episode, l.Episode)
 			}
 			if l.SourceState == SourceDisconnected && (ev.Kind == Withdrew || ev.Kind == Retired || ev.Kind == Disposed) {
 				t.Fatalf("cancellation or shutdown emitted a Disconnected failure: %v", f)

@@ -75,6 +75,33 @@ func (s Source) String() string {
 	return "source(" + strconv.Itoa(int(s)) + ")"
 }
 
+// Scope narrows a recovery path for measurements and lifecycle events: the spec's
+// respire.reconnect.scope tag of the Cluster and Sentinel paths. Command slots, dedicated rents
+// and pub/sub episodes have none.
+type Scope uint8
+
+// Scopes of recovery work.
+const (
+	// ScopeNone: the path carries no scope tag.
+	ScopeNone Scope = iota
+	// ScopeClusterDiscovery: a Cluster discovery round (topology and endpoint fallback).
+	ScopeClusterDiscovery
+	// ScopeSentinelDiscovery: a Sentinel resolution of the primary.
+	ScopeSentinelDiscovery
+	// ScopeSentinelMonitor: a Sentinel event monitor's subscription connection.
+	ScopeSentinelMonitor
+)
+
+var scopeNames = [...]string{"none", "cluster-discovery", "sentinel-discovery", "sentinel-monitor"}
+
+// String returns the tag form of the scope ("cluster-discovery", ...), or "none".
+func (s Scope) String() string {
+	if int(s) < len(scopeNames) {
+		return scopeNames[s]
+	}
+	return "scope(" + strconv.Itoa(int(s)) + ")"
+}
+
 // SourceState is the state of the source connection (slot, rent or episode) before endpoint
 // health aggregation.
 type SourceState uint8
@@ -126,6 +153,8 @@ type Lifecycle struct {
 	State EndpointState
 	// Source is the recovery path.
 	Source Source
+	// Scope narrows the path (ScopeNone for command slots, dedicated rents and pub/sub).
+	Scope Scope
 	// SourceState is the state of the source connection.
 	SourceState SourceState
 	// Slot is the command slot, or -1 for events that concern no slot.
@@ -152,6 +181,10 @@ type Lifecycle struct {
 func (l *Lifecycle) AppendTo(dst []byte) []byte {
 	dst = append(dst, "lifecycle source="...)
 	dst = append(dst, l.Source.String()...)
+	if l.Scope != ScopeNone {
+		dst = append(dst, " scope="...)
+		dst = append(dst, l.Scope.String()...)
+	}
 	dst = append(dst, " state="...)
 	dst = append(dst, l.SourceState.String()...)
 	dst = append(dst, " endpoint="...)
@@ -227,6 +260,8 @@ type Metric struct {
 	Instrument Instrument
 	// Source is the recovery path (the respire.connection.source tag).
 	Source Source
+	// Scope is the respire.reconnect.scope tag, or ScopeNone for none.
+	Scope Scope
 	// Value is the attempt number, the delay in seconds, or 1 for an exhaustion or a recycle.
 	Value float64
 }
