@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/respire-go/respire/fsm"
+import (
+	"errors"
+	"strings"
+
+	"github.com/respire-go/respire/fsm"
+)
 
 // machines are one client's state machines and the routing of events between them. The engine
 // and Replay use the same router, so a journal replays exactly.
@@ -45,34 +50,29 @@ func (c Config) machineConfigs() (fsm.MuxConfig, fsm.PoolConfig, [2]fsm.EpisodeC
 // once they exist, Validate calls them on machineConfigs' results and keeps no check of its own.
 // engine/config calls it on every configuration it resolves.
 func (c Config) Validate() error {
-	mux, pool, _ := c.machineConfigs()
-	invalid := func(field, reason string) error {
-		return &ConfigError{Field: field, Reason: reason}
+	mux, pool, eps := c.machineConfigs()
+	if err := mux.Validate(); err != nil {
+		return machineConfigError("", err)
 	}
-	switch {
-	case mux.Slots < 1:
-		return invalid("Slots", "must be at least 1")
-	case mux.MaxWaiters < 0:
-		return invalid("MaxWaiters", "must not be negative")
-	case mux.Lifetime < 0:
-		return invalid("Lifetime", "must not be negative")
-	case mux.LifetimeJitter < 0:
-		return invalid("LifetimeJitter", "must not be negative")
-	case mux.LifetimeJitter > 0 && mux.Lifetime == 0:
-		return invalid("LifetimeJitter", "requires Lifetime")
-	case pool.MinimumSize < 0:
-		return invalid("Pool.MinimumSize", "must not be negative")
-	case pool.MaximumSize < 0:
-		return invalid("Pool.MaximumSize", "must not be negative")
-	case pool.MaximumIdle < 0:
-		return invalid("Pool.MaximumIdle", "must not be negative")
-	case pool.IdleTimeout < 0:
-		return invalid("Pool.IdleTimeout", "must not be negative")
+	if err := pool.Validate(); err != nil {
+		return machineConfigError("Pool.", err)
 	}
-	if err := c.Policy.Validate(); err != nil {
-		return &ConfigError{Field: "Policy", Reason: err.Error(), Err: err}
+	for i := range eps {
+		if err := eps[i].Validate(); err != nil {
+			return machineConfigError("PubSub.", err)
+		}
 	}
 	return nil
+}
+
+// machineConfigError names a machine's invalid field as a Config field: the command slots'
+// fields are the Config's own, the pool's are under Pool, the episodes' under PubSub.
+func machineConfigError(prefix string, err error) error {
+	var ce *fsm.ConfigError
+	if !errors.As(err, &ce) {
+		return &ConfigError{Field: strings.TrimSuffix(prefix, "."), Reason: err.Error(), Err: err}
+	}
+	return &ConfigError{Field: prefix + ce.Field, Reason: ce.Reason, Err: err}
 }
 
 // targetOf returns the machine an event is for: connection and timer events by their

@@ -338,10 +338,10 @@ func TestAttemptEmitLabels(t *testing.T) {
 	a.becomeScheduled(a.plan(0.5, &out), &out)
 	a.emit(Lifecycle{Source: SourceCommand, Slot: 9, Episode: 77, SourceState: SourceConnecting, Attempt: a.n}, &out)
 	want := []string{
-		"dial slot=2 conn=" + fmt.Sprint(IDBase(MachinePool)+1) + " attempt=0",
+		"dial slot=2 conn=" + ConnID(IDBase(MachinePool)+1).String() + " attempt=0",
 		"record respire.connection.reconnect.attempt source=cluster-discovery scope=cluster-discovery value=1",
 		"record respire.connection.reconnect.delay source=cluster-discovery scope=cluster-discovery value=1",
-		"arm-timer timer=" + fmt.Sprint(IDBase(MachinePool)+2) + " after=1s",
+		"arm-timer timer=" + TimerID(IDBase(MachinePool)+2).String() + " after=1s",
 		"emit lifecycle source=cluster-discovery scope=cluster-discovery state=connecting endpoint=disconnected slot=2 attempt=1 episode=1001",
 	}
 	for i, f := range out.Effects {
