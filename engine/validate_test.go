@@ -24,7 +24,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Slots: 1, Pool: fsm.PoolConfig{MaximumSize: -1}}, "Pool.MaximumSize"},
 		{Config{Slots: 1, Pool: fsm.PoolConfig{MaximumIdle: -1}}, "Pool.MaximumIdle"},
 		{Config{Slots: 1, Pool: fsm.PoolConfig{IdleTimeout: -1}}, "Pool.IdleTimeout"},
-		{Config{Slots: 1, Policy: &fsm.Policy{JitterRatio: 2}}, "Policy"},
+		{Config{Slots: 1, Policy: &fsm.Policy{JitterRatio: 2}}, "Policy.JitterRatio"},
 	}
 	for _, tc := range bad {
 		err := tc.cfg.Validate()
