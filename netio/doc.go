@@ -1,7 +1,11 @@
 // Package netio binds respire's engine to real sockets: dialing (TCP, Multipath TCP, Unix
 // sockets, a custom dial hook, TLS), the Redis handshake (HELLO, AUTH, SELECT, CLIENT SETNAME and
-// SETINFO, driven by the pure Handshake machine), and pipelined connection I/O over the RESP
-// codec of package resp.
+// SETINFO, driven by the pure Handshake machine of package wire), and pipelined connection I/O
+// over the RESP codec of package resp.
+//
+// Every protocol decision that is not a system call (the handshake, the connection errors and
+// their classification) lives in package wire, which the simulator drives too; netio keeps the
+// names under type aliases (HandshakeConfig, ConnectError, IOError, ...).
 //
 // netio is mechanism only: it never retries. One Transport.Open is one attempt, reported to the
 // engine's Sink as Dialed, then Ready or Failed (with a Classify class), then at most one Lost.

@@ -11,33 +11,6 @@ import (
 // deadline, so the bound limits a stall (no progress), not the duration of a large write.
 const stallChunk = 64 << 10
 
-// LivenessError is the cause of the *IOError that aborts a connection because one of its liveness
-// bounds expired: no reply byte arrived for IdleReadTimeout while replies were pending (Op
-// "read"), or a write made no progress for WriteStallTimeout (Op "write"). Match it with
-// errors.As; the socket's timeout error is its cause.
-type LivenessError struct {
-	// Op is "read" for the idle-read bound, "write" for the write-stall bound.
-	Op string
-	// Budget is the bound that expired.
-	Budget time.Duration
-	// Err is the socket's timeout error.
-	Err error
-}
-
-// Error implements error.
-func (e *LivenessError) Error() string {
-	if e.Op == "write" {
-		return "respire: write made no progress for " + e.Budget.String() + " (write stall timeout)"
-	}
-	return "respire: no reply byte for " + e.Budget.String() + " with replies pending (idle read timeout)"
-}
-
-// Unwrap returns the socket's timeout error.
-func (e *LivenessError) Unwrap() error { return e.Err }
-
-// Timeout reports true: a liveness bound is a timeout.
-func (e *LivenessError) Timeout() bool { return true }
-
 // idleReadBound is the idle-read bound a Conn watches: TransportConfig.IdleReadTimeout for
 // command-slot connections, none for the others. A dedicated connection's blocking command
 // legitimately waits without a byte for as long as its own timeout says; a pub/sub connection's

@@ -10,36 +10,12 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
-
-// SubscribeError is a server's refusal of a subscription command (an ACL denial such as NOPERM,
-// or an error of a server that does not know the command). It never contains credentials.
-type SubscribeError struct {
-	// Endpoint is the server that refused.
-	Endpoint engine.Endpoint
-	// Conn is the subscriber connection.
-	Conn fsm.ConnID
-	// Command is SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE.
-	Command string
-	// Code is the error's first word (NOPERM, ERR, ...); Message the whole error without the
-	// server's echo of the request's arguments (see RedactReply).
-	Code, Message string
-}
-
-// Error implements error.
-func (e *SubscribeError) Error() string {
-	return "respire: " + e.Command + " refused by " + e.Endpoint.String() + ": " + e.Message
-}
 
 // isSubscriber reports whether connections of machine m run in subscriber mode.
 func isSubscriber(m fsm.Machine) bool {
 	return m == fsm.MachinePubSub || m == fsm.MachineShardedPubSub
-}
-
-// subscribeCommands are the (un)subscription command names by topic kind.
-var subscribeCommands = [2][3]string{
-	{"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"},
-	{"UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"},
 }
 
 // subExpect is one thing the server owes a subscriber connection, in the order it was sent: the
@@ -160,44 +136,10 @@ func (s *SubConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 		return
 	}
 	s.armIdleRead()
-	s.out = AppendSubscriptions(s.out, topics, unsubscribe, func(name string, batch []fsm.Topic) {
+	s.out = wire.AppendSubscriptions(s.out, topics, unsubscribe, func(name string, batch []fsm.Topic) {
 		s.pending = append(s.pending, &subExpect{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
 	})
 	s.wakeWriter()
-}
-
-// AppendSubscriptions appends the (un)subscribe commands for topics to dst: one command per topic
-// kind (SUBSCRIBE, PSUBSCRIBE), and one SSUBSCRIBE per shard channel so that no command spans hash
-// slots. For each command, in order, it calls sent with the command's name and topics, so that the
-// caller can expect one acknowledgement per topic. netio and the simulator share it.
-func AppendSubscriptions(dst []byte, topics []fsm.Topic, unsubscribe bool, sent func(name string, batch []fsm.Topic)) []byte {
-	u := 0
-	if unsubscribe {
-		u = 1
-	}
-	for kind := fsm.TopicChannel; kind <= fsm.TopicShard; kind++ {
-		var group []fsm.Topic
-		for _, t := range topics {
-			if t.Kind == kind {
-				group = append(group, t)
-			}
-		}
-		for len(group) > 0 {
-			batch := group
-			if kind == fsm.TopicShard {
-				batch = group[:1]
-			}
-			group = group[len(batch):]
-			name := subscribeCommands[u][kind]
-			dst = resp.AppendArrayHeader(dst, 1+len(batch))
-			dst = resp.AppendBulkString(dst, name)
-			for _, t := range batch {
-				dst = resp.AppendBulkString(dst, t.Name)
-			}
-			sent(name, batch)
-		}
-	}
-	return dst
 }
 
 // Send implements engine.Conn: cmd is written after what is queued, and completes with the next

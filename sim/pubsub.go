@@ -9,8 +9,8 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // streamPubSub is the generator stream of the pub/sub workload (publisher think times).
@@ -614,7 +614,7 @@ type subBatch struct {
 }
 
 // subState is the subscriber mode of a simulated pub/sub connection: the simulator's
-// counterpart of netio.SubConn.
+// counterpart of wire.SubConn.
 type subState struct {
 	pending []*subBatch
 }
@@ -625,7 +625,7 @@ func (c *simConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 	if c.sub == nil || c.clientClosed || c.phase != phaseReady {
 		return
 	}
-	frame := netio.AppendSubscriptions(nil, topics, unsubscribe, func(name string, batch []fsm.Topic) {
+	frame := wire.AppendSubscriptions(nil, topics, unsubscribe, func(name string, batch []fsm.Topic) {
 		c.sub.pending = append(c.sub.pending, &subBatch{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
 	})
 	c.up.append(frame)
@@ -659,7 +659,7 @@ func (c *simConn) pubsubFrame(v *resp.Value) bool {
 	}
 	head.acks = len(head.topics)
 	c.sub.popDone()
-	err := memo(&netio.SubscribeError{Endpoint: c.ep, Conn: c.id, Command: head.command, Code: v.ErrorCode(), Message: v.ErrorMessage()})
+	err := memo(&wire.SubscribeError{Endpoint: c.ep, Conn: c.id, Command: head.command, Code: v.ErrorCode(), Message: v.ErrorMessage()})
 	if !head.unsubscribe && ps != nil {
 		for _, t := range head.topics {
 			ps.router.Rejected(c.id, t, err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
@@ -64,7 +64,7 @@ type world struct {
 	ps        *pubsubWorld
 	latency   time.Duration
 	jitter    time.Duration
-	handshake netio.HandshakeConfig
+	handshake wire.HandshakeConfig
 
 	faults      []*faultState
 	active      []*faultState
@@ -118,14 +118,14 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
 	c := &sc.Client
-	w.handshake = netio.HandshakeConfig{
+	w.handshake = wire.HandshakeConfig{
 		Username: c.Username, Password: c.Password, Database: c.Database, ClientName: c.ClientName,
 	}
 	switch c.Protocol {
 	case ProtocolRESP2:
-		w.handshake.Protocol = netio.ProtocolRESP2
+		w.handshake.Protocol = wire.ProtocolRESP2
 	case ProtocolRESP3:
-		w.handshake.Protocol = netio.ProtocolRESP3
+		w.handshake.Protocol = wire.ProtocolRESP3
 	}
 	if !c.OmitLibraryInfo {
 		w.handshake.LibraryName, w.handshake.LibraryVersion = c.LibraryName, LibraryVersion

@@ -12,8 +12,8 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // Connection phases, client side.
@@ -69,8 +69,8 @@ type simConn struct {
 	engineClosed bool // the engine called Close or Drain: no Lost
 	draining     bool
 	clientClosed bool
-	hs           *netio.Handshake
-	hsCfg        *netio.HandshakeConfig // overrides the world's handshake (conformance harness)
+	hs           *wire.Handshake
+	hsCfg        *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
 	hsWant       int
 	hsBuf        []byte
 	scratch      resp.Value
@@ -129,7 +129,7 @@ func (t *transport) Open(ctx context.Context, req engine.OpenRequest) {
 }
 
 // open starts an attempt; hs, when not nil, replaces the world's handshake configuration.
-func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *netio.HandshakeConfig) {
+func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.HandshakeConfig) {
 	w := t.w
 	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
 	c.machine = req.Machine
@@ -191,13 +191,13 @@ func (c *simConn) run(arg uint64) bool {
 		if c.phase != phaseDialing || c.reported {
 			return false
 		}
-		c.failAttempt(c.connectError(netio.StageDial, true, c.w.sc.Client.ConnectTimeout, errTimeout("dial")))
+		c.failAttempt(c.connectError(wire.StageDial, true, c.w.sc.Client.ConnectTimeout, errTimeout("dial")))
 		return true
 	case connHandshakeDeadline:
 		if c.phase != phaseHandshaking || c.reported {
 			return false
 		}
-		c.failAttempt(c.connectError(netio.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
+		c.failAttempt(c.connectError(wire.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
 		return true
 	case connAcceptThenDrop:
 		if c.clientClosed || !c.srvOpen {
@@ -222,11 +222,11 @@ func (c *simConn) cancelled() bool {
 	return false
 }
 
-func (c *simConn) stage() netio.ConnectStage {
+func (c *simConn) stage() wire.ConnectStage {
 	if c.phase == phaseDialing {
-		return netio.StageDial
+		return wire.StageDial
 	}
-	return netio.StageHandshake
+	return wire.StageHandshake
 }
 
 // synArrived: the connect reached the node, which accepts or refuses it.
@@ -261,7 +261,7 @@ func (c *simConn) synAckArrived() bool {
 		if c.node == nil {
 			cause = &net.DNSError{Err: "no such host", Name: c.ep.Host, IsNotFound: true}
 		}
-		c.failAttempt(c.connectError(netio.StageDial, false, 0, cause))
+		c.failAttempt(c.connectError(wire.StageDial, false, 0, cause))
 		return true
 	}
 	c.phase = phaseHandshaking
@@ -275,7 +275,7 @@ func (c *simConn) synAckArrived() bool {
 	if c.hsCfg != nil {
 		cfg = *c.hsCfg
 	}
-	c.hs = netio.NewHandshake(cfg)
+	c.hs = wire.NewHandshake(cfg)
 	c.nextBatch()
 	return true
 }
@@ -397,7 +397,7 @@ func (c *simConn) lose(err error) {
 // runs: commands sent in one action are pipelined in one chunk.
 func (c *simConn) Send(cmd *engine.Command) {
 	if c.clientClosed || c.draining {
-		cmd.Complete(c.ioError("send", netio.ErrClosed))
+		cmd.Complete(c.ioError("send", wire.ErrClosed))
 		return
 	}
 	c.queue = append(c.queue, cmd)
@@ -498,7 +498,7 @@ func (c *simConn) receive() {
 		switch c.phase {
 		case phaseHandshaking:
 			if err := c.hs.Reply(dst); err != nil {
-				c.failAttempt(c.connectError(netio.StageHandshake, false, 0, err))
+				c.failAttempt(c.connectError(wire.StageHandshake, false, 0, err))
 				return
 			}
 			if c.hsWant--; c.hsWant == 0 {
@@ -525,7 +525,7 @@ func (c *simConn) receive() {
 				}
 			}
 			if c.draining && c.qhead == len(c.queue) {
-				c.closeClient(c.ioError("close", netio.ErrClosed))
+				c.closeClient(c.ioError("close", wire.ErrClosed))
 			}
 		default:
 			c.protocolFailure(&resp.ProtocolError{Reason: "reply before the handshake"})
@@ -553,7 +553,7 @@ func (c *simConn) Drain() {
 	c.draining = true
 	c.traceClose("drain")
 	if c.qhead == len(c.queue) {
-		c.closeClient(c.ioError("close", netio.ErrClosed))
+		c.closeClient(c.ioError("close", wire.ErrClosed))
 	}
 }
 
@@ -565,7 +565,7 @@ func (c *simConn) Close() {
 		return
 	}
 	c.traceClose("close")
-	c.closeClient(c.ioError("close", netio.ErrClosed))
+	c.closeClient(c.ioError("close", wire.ErrClosed))
 }
 
 func (c *simConn) traceClose(how string) {
@@ -656,12 +656,12 @@ func (c *simConn) triggerDrop() {
 
 // Errors, shaped like netio's so that the engine and checkers see the same types in both runtimes.
 
-func (c *simConn) connectError(stage netio.ConnectStage, timedOut bool, budget time.Duration, cause error) error {
-	return memo(&netio.ConnectError{Endpoint: c.ep, Conn: c.id, Stage: stage, TimedOut: timedOut, Budget: budget, Err: cause})
+func (c *simConn) connectError(stage wire.ConnectStage, timedOut bool, budget time.Duration, cause error) error {
+	return memo(&wire.ConnectError{Endpoint: c.ep, Conn: c.id, Stage: stage, TimedOut: timedOut, Budget: budget, Err: cause})
 }
 
 func (c *simConn) ioError(op string, cause error) error {
-	return memo(&netio.IOError{Endpoint: c.ep, Conn: c.id, Op: op, Err: cause})
+	return memo(&wire.IOError{Endpoint: c.ep, Conn: c.id, Op: op, Err: cause})
 }
 
 // memoError carries a netio error with its message computed once: the trace prints a failure
@@ -683,7 +683,7 @@ func (e *memoError) Unwrap() error { return e.err }
 // failureClass classifies a connection failure: a handshake error reply by its code, anything
 // else (refused, reset, timeouts, cancellation) transient.
 func failureClass(err error) fsm.FailureClass {
-	var he *netio.HandshakeError
+	var he *wire.HandshakeError
 	if errors.As(err, &he) {
 		return he.Class()
 	}
