@@ -36,7 +36,7 @@ func (r idleReader) Read(p []byte) (int, error) {
 		return c.nc.Read(p)
 	}
 	c.fmu.Lock()
-	if c.flight.n > 0 {
+	if c.p.InFlight() > 0 {
 		c.armRead(time.Now())
 	}
 	c.fmu.Unlock()
@@ -44,7 +44,7 @@ func (r idleReader) Read(p []byte) (int, error) {
 		n, err := c.nc.Read(p)
 		if n > 0 {
 			c.fmu.Lock()
-			c.progressAt = time.Now()
+			c.p.Progress(c.since(time.Now()))
 			c.fmu.Unlock()
 			return n, err
 		}
@@ -73,14 +73,14 @@ func (c *Conn) armRead(now time.Time) {
 func (c *Conn) staleDeadline() bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	now := time.Now()
+	idle := c.p.Idle(c.since(time.Now()), c.idleRead)
 	switch {
-	case c.flight.n == 0:
+	case !idle.Pending:
 		c.readArmed = time.Time{}
 		_ = c.nc.SetReadDeadline(c.readArmed)
 		return true
-	case now.Sub(c.progressAt) < c.idleRead:
-		c.readArmed = c.progressAt.Add(c.idleRead + c.idleRead/4)
+	case !idle.Expired:
+		c.readArmed = c.origin.Add(idle.Due + c.idleRead/4)
 		_ = c.nc.SetReadDeadline(c.readArmed)
 		return true
 	}

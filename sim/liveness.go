@@ -23,7 +23,7 @@ func (c *simConn) watchIdle() {
 	if bound <= 0 || c.phase != phaseReady || c.machine != fsm.MachineMux {
 		return
 	}
-	c.idleFrom = c.w.k.now
+	c.p.Progress(c.w.k.now)
 	if !c.idleArmed {
 		c.idleArmed = true
 		c.w.k.after(bound, c, connIdleCheck)
@@ -35,13 +35,17 @@ func (c *simConn) watchIdle() {
 // and stops when nothing is pending (the next write arms it again).
 func (c *simConn) idleCheck() bool {
 	c.idleArmed = false
-	if c.clientClosed || c.phase != phaseReady || c.qhead >= c.flushed {
+	if c.clientClosed || c.phase != phaseReady {
 		return false
 	}
 	bound := c.w.sc.Client.IdleReadTimeout
-	if due := c.idleFrom + bound; c.w.k.now < due {
+	idle := c.p.Idle(c.w.k.now, bound)
+	if !idle.Pending {
+		return false
+	}
+	if !idle.Expired {
 		c.idleArmed = true
-		c.w.k.schedule(due, c, connIdleCheck)
+		c.w.k.schedule(idle.Due, c, connIdleCheck)
 		return false
 	}
 	c.lose(c.ioError("read", &wire.LivenessError{Op: "read", Budget: bound, Err: errTimeout("read")}))
@@ -51,7 +55,7 @@ func (c *simConn) idleCheck() bool {
 // Offer implements engine.Offerer, as netio's connections do: a draining or closed connection
 // refuses the command and leaves it untouched, for the engine to route elsewhere.
 func (c *simConn) Offer(cmd *engine.Command) bool {
-	if c.clientClosed || c.draining {
+	if c.clientClosed || c.p.Draining() {
 		return false
 	}
 	c.Send(cmd)

@@ -356,8 +356,8 @@ func (w *world) captureReplay(c *simConn) {
 	if !w.plants.replay || c.slot < 0 || c.slot >= len(w.replays) || w.replays[c.slot] != nil {
 		return
 	}
-	for i := c.qhead; i < c.flushed; i++ {
-		if cmd := c.queue[i]; cmd != nil && cmd.ID != 0 {
+	for i := 0; i < c.p.InFlight(); i++ {
+		if cmd := c.p.At(i); cmd.ID != 0 {
 			w.replays[c.slot] = &replayFrame{id: cmd.ID, frame: append([]byte(nil), cmd.Frame...)}
 			return
 		}
@@ -376,8 +376,7 @@ func (w *world) replayOnReady(c *simConn) {
 	}
 	w.replays[c.slot] = nil
 	w.tracePlant("replay-accepted", r.id)
-	c.queue = append(c.queue, nil)
-	c.flushed = len(c.queue)
+	c.swallow++
 	c.writeFrame(r.frame, r.id, true)
 	c.up.commit(ctlData)
 }

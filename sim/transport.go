@@ -67,31 +67,28 @@ type simConn struct {
 	reported     bool // Ready or Failed was reported to the sink
 	refused      bool // the connect was answered with a reset
 	engineClosed bool // the engine called Close or Drain: no Lost
-	draining     bool
 	clientClosed bool
 	hs           *wire.Handshake
 	hsCfg        *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
 	hsWant       int
 	hsBuf        []byte
 	scratch      resp.Value
-	// queue holds the commands sent on the connection, oldest first from qhead; the first
-	// flushed-qhead of them were written (nil entries are replayed frames of the
-	// replay-accepted plant, whose replies are swallowed).
-	queue        []*engine.Command
-	qhead        int
-	flushed      int
+	// p is the pending commands: the same machine netio's connections run (netio/wire).
+	p            wire.Pipeline
 	flushPending bool
-	frames       []frame
-	fhead        int
-	readyAt      time.Duration
+	// swallow counts the replies owed to frames the replay-accepted plant wrote, which no command
+	// awaits: they come first on their connection and are dropped.
+	swallow int
+	frames  []frame
+	fhead   int
+	readyAt time.Duration
 
 	// Node side.
 	srvOpen bool
 	srv     serverState
 
-	// Idle-read watchdog (liveness.go): idleFrom is when the idle-read clock last started (replies
-	// became pending, or bytes arrived); idleArmed says a check event is in the heap.
-	idleFrom  time.Duration
+	// Idle-read watchdog (liveness.go): idleArmed says a check event is in the heap (the pipeline
+	// keeps the progress of the replies).
 	idleArmed bool
 	// Write-stall watchdog (liveness.go): stalled says more than network.send_buffer bytes are
 	// written but not delivered, since stallFrom (or the last progress); stallArmed says a check
@@ -133,6 +130,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	w := t.w
 	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
 	c.machine = req.Machine
+	c.p.Init(req.Endpoint, req.Conn)
 	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub {
 		c.sub = &subState{}
 	}
@@ -342,23 +340,11 @@ func (c *simConn) closeClient(err error) {
 	} else {
 		c.up.kill()
 	}
-	c.failQueue(err)
+	// Every pending command completes with err: the unwritten ones at StageBuffered (a definite
+	// failure), the written ones at StageAwaitingReply (unknown outcome).
+	c.p.Stop(err, c.engineClosed)
+	c.p.Aborted()
 	c.maybeFinished()
-}
-
-// failQueue completes every pending command with err: the unwritten ones are still at
-// StageBuffered (a definite failure), the written ones at StageAwaitingReply (unknown outcome).
-func (c *simConn) failQueue(err error) {
-	for c.qhead < len(c.queue) {
-		cmd := c.queue[c.qhead]
-		c.queue[c.qhead] = nil
-		c.qhead++
-		if cmd != nil {
-			cmd.Complete(err)
-		}
-	}
-	c.queue = c.queue[:0]
-	c.qhead, c.flushed = 0, 0
 }
 
 // peerClosed handles an orderly close or reset from the node's side.
@@ -396,33 +382,33 @@ func (c *simConn) lose(err error) {
 // scheduler action ends, at the same virtual instant, like a writer that flushes as soon as it
 // runs: commands sent in one action are pipelined in one chunk.
 func (c *simConn) Send(cmd *engine.Command) {
-	if c.clientClosed || c.draining {
-		cmd.Complete(c.ioError("send", wire.ErrClosed))
+	if err := c.p.Accept(cmd); err != nil {
+		cmd.Complete(err)
 		return
 	}
-	c.queue = append(c.queue, cmd)
 	if !c.flushPending {
 		c.flushPending = true
 		c.w.flushes = append(c.w.flushes, c)
 	}
 }
 
-// flush writes every buffered command: Writing when its first byte leaves, Written when all did.
+// flush writes every buffered command, as netio's writer does: it takes the queue, writes the
+// frames and hands the commands to the flight (Writing), then marks them written.
 func (c *simConn) flush() bool {
 	c.flushPending = false
-	if c.clientClosed || c.flushed >= len(c.queue) {
+	if c.clientClosed || !c.p.Queued() {
 		return false
 	}
-	if c.qhead == c.flushed {
+	batch := c.p.Take()
+	for _, cmd := range batch {
+		c.writeFrame(cmd.Frame, cmd.ID, c.phase == phaseReady)
+	}
+	c.p.Hold(batch)
+	first, last, wasIdle := c.p.Handoff()
+	if wasIdle && c.swallow == 0 {
 		c.watchIdle() // replies become pending
 	}
-	for c.flushed < len(c.queue) {
-		cmd := c.queue[c.flushed]
-		c.flushed++
-		cmd.Writing()
-		c.writeFrame(cmd.Frame, cmd.ID, c.phase == phaseReady)
-		cmd.Written()
-	}
+	c.p.Wrote(first, last)
 	c.up.commit(ctlData)
 	c.watchStall()
 	return true
@@ -465,22 +451,17 @@ func (c *simConn) compactFrames() {
 }
 
 // receive parses the replies the node's bytes delivered: handshake replies go to the handshake,
-// others complete commands in FIFO order; RESP3 pushes never complete a command.
+// others complete commands in FIFO order through the pipeline; RESP3 pushes never complete a
+// command.
 func (c *simConn) receive() {
 	if c.phase == phaseHandshaking && c.cancelled() {
 		return
 	}
-	c.idleFrom = c.w.k.now // bytes arrived: the idle-read clock starts again
+	c.p.Progress(c.w.k.now) // bytes arrived: the idle-read clock starts again
 	p := &c.down
 	for p.rd < p.ready && !c.clientClosed {
-		dst := &c.scratch
-		var cmd *engine.Command
-		if c.phase == phaseReady && c.qhead < c.flushed {
-			if cmd = c.queue[c.qhead]; cmd != nil {
-				dst = &cmd.Reply
-			}
-		}
-		n, err := resp.Parse(p.data[p.rd:p.ready], dst, nil)
+		v := &c.scratch
+		n, err := resp.Parse(p.data[p.rd:p.ready], v, nil)
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
 		}
@@ -489,15 +470,15 @@ func (c *simConn) receive() {
 			return
 		}
 		p.rd += n
-		if c.sub != nil && c.phase == phaseReady && c.pubsubFrame(dst) {
-			continue
-		}
-		if dst.Kind == resp.KindPush {
+		if c.sub != nil && c.phase == phaseReady && c.pubsubFrame(v) {
 			continue
 		}
 		switch c.phase {
 		case phaseHandshaking:
-			if err := c.hs.Reply(dst); err != nil {
+			if v.Kind == resp.KindPush {
+				continue
+			}
+			if err := c.hs.Reply(v); err != nil {
 				c.failAttempt(c.connectError(wire.StageHandshake, false, 0, err))
 				return
 			}
@@ -505,27 +486,27 @@ func (c *simConn) receive() {
 				c.nextBatch()
 			}
 		case phaseReady:
-			if c.qhead >= c.flushed {
-				c.protocolFailure(&resp.ProtocolError{Reason: "reply without a pending command"})
+			if c.p.Unsolicited(v) {
+				continue
+			}
+			if c.swallow > 0 {
+				c.swallow--
+				continue
+			}
+			cmd, err := c.p.Next()
+			if err != nil {
+				c.protocolFailure(err)
 				return
 			}
-			c.queue[c.qhead] = nil
-			c.qhead++
-			if c.qhead == len(c.queue) {
-				c.queue = c.queue[:0]
-				c.qhead, c.flushed = 0, 0
+			err = wire.Deliver(cmd, v)
+			c.w.maybeDoubleComplete(cmd)
+			if err != nil {
+				// Not the command's reply: the connection cannot pair replies any more.
+				c.protocolFailure(err)
+				return
 			}
-			if cmd != nil {
-				err := cmd.Replied()
-				c.w.maybeDoubleComplete(cmd)
-				if err != nil {
-					// Not the command's reply: the connection cannot pair replies any more.
-					c.protocolFailure(err)
-					return
-				}
-			}
-			if c.draining && c.qhead == len(c.queue) {
-				c.closeClient(c.ioError("close", wire.ErrClosed))
+			if c.p.Drained(c.p.Answered()) {
+				c.closeClient(c.p.ClosedError())
 			}
 		default:
 			c.protocolFailure(&resp.ProtocolError{Reason: "reply before the handshake"})
@@ -547,13 +528,13 @@ func (c *simConn) protocolFailure(err error) {
 // completed.
 func (c *simConn) Drain() {
 	c.engineClosed = true
-	if c.clientClosed || c.draining {
+	if c.clientClosed || c.p.Draining() {
 		return
 	}
-	c.draining = true
+	c.p.Drain()
 	c.traceClose("drain")
-	if c.qhead == len(c.queue) {
-		c.closeClient(c.ioError("close", wire.ErrClosed))
+	if c.p.Drained(c.p.Answered()) {
+		c.closeClient(c.p.ClosedError())
 	}
 }
 
@@ -565,7 +546,7 @@ func (c *simConn) Close() {
 		return
 	}
 	c.traceClose("close")
-	c.closeClient(c.ioError("close", wire.ErrClosed))
+	c.closeClient(c.p.ClosedError())
 }
 
 func (c *simConn) traceClose(how string) {
