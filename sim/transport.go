@@ -58,7 +58,7 @@ type simConn struct {
 	// machine is the machine the connection serves; sub, for pub/sub connections, is their
 	// subscriber mode (pubsub.go).
 	machine fsm.Machine
-	sub     *subState
+	sub     *wire.Subscriber
 
 	up, down pipe
 
@@ -132,7 +132,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	c.machine = req.Machine
 	c.p.Init(req.Endpoint, req.Conn)
 	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub {
-		c.sub = &subState{}
+		c.sub = &wire.Subscriber{}
 	}
 	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
@@ -301,6 +301,9 @@ func (c *simConn) becomeReady() {
 	b = appendField(b, "conn", uint64(c.id))
 	b = appendIntField(b, "proto", int64(c.hs.Protocol()))
 	w.tr.end(b)
+	if c.sub != nil {
+		c.sub.Init(c.ep, c.id, c.hs.Protocol())
+	}
 	c.sink.Ready(c.id, c)
 	if after, ok := w.acceptThenDrop(c); ok {
 		w.k.after(after, c, connAcceptThenDrop)
@@ -344,6 +347,11 @@ func (c *simConn) closeClient(err error) {
 	// failure), the written ones at StageAwaitingReply (unknown outcome).
 	c.p.Stop(err, c.engineClosed)
 	c.p.Aborted()
+	if c.sub != nil {
+		for _, cmd := range c.sub.TakeCommands() {
+			cmd.Complete(err)
+		}
+	}
 	c.maybeFinished()
 }
 
@@ -382,6 +390,10 @@ func (c *simConn) lose(err error) {
 // scheduler action ends, at the same virtual instant, like a writer that flushes as soon as it
 // runs: commands sent in one action are pipelined in one chunk.
 func (c *simConn) Send(cmd *engine.Command) {
+	if c.sub != nil {
+		c.sendSubscriber(cmd)
+		return
+	}
 	if err := c.p.Accept(cmd); err != nil {
 		cmd.Complete(err)
 		return
@@ -390,6 +402,31 @@ func (c *simConn) Send(cmd *engine.Command) {
 		c.flushPending = true
 		c.w.flushes = append(c.w.flushes, c)
 	}
+}
+
+// sendSubscriber writes cmd on a pub/sub connection at once; its reply comes through the
+// subscriber protocol, in the order of everything the connection owes, as on netio's SubConn.
+func (c *simConn) sendSubscriber(cmd *engine.Command) {
+	if err := c.p.Rejection(); err != nil || c.clientClosed {
+		if err == nil {
+			err = c.p.ClosedError()
+		}
+		cmd.Complete(err)
+		return
+	}
+	c.sub.Send(cmd)
+	cmd.Writing()
+	c.writeFrame(cmd.Frame, cmd.ID, true)
+	c.up.commit(ctlData)
+	cmd.Written()
+}
+
+// drained reports whether a draining connection has answered every command it accepted.
+func (c *simConn) drained() bool {
+	if c.sub != nil {
+		return c.p.Draining() && c.sub.CommandsPending() == 0
+	}
+	return c.p.Drained(c.p.Answered())
 }
 
 // flush writes every buffered command, as netio's writer does: it takes the queue, writes the
@@ -470,9 +507,6 @@ func (c *simConn) receive() {
 			return
 		}
 		p.rd += n
-		if c.sub != nil && c.phase == phaseReady && c.pubsubFrame(v) {
-			continue
-		}
 		switch c.phase {
 		case phaseHandshaking:
 			if v.Kind == resp.KindPush {
@@ -486,6 +520,12 @@ func (c *simConn) receive() {
 				c.nextBatch()
 			}
 		case phaseReady:
+			if c.sub != nil {
+				if !c.subscriberFrame(v) {
+					return
+				}
+				continue
+			}
 			if c.p.Unsolicited(v) {
 				continue
 			}
@@ -505,7 +545,7 @@ func (c *simConn) receive() {
 				c.protocolFailure(err)
 				return
 			}
-			if c.p.Drained(c.p.Answered()) {
+			if c.drained() {
 				c.closeClient(c.p.ClosedError())
 			}
 		default:
@@ -533,7 +573,7 @@ func (c *simConn) Drain() {
 	}
 	c.p.Drain()
 	c.traceClose("drain")
-	if c.p.Drained(c.p.Answered()) {
+	if c.drained() {
 		c.closeClient(c.p.ClosedError())
 	}
 }

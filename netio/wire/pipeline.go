@@ -95,18 +95,26 @@ func (p *Pipeline) ClosedError() error {
 // untouched): the failure's error, or an *IOError wrapping ErrClosed after Close or Drain. Queue
 // side.
 func (p *Pipeline) Accept(cmd *engine.Command) error {
-	if p.state != pipelineOpen {
-		if p.err != nil && !p.quiet {
-			return p.err
-		}
-		if p.rejected == nil {
-			return ErrClosed
-		}
-		return p.rejected
+	if err := p.Rejection(); err != nil {
+		return err
 	}
 	p.queue = append(p.queue, cmd)
 	p.accepted++
 	return nil
+}
+
+// Rejection returns the error Accept answers with, or nil while the connection takes commands.
+// Queue side.
+func (p *Pipeline) Rejection() error {
+	switch {
+	case p.state == pipelineOpen:
+		return nil
+	case p.err != nil && !p.quiet:
+		return p.err
+	case p.rejected == nil:
+		return ErrClosed
+	}
+	return p.rejected
 }
 
 // Queued reports whether commands wait for the writer. Queue side.
