@@ -326,7 +326,7 @@ func (c *simConn) failAttempt(err error) {
 	b = appendQuoted(b, "err", err.Error())
 	w.tr.end(b)
 	c.closeClient(err)
-	c.sink.Failed(c.id, err, failureClass(err))
+	c.sink.Failed(c.id, err, wire.Classify(err))
 }
 
 // closeClient closes the client side: pending commands fail with err, the node sees an orderly
@@ -700,20 +700,6 @@ func (e *memoError) Error() string { return e.msg }
 
 // Unwrap returns the netio error.
 func (e *memoError) Unwrap() error { return e.err }
-
-// failureClass classifies a connection failure: a handshake error reply by its code, anything
-// else (refused, reset, timeouts, cancellation) transient.
-func failureClass(err error) fsm.FailureClass {
-	var he *wire.HandshakeError
-	if errors.As(err, &he) {
-		return he.Class()
-	}
-	var pe *resp.ProtocolError
-	if errors.As(err, &pe) {
-		return fsm.Permanent
-	}
-	return fsm.Transient
-}
 
 func errRefused() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
