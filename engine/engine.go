@@ -424,6 +424,14 @@ func (e *Engine) RunPending() bool {
 	}
 }
 
+// Pending reports whether events wait in the inbox for the loop. The simulator uses it to step
+// the loop later than the actions that posted them.
+func (e *Engine) Pending() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inbox) > 0
+}
+
 // Close disposes the engine: it steps a Disposed event (cancelling delays, aborting attempts and
 // closing connections), stops the loop and waits for owned recovery work (attempts in progress) to
 // end. Commands waiting for a connection complete with an AcquireError of outcome closed.

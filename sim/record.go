@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 )
 
 // OpOutcome is how a workload operation ended, as its caller saw it.
@@ -96,6 +97,21 @@ type Send struct {
 	At time.Duration
 }
 
+// ReplyRecord is one reply of a command: one a node wrote for it (Result.Served), or one the
+// client paired with it (Result.Paired). Digest identifies the reply's bytes (FNV-1a, 64 bits),
+// so that the pairing checker compares what the client took for a command's reply with what the
+// node sent for that command.
+type ReplyRecord struct {
+	// CmdID is the command id.
+	CmdID uint64
+	// Conn is the connection the reply travelled on.
+	Conn fsm.ConnID
+	// At is the virtual time the node wrote it, or the client paired it.
+	At time.Duration
+	// Digest is the FNV-1a hash of the reply's RESP bytes.
+	Digest uint64
+}
+
 // Step is one engine step: the stamped event and the effects the machine produced.
 type Step struct {
 	Event   fsm.Event
@@ -119,6 +135,11 @@ type Result struct {
 	Applies []Apply
 	// Sends are the command frames written, in time order.
 	Sends []Send
+	// Served are the replies the nodes wrote for commands with an id, in time order (a reply
+	// the node dropped, or wrote later for a blocked command, is not among them).
+	Served []ReplyRecord
+	// Paired are the replies the client paired with commands with an id, in time order.
+	Paired []ReplyRecord
 	// Steps are the engine steps, in order.
 	Steps []Step
 	// Faults are the windows during which faults were active; HealedAt is when the last ended.
@@ -213,3 +234,43 @@ const (
 	// subscriptions open although their recovery gave up (caught by pubsub-exhaustion).
 	PlantPubSubKeepAfterExhaustion Plant = "pubsub-keep-after-exhaustion"
 )
+
+// Plants in the code both runtimes share (netio/wire and the engine's caller logic), switched on
+// through internal/plant: each is a wrong decision of production code, which a scenario catches.
+// Unlike the simulator's own plants they act every time their situation arises.
+const (
+	// PlantLateReplyToNextCaller: the pipeline skips a command whose caller stopped waiting and
+	// hands its late reply to the next caller on the connection (caught by pairing).
+	PlantLateReplyToNextCaller Plant = "late-reply-to-next-caller"
+	// PlantTimeoutKeepsPairing: the idle-read bound gives up on the oldest command alone and
+	// keeps the connection, so the next command is paired with the reply the first was owed
+	// (caught by pairing).
+	PlantTimeoutKeepsPairing Plant = "timeout-keeps-pairing"
+	// PlantPushCompletesCommand: a RESP3 push completes the oldest command (caught by pairing).
+	PlantPushCompletesCommand Plant = "push-completes-command"
+	// PlantAckToWrongBatch: a pub/sub acknowledgement marks the newest pending subscription
+	// command of its direction instead of the one that asked for it, so a later refusal ends the
+	// wrong subscription (caught by pubsub-subscriptions).
+	PlantAckToWrongBatch Plant = "ack-to-wrong-batch"
+	// PlantSendWithdrawn: the engine's grant sends a command its caller withdrew while the grant
+	// was on its way (caught by honest; needs RunOptions.LoopLag).
+	PlantSendWithdrawn Plant = "send-withdrawn"
+	// PlantIgnoreCancel: a caller whose command awaits its reply keeps waiting past its timeout
+	// (caught by outcomes).
+	PlantIgnoreCancel Plant = "ignore-cancel"
+	// PlantRecycleBeforeReply: a caller that gave up takes its command back while the connection
+	// still owns it, so the late reply completes the caller's next command (caught by pairing and
+	// outcomes).
+	PlantRecycleBeforeReply Plant = "recycle-before-reply"
+)
+
+// sharedPlants pairs the plants of shared code with their bugs.
+var sharedPlants = map[Plant]plant.Bug{
+	PlantLateReplyToNextCaller: plant.LateReplyToNextCaller,
+	PlantTimeoutKeepsPairing:   plant.TimeoutKeepsPairing,
+	PlantPushCompletesCommand:  plant.PushCompletesCommand,
+	PlantAckToWrongBatch:       plant.AckToWrongBatch,
+	PlantSendWithdrawn:         plant.SendWithdrawn,
+	PlantIgnoreCancel:          plant.IgnoreCancel,
+	PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
+}

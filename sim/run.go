@@ -7,6 +7,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/wire"
 )
 
@@ -27,6 +28,13 @@ type RunOptions struct {
 	KeepTrace bool
 	// MaxEvents bounds the scheduler events (zero: DefaultMaxEvents); exceeding it fails the run.
 	MaxEvents uint64
+	// LoopLag, when positive, makes the engine's event loop lag behind the rest of the world: the
+	// events an action posts are stepped LoopLag later, in a scheduler event of their own, as a
+	// production loop that runs on its own goroutine may step them after the callers moved on.
+	// Zero steps them at once after each action (the default, which every scenario's trace hash
+	// assumes). Random runs draw it, so that races between callers and the loop (a withdrawal
+	// landing while a grant is on its way) are explored.
+	LoopLag time.Duration
 }
 
 // ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
@@ -77,6 +85,10 @@ type world struct {
 
 	plants  plants
 	replays []*replayFrame
+	// shared switches on the plants of shared code (netio/wire, the engine); nil without any.
+	shared *plant.Set
+	// loopArmed: with RunOptions.LoopLag, a loop event is in the heap.
+	loopArmed bool
 
 	stepped bool
 	// flushes are the connections with commands sent during the current action.
@@ -150,14 +162,27 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 			w.plants.deadAfterHeal = true
 		}
 	}
+	var bugs []plant.Bug
+	for _, p := range sc.Plant {
+		if b, ok := sharedPlants[p]; ok {
+			bugs = append(bugs, b)
+		}
+	}
+	if len(bugs) > 0 {
+		w.shared = plant.New(w.sharedPlantFired, bugs...)
+	}
 	w.healed = len(sc.Faults) == 0
 	return w
 }
 
+// sharedPlantFired traces a plant of shared code acting on command id.
+func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tracePlant(b.String(), id) }
+
 func (w *world) run() (*Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
-	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink()})
+	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink(),
+		Plants: w.shared})
 
 	b := w.tr.begin()
 	b = append(b, "run start"...)
@@ -242,9 +267,34 @@ func (w *world) connected(g engine.Grant) {
 	}
 }
 
-// settle lets the engine step every event the last action posted, and fails the connection
-// attempts it cancelled meanwhile.
+// settle ends an action: it writes what the action sent and lets the engine step the events the
+// action posted, at once, or LoopLag later in a loop event of their own.
 func (w *world) settle() {
+	if w.opts.LoopLag <= 0 {
+		w.settleNow()
+		return
+	}
+	w.flushAll()
+	if !w.loopArmed && w.eng.Pending() {
+		w.loopArmed = true
+		w.k.after(w.opts.LoopLag, loopActor{w}, 0)
+	}
+}
+
+// loopActor is the lagging event loop (RunOptions.LoopLag).
+type loopActor struct{ w *world }
+
+func (l loopActor) run(uint64) bool {
+	w := l.w
+	w.loopArmed = false
+	w.stepped = false
+	w.settleNow()
+	return true
+}
+
+// settleNow lets the engine step every event pending, and fails the connection attempts it
+// cancelled meanwhile.
+func (w *world) settleNow() {
 	for {
 		w.eng.RunPending()
 		if w.stepped {
@@ -300,7 +350,7 @@ func (w *world) finish() {
 	w.dw.stop()
 	w.finishPubSub()
 	w.eng.Close()
-	w.settle()
+	w.settleNow()
 	w.drainPubSub()
 	res := w.res
 	res.End = end
@@ -325,6 +375,21 @@ func (w *world) nodeByID(id string) *node {
 }
 
 func (w *world) nodeByHost(host string) *node { return w.nodeByID(host) }
+
+// digest is the FNV-1a hash of b.
+func digest(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// recordReply appends a reply of command id to recs.
+func (w *world) recordReply(recs *[]ReplyRecord, id uint64, c *simConn, reply []byte) {
+	*recs = append(*recs, ReplyRecord{CmdID: id, Conn: c.id, At: w.k.now, Digest: digest(reply)})
+}
 
 // recordApply appends to the apply log.
 func (w *world) recordApply(n *node, c *simConn, id uint64, name string, afterHandshake bool) {

@@ -445,7 +445,9 @@ type LivenessExpect struct {
 var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, PlantLoseReply,
 	PlantStaleRead, PlantDoubleComplete, PlantEarlyCommand, PlantDeadAfterHeal,
 	PlantRetryPermanent, PlantReRent, PlantResendBlocking, PlantUseAfterReturn,
-	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion}
+	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion,
+	PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand, PlantAckToWrongBatch,
+	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply}
 
 // Planted reports whether the scenario plants p.
 func (sc *Scenario) Planted(p Plant) bool {

@@ -131,8 +131,10 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
 	c.machine = req.Machine
 	c.p.Init(req.Endpoint, req.Conn)
+	c.p.Plant(w.shared)
 	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub {
 		c.sub = &wire.Subscriber{}
+		c.sub.Plant(w.shared)
 	}
 	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
@@ -537,6 +539,9 @@ func (c *simConn) receive() {
 			if err != nil {
 				c.protocolFailure(err)
 				return
+			}
+			if cmd.ID != 0 {
+				c.w.recordReply(&c.w.res.Paired, cmd.ID, c, p.data[p.rd-n:p.rd])
 			}
 			err = wire.Deliver(cmd, v)
 			c.w.maybeDoubleComplete(cmd)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -63,6 +64,9 @@ type Pipeline struct {
 	popped   uint64 // commands ever taken from the flight
 	answered uint64 // commands Next took for a reply
 	progress time.Duration
+
+	// plants are the deliberate bugs of the simulator's positive controls; nil in production.
+	plants *plant.Set
 }
 
 // pipelineState says whether a connection takes commands.
@@ -80,6 +84,10 @@ func (p *Pipeline) Init(ep engine.Endpoint, id fsm.ConnID) {
 	p.closed = &IOError{Endpoint: ep, Conn: id, Op: "close", Err: ErrClosed}
 	p.rejected = &IOError{Endpoint: ep, Conn: id, Op: "send", Err: ErrClosed}
 }
+
+// Plant switches on the deliberate bugs of s in this pipeline, for the simulator's positive
+// controls. Only code inside respire can build a plant.Set; nil plants nothing.
+func (p *Pipeline) Plant(s *plant.Set) { p.plants = s }
 
 // ClosedError is the error that completes the commands pending when the engine closes or drains
 // the connection: an *IOError wrapping ErrClosed (ErrClosed itself before Init).
@@ -173,7 +181,15 @@ func (p *Pipeline) At(i int) *engine.Command { return p.flight.at(i) }
 
 // Unsolicited reports whether a frame read from the connection is a RESP3 push: it completes no
 // command, whatever it says, and goes to the push handler instead.
-func (p *Pipeline) Unsolicited(v *resp.Value) bool { return v.Kind == resp.KindPush }
+func (p *Pipeline) Unsolicited(v *resp.Value) bool {
+	if v.Kind != resp.KindPush {
+		return false
+	}
+	if p.plants != nil && p.flight.n > 0 && p.plants.Fire(plant.PushCompletesCommand, p.flight.at(0).ID) {
+		return false // planted: the push is taken for the oldest command's reply
+	}
+	return true
+}
 
 // errNoPending is the cause of the failure of a connection that read a reply with nothing in
 // flight.
@@ -190,6 +206,12 @@ func (p *Pipeline) Next() (*engine.Command, error) {
 	cmd := p.flight.pop()
 	p.popped++
 	p.answered++
+	if p.plants != nil && cmd.Left() && p.flight.n > 0 && p.plants.Fire(plant.LateReplyToNextCaller, cmd.ID) {
+		// Planted: nobody waits for the oldest command, so the reply goes to the next one (and
+		// the oldest is never completed).
+		cmd = p.flight.pop()
+		p.popped++
+	}
 	if cmd.Stage() == engine.StageWriting {
 		cmd.Written()
 	}
@@ -319,6 +341,17 @@ func (p *Pipeline) Idle(now, bound time.Duration) Idle {
 	due := p.progress + bound
 	if now < due {
 		return Idle{Pending: true, Due: due}
+	}
+	if p.plants != nil && p.plants.Fire(plant.TimeoutKeepsPairing, p.flight.at(0).ID) {
+		// Planted: give up on the oldest command alone (it is never completed) and keep the
+		// connection, as if the bound concerned that command only.
+		p.flight.pop()
+		p.popped++
+		p.progress = now
+		if p.flight.n == 0 {
+			return Idle{}
+		}
+		return Idle{Pending: true, Due: now + bound}
 	}
 	return Idle{Pending: true, Expired: true, Due: due}
 }

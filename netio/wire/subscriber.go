@@ -6,6 +6,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -37,6 +38,8 @@ type Subscriber struct {
 	id      fsm.ConnID
 	proto   int
 	pending []*subExpect
+	// plants are the deliberate bugs of the simulator's positive controls; nil in production.
+	plants *plant.Set
 }
 
 // subExpect is one thing the server owes a subscriber connection: the reply of a command, or one
@@ -57,6 +60,10 @@ func (x *subExpect) done() bool { return x.cmd == nil && x.acks == len(x.topics)
 func (s *Subscriber) Init(ep engine.Endpoint, id fsm.ConnID, proto int) {
 	s.ep, s.id, s.proto = ep, id, proto
 }
+
+// Plant switches on the deliberate bugs of p in this protocol, for the simulator's positive
+// controls. Only code inside respire can build a plant.Set; nil plants nothing.
+func (s *Subscriber) Plant(p *plant.Set) { s.plants = p }
 
 // Subscribe appends the (un)subscription commands for topics to dst (see AppendSubscriptions) and
 // expects their acknowledgements.
@@ -208,6 +215,9 @@ func (s *Subscriber) event(word string, v *resp.Value) (Frame, error) {
 // match marks topic's acknowledgement in the oldest pending subscription command of its direction
 // that names it and has not had it yet, and reports whether there was one.
 func (s *Subscriber) match(topic fsm.Topic, unsubscribe bool) bool {
+	if s.plants.Has(plant.AckToWrongBatch) {
+		return s.matchNewest(unsubscribe)
+	}
 	for _, x := range s.pending {
 		if x.cmd != nil || x.unsubscribe != unsubscribe {
 			continue
@@ -216,6 +226,26 @@ func (s *Subscriber) match(topic fsm.Topic, unsubscribe bool) bool {
 			if t == topic && !x.acked[i] {
 				x.acked[i] = true
 				x.acks++
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matchNewest is the planted AckToWrongBatch: the acknowledgement marks a topic of the newest
+// pending subscription command of its direction that still lacks one, whatever topics it names.
+func (s *Subscriber) matchNewest(unsubscribe bool) bool {
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		x := s.pending[i]
+		if x.cmd != nil || x.unsubscribe != unsubscribe || x.acks == len(x.topics) {
+			continue
+		}
+		for j := range x.topics {
+			if !x.acked[j] {
+				x.acked[j] = true
+				x.acks++
+				s.plants.Fire(plant.AckToWrongBatch, 0)
 				return true
 			}
 		}
