@@ -104,6 +104,9 @@ type Abandonment struct {
 // it. If the completion won the race, the caller waits for it (Wait).
 func (e *Engine) Abandon(cmd *Command) Abandonment {
 	if e.Withdraw(cmd) {
+		// No connection will complete it; should one ever do, the completion is not the
+		// caller's (Answered reports false) until the caller resets the command.
+		cmd.caller.Store(callerLeft)
 		return Abandonment{Verdict: VerdictFailed, Stage: StageQueued, Owned: true}
 	}
 	stage := cmd.Stage()

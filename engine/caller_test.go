@@ -28,13 +28,18 @@ func TestCallerProtocol(t *testing.T) {
 	h.eng.Submit(queued)
 	h.run()
 	a := h.eng.Abandon(queued)
-	if a.Wait || a.Verdict != VerdictFailed || a.Stage != StageQueued || !a.Owned {
+	if a.Wait || a.Verdict != VerdictFailed || a.Stage != StageQueued || !a.Owned || !queued.Left() {
 		t.Fatalf("withdrawn: %+v", a)
 	}
 	h.run()
 	h.ready()
 	if h.conns[firstConn(h)].count() != 0 || answered+late != 0 {
 		t.Fatal("a withdrawn command was sent or completed")
+	}
+	// Should a withdrawn command ever complete (it must not), the completion is not the
+	// caller's until it resets the command.
+	if queued.Answered() {
+		t.Fatal("a completion of a withdrawn command reached the caller")
 	}
 
 	// Left: the connection owns the command; its completion comes late and is nobody's.

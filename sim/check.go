@@ -366,16 +366,17 @@ func (c Policy) Check(r *Result) []Violation {
 				}
 				if s.scheduled {
 					waited := at - s.scheduledAt
+					lag := loopLag(r)
 					if f.Attempt != s.scheduledAttempt {
 						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
 					}
-					if waited != s.scheduledDelay {
+					if waited < s.scheduledDelay || waited > s.scheduledDelay+lag {
 						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
 							", scheduled delay was "+s.scheduledDelay.String()))
 					}
 					if c.Policy != nil {
 						lo, hi := Band(c.Policy, f.Attempt)
-						if waited < lo || waited > hi {
+						if waited < lo || waited > hi+lag {
 							out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
 								" outside ["+lo.String()+", "+hi.String()+"]"))
 						}
@@ -410,6 +411,15 @@ func routesResting(effects []fsm.Effect) bool {
 		}
 	}
 	return false
+}
+
+// loopLag is the lag of the run's event loop (Runtime.LoopLag): an event is stepped up to that
+// much after it happened, so a timer's dial may come that much after its delay.
+func loopLag(r *Result) time.Duration {
+	if r.Scenario == nil {
+		return 0
+	}
+	return r.Scenario.Runtime.LoopLag
 }
 
 // Band returns the interval the delay of policy attempt n must lie in, computed with exact

@@ -51,8 +51,12 @@
 //
 // # Plants
 //
-// Scenario.Plant plants deliberate bugs in the simulator layer (never in the engine or the
-// machines) so that each checker has a positive control: see the Plant constants.
+// Scenario.Plant plants deliberate bugs so that each checker has a positive control: see the
+// Plant constants. Most live in the simulator layer. The plants of shared code (netio/wire's
+// pipeline and subscriber protocol, the engine's caller logic and grant) are wrong decisions of
+// the very code production runs, switched on through internal/plant, which no application can
+// reach; each has a control scenario in testdata, and the random runs catch all but the pub/sub
+// one (TestRandomRunsCatchSharedPlants).
 //
 // # Running
 //

@@ -297,6 +297,9 @@ func (sc *Scenario) Validate() error {
 	if sc.Network.Jitter < 0 {
 		return fieldErr("network.jitter", "must not be negative")
 	}
+	if sc.Runtime.LoopLag < 0 || sc.Runtime.LoopLag > MaxLoopLag {
+		return fieldErr("runtime.loop_lag", "must be between 0 and "+MaxLoopLag.String())
+	}
 	if err := sc.validateClient(); err != nil {
 		return err
 	}
@@ -529,6 +532,8 @@ func (sc *Scenario) validateFault(i int) error {
 		return optSpan("for", f.Pause.For)
 	case f.SubscribeError != nil:
 		return sc.validateSubscribeError(field, f.SubscribeError)
+	case f.Push != nil:
+		return sc.validatePush(field, f.Push)
 	}
 	return nil
 }
@@ -675,6 +680,9 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 			fix(f.Pause.For, forDraw)
 		case f.SubscribeError != nil:
 			fix(f.SubscribeError.For, forDraw)
+		case f.Push != nil:
+			fix(f.Push.For, forDraw)
+			f.Push.Every = f.Push.Every.resolve(extraDraw)
 		}
 	}
 	return out, nil
@@ -764,6 +772,7 @@ func (f *Fault) clone() Fault {
 		out.Pause = &PauseFault{Node: x.Node, For: clonePtr(x.For)}
 	}
 	out.SubscribeError = f.SubscribeError.clone()
+	out.Push = f.Push.clone()
 	return out
 }
 
@@ -809,6 +818,8 @@ func (f *Fault) window(end time.Duration) Window {
 		return span(f.Pause.For)
 	case f.SubscribeError != nil:
 		return span(f.SubscribeError.For)
+	case f.Push != nil:
+		return span(f.Push.For)
 	}
 	return Window{From: from, To: from}
 }

@@ -253,7 +253,7 @@ const (
 	// wrong subscription (caught by pubsub-subscriptions).
 	PlantAckToWrongBatch Plant = "ack-to-wrong-batch"
 	// PlantSendWithdrawn: the engine's grant sends a command its caller withdrew while the grant
-	// was on its way (caught by honest; needs RunOptions.LoopLag).
+	// was on its way (caught by honest; needs runtime.loop_lag).
 	PlantSendWithdrawn Plant = "send-withdrawn"
 	// PlantIgnoreCancel: a caller whose command awaits its reply keeps waiting past its timeout
 	// (caught by outcomes).

@@ -28,13 +28,6 @@ type RunOptions struct {
 	KeepTrace bool
 	// MaxEvents bounds the scheduler events (zero: DefaultMaxEvents); exceeding it fails the run.
 	MaxEvents uint64
-	// LoopLag, when positive, makes the engine's event loop lag behind the rest of the world: the
-	// events an action posts are stepped LoopLag later, in a scheduler event of their own, as a
-	// production loop that runs on its own goroutine may step them after the callers moved on.
-	// Zero steps them at once after each action (the default, which every scenario's trace hash
-	// assumes). Random runs draw it, so that races between callers and the loop (a withdrawal
-	// landing while a grant is on its way) are explored.
-	LoopLag time.Duration
 }
 
 // ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
@@ -87,7 +80,7 @@ type world struct {
 	replays []*replayFrame
 	// shared switches on the plants of shared code (netio/wire, the engine); nil without any.
 	shared *plant.Set
-	// loopArmed: with RunOptions.LoopLag, a loop event is in the heap.
+	// loopArmed: with Runtime.LoopLag, a loop event is in the heap.
 	loopArmed bool
 
 	stepped bool
@@ -268,20 +261,21 @@ func (w *world) connected(g engine.Grant) {
 }
 
 // settle ends an action: it writes what the action sent and lets the engine step the events the
-// action posted, at once, or LoopLag later in a loop event of their own.
+// action posted, at once, or runtime.loop_lag later in a loop event of their own.
 func (w *world) settle() {
-	if w.opts.LoopLag <= 0 {
+	lag := w.sc.Runtime.LoopLag
+	if lag <= 0 {
 		w.settleNow()
 		return
 	}
 	w.flushAll()
 	if !w.loopArmed && w.eng.Pending() {
 		w.loopArmed = true
-		w.k.after(w.opts.LoopLag, loopActor{w}, 0)
+		w.k.after(lag, loopActor{w}, 0)
 	}
 }
 
-// loopActor is the lagging event loop (RunOptions.LoopLag).
+// loopActor is the lagging event loop (Runtime.LoopLag).
 type loopActor struct{ w *world }
 
 func (l loopActor) run(uint64) bool {
