@@ -297,15 +297,8 @@ func (s *SubConn) readLoop() error {
 		if err != nil {
 			return s.ioError(err)
 		}
+		f.ReportTo(s.recv, s.id)
 		switch f.Kind {
-		case wire.FrameMessage:
-			s.recv.Message(s.id, f.Message)
-		case wire.FrameAcked:
-			s.recv.Acked(s.id, f.Topic)
-		case wire.FrameRejected:
-			for _, t := range f.Topics {
-				s.recv.Rejected(s.id, t, f.Err)
-			}
 		case wire.FramePush:
 			if s.push != nil {
 				s.push(s.scratch)

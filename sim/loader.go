@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -789,37 +788,4 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
-}
-
-// window returns the planned window of fault f (resolved): its start, and its planned end (the
-// start for instantaneous or triggered faults, end for unbounded ones).
-func (f *Fault) window(end time.Duration) Window {
-	from := f.At.Value()
-	span := func(r *TimeRange) Window {
-		if r == nil {
-			return Window{From: from, To: end}
-		}
-		return Window{From: from, To: min(from+r.Value(), end)}
-	}
-	switch {
-	case f.Refuse != nil:
-		return span(f.Refuse.For)
-	case f.Blackhole != nil:
-		return span(f.Blackhole.For)
-	case f.AcceptThenDrop != nil:
-		return span(f.AcceptThenDrop.For)
-	case f.Delay != nil:
-		return span(f.Delay.For)
-	case f.Kill != nil:
-		return span(f.Kill.RestartAfter)
-	case f.HandshakeError != nil:
-		return span(f.HandshakeError.For)
-	case f.Pause != nil:
-		return span(f.Pause.For)
-	case f.SubscribeError != nil:
-		return span(f.SubscribeError.For)
-	case f.Push != nil:
-		return span(f.Push.For)
-	}
-	return Window{From: from, To: from}
 }

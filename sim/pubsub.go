@@ -617,45 +617,23 @@ func (c *simConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 // delivers what it means to the router, as netio's SubConn does. It reports false when the frame
 // failed the connection.
 func (c *simConn) subscriberFrame(v *resp.Value) bool {
-	ps := c.w.ps
 	f, err := c.sub.Read(v)
+	if err == nil && f.Kind == wire.FrameReply {
+		err = wire.Deliver(f.Cmd, v)
+	}
 	if err != nil {
 		c.protocolFailure(err)
 		return false
 	}
-	switch f.Kind {
-	case wire.FrameMessage:
-		if ps != nil {
-			ps.router.Message(c.id, f.Message)
-		}
-		return true
-	case wire.FrameReply:
-		if err := wire.Deliver(f.Cmd, v); err != nil {
-			c.protocolFailure(err)
-			return false
-		}
-		if c.drained() {
-			c.closeClient(c.p.ClosedError())
-		}
-		return true
-	case wire.FramePush:
-		return true
-	case wire.FrameRejected:
-		if ps != nil {
-			err := memo(f.Err)
-			for _, t := range f.Topics {
-				ps.router.Rejected(c.id, t, err)
-			}
+	if f.Kind == wire.FrameReply && c.drained() {
+		c.closeClient(c.p.ClosedError())
+	}
+	if ps := c.w.ps; ps != nil {
+		f.ReportTo(ps.router, c.id)
+		// An answer to a subscription command may leave the connection quiescent: snapshot.
+		if f.Kind == wire.FrameRejected || ((f.Kind == wire.FrameAcked || f.Kind == wire.FrameIgnored) && c.sub.Owed() == 0) {
 			ps.armCheck()
 		}
-		return true
-	case wire.FrameAcked:
-		if ps != nil {
-			ps.router.Acked(c.id, f.Topic)
-		}
-	}
-	if ps != nil && c.sub.Owed() == 0 {
-		ps.armCheck()
 	}
 	return true
 }

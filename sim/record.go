@@ -97,18 +97,13 @@ type Send struct {
 	At time.Duration
 }
 
-// ReplyRecord is one reply of a command: one a node wrote for it (Result.Served), or one the
-// client paired with it (Result.Paired). Digest identifies the reply's bytes (FNV-1a, 64 bits),
-// so that the pairing checker compares what the client took for a command's reply with what the
-// node sent for that command.
+// ReplyRecord is a reply of command CmdID on connection Conn at At: one a node wrote for it
+// (Result.Served), or one the client paired with it (Result.Paired). Digest is the FNV-1a hash of
+// the reply's RESP bytes, so that the pairing checker compares the two.
 type ReplyRecord struct {
-	// CmdID is the command id.
-	CmdID uint64
-	// Conn is the connection the reply travelled on.
-	Conn fsm.ConnID
-	// At is the virtual time the node wrote it, or the client paired it.
-	At time.Duration
-	// Digest is the FNV-1a hash of the reply's RESP bytes.
+	CmdID  uint64
+	Conn   fsm.ConnID
+	At     time.Duration
 	Digest uint64
 }
 
@@ -235,33 +230,18 @@ const (
 	PlantPubSubKeepAfterExhaustion Plant = "pubsub-keep-after-exhaustion"
 )
 
-// Plants in the code both runtimes share (netio/wire and the engine's caller logic), switched on
-// through internal/plant: each is a wrong decision of production code, which a scenario catches.
-// Unlike the simulator's own plants they act every time their situation arises.
+// Plants in the code both runtimes share (netio/wire, the engine's caller logic and grant),
+// switched on through internal/plant, which documents each bug: wrong decisions of production code
+// that a control scenario in testdata catches. Unlike the simulator's own plants they act every
+// time their situation arises.
 const (
-	// PlantLateReplyToNextCaller: the pipeline skips a command whose caller stopped waiting and
-	// hands its late reply to the next caller on the connection (caught by pairing).
-	PlantLateReplyToNextCaller Plant = "late-reply-to-next-caller"
-	// PlantTimeoutKeepsPairing: the idle-read bound gives up on the oldest command alone and
-	// keeps the connection, so the next command is paired with the reply the first was owed
-	// (caught by pairing).
-	PlantTimeoutKeepsPairing Plant = "timeout-keeps-pairing"
-	// PlantPushCompletesCommand: a RESP3 push completes the oldest command (caught by pairing).
-	PlantPushCompletesCommand Plant = "push-completes-command"
-	// PlantAckToWrongBatch: a pub/sub acknowledgement marks the newest pending subscription
-	// command of its direction instead of the one that asked for it, so a later refusal ends the
-	// wrong subscription (caught by pubsub-subscriptions).
-	PlantAckToWrongBatch Plant = "ack-to-wrong-batch"
-	// PlantSendWithdrawn: the engine's grant sends a command its caller withdrew while the grant
-	// was on its way (caught by honest; needs runtime.loop_lag).
-	PlantSendWithdrawn Plant = "send-withdrawn"
-	// PlantIgnoreCancel: a caller whose command awaits its reply keeps waiting past its timeout
-	// (caught by outcomes).
-	PlantIgnoreCancel Plant = "ignore-cancel"
-	// PlantRecycleBeforeReply: a caller that gave up takes its command back while the connection
-	// still owns it, so the late reply completes the caller's next command (caught by pairing and
-	// outcomes).
-	PlantRecycleBeforeReply Plant = "recycle-before-reply"
+	PlantLateReplyToNextCaller Plant = "late-reply-to-next-caller" // caught by pairing
+	PlantTimeoutKeepsPairing   Plant = "timeout-keeps-pairing"     // caught by pairing
+	PlantPushCompletesCommand  Plant = "push-completes-command"    // caught by pairing
+	PlantAckToWrongBatch       Plant = "ack-to-wrong-batch"        // caught by pubsub-subscriptions
+	PlantSendWithdrawn         Plant = "send-withdrawn"            // caught by honest (runtime.loop_lag)
+	PlantIgnoreCancel          Plant = "ignore-cancel"             // caught by outcomes
+	PlantRecycleBeforeReply    Plant = "recycle-before-reply"      // caught by pairing and outcomes
 )
 
 // sharedPlants pairs the plants of shared code with their bugs.

@@ -70,7 +70,6 @@ type simConn struct {
 	clientClosed bool
 	hs           *wire.Handshake
 	hsCfg        *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
-	hsWant       int
 	hsBuf        []byte
 	scratch      resp.Value
 	// p is the pending commands: the same machine netio's connections run (netio/wire).
@@ -288,7 +287,6 @@ func (c *simConn) nextBatch() {
 		c.becomeReady()
 		return
 	}
-	c.hsWant = n
 	c.up.write(frames)
 }
 
@@ -518,7 +516,7 @@ func (c *simConn) receive() {
 				c.failAttempt(c.connectError(wire.StageHandshake, false, 0, err))
 				return
 			}
-			if c.hsWant--; c.hsWant == 0 {
+			if c.hs.Answered() {
 				c.nextBatch()
 			}
 		case phaseReady:

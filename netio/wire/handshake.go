@@ -171,6 +171,9 @@ func (h *Handshake) Next(dst []byte) ([]byte, int) {
 	return dst, len(h.batch)
 }
 
+// Answered reports whether every command of the current batch has its reply: time for Next.
+func (h *Handshake) Answered() bool { return h.replied == len(h.batch) }
+
 // Reply judges the reply to the next command of the current batch. A non-nil error fails the
 // handshake; the connection must then be closed.
 func (h *Handshake) Reply(v *resp.Value) error {

@@ -145,6 +145,21 @@ type Frame struct {
 	Cmd *engine.Command
 }
 
+// ReportTo hands what f means to the engine's receiver r, for connection conn: a message, an
+// acknowledgement, or the refusal of each refused topic. Replies and pushes are the driver's.
+func (f *Frame) ReportTo(r engine.PubSubReceiver, conn fsm.ConnID) {
+	switch f.Kind {
+	case FrameMessage:
+		r.Message(conn, f.Message)
+	case FrameAcked:
+		r.Acked(conn, f.Topic)
+	case FrameRejected:
+		for _, t := range f.Topics {
+			r.Rejected(conn, t, f.Err)
+		}
+	}
+}
+
 // Read judges one frame read from the connection. An error fails the connection: a malformed
 // pub/sub event, or a reply nothing awaits.
 func (s *Subscriber) Read(v *resp.Value) (Frame, error) {
