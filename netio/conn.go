@@ -33,6 +33,11 @@ const (
 // connection that completes it (Close waits for the reader): replies arrive in order behind it.
 // Send and Drain may be called from a Done callback.
 //
+// What it decides about its commands (stages, pairing, pushes, drain, failure, the idle-read
+// verdict) is wire.Pipeline's, the machine the simulator runs too; Conn adds the socket, the two
+// goroutines and the locks: the pipeline's queue side under one lock, its flight side under
+// another, so that the writer and the reader do not contend.
+//
 // When the connection fails (a read or write error, the server closing it, a protocol error) it
 // fails once: every pending command completes with the same *IOError (those never written at
 // StageBuffered, written ones at their later stage, so MaybeSent tells an unknown outcome from a
@@ -82,6 +87,8 @@ type Conn struct {
 	// p is the pending commands (netio/wire): its queue side is guarded by qmu, its flight side
 	// by fmu, its batch side is the writer's.
 	p wire.Pipeline
+	// closedErr is p.ClosedError(), read without a lock.
+	closedErr error
 
 	// Sender side, guarded by qmu (with p's queue side).
 	qmu        sync.Mutex
@@ -141,6 +148,7 @@ func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
 	}
 	c.origin = time.Now()
 	c.p.Init(c.ep, c.id)
+	c.closedErr = c.p.ClosedError() // built once, before any goroutine shares it
 	return c
 }
 
@@ -211,7 +219,7 @@ func (c *Conn) Drain() {
 	}
 	c.draining.Store(true)
 	if c.completed.Load() == accepted {
-		c.shutdown(c.p.ClosedError(), true)
+		c.shutdown(c.closedErr, true)
 	}
 }
 
@@ -220,7 +228,7 @@ func (c *Conn) Drain() {
 // stage) and returns once both of the connection's goroutines have finished. It reports nothing
 // to the Sink. Close is idempotent; it must not be called from a command's Done callback.
 func (c *Conn) Close() {
-	c.shutdown(c.p.ClosedError(), true)
+	c.shutdown(c.closedErr, true)
 	<-c.done
 }
 
@@ -292,7 +300,7 @@ func (c *Conn) readLoop() error {
 			return c.ioError("read", err)
 		}
 		if c.draining.Load() && c.drained(completed) {
-			c.shutdown(c.p.ClosedError(), true)
+			c.shutdown(c.closedErr, true)
 		}
 	}
 }

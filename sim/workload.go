@@ -82,6 +82,8 @@ func newWorkload(w *world) *workload {
 	w.res.Ops = make([]Op, 0, expected)
 	w.res.Applies = make([]Apply, 0, expected)
 	w.res.Sends = make([]Send, 0, expected)
+	w.res.Served = make([]ReplyRecord, 0, expected)
+	w.res.Paired = make([]ReplyRecord, 0, expected)
 	wl.live = make([]liveOp, 0, expected)
 	m := spec.Mix
 	sum := 0

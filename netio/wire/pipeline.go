@@ -51,8 +51,10 @@ type Pipeline struct {
 	accepted uint64
 	err      error // the first Stop's error
 	quiet    bool  // the connection stopped by Close or Drain: report nothing
-	closed   error // completes what is pending at Close or Drain
-	rejected error // answers Accept after Close or Drain
+	ep       engine.Endpoint
+	id       fsm.ConnID
+	closed   error // completes what is pending at Close or Drain (built when first needed)
+	rejected error // answers Accept after Close or Drain (built when first needed)
 
 	// Writer side.
 	spare []*engine.Command // the queue's next storage, swapped with it by Take
@@ -80,20 +82,18 @@ const (
 
 // Init prepares the pipeline of connection id to ep: the errors it answers with after Close or
 // Drain name them.
-func (p *Pipeline) Init(ep engine.Endpoint, id fsm.ConnID) {
-	p.closed = &IOError{Endpoint: ep, Conn: id, Op: "close", Err: ErrClosed}
-	p.rejected = &IOError{Endpoint: ep, Conn: id, Op: "send", Err: ErrClosed}
-}
+func (p *Pipeline) Init(ep engine.Endpoint, id fsm.ConnID) { p.ep, p.id = ep, id }
 
 // Plant switches on the deliberate bugs of s in this pipeline, for the simulator's positive
 // controls. Only code inside respire can build a plant.Set; nil plants nothing.
 func (p *Pipeline) Plant(s *plant.Set) { p.plants = s }
 
 // ClosedError is the error that completes the commands pending when the engine closes or drains
-// the connection: an *IOError wrapping ErrClosed (ErrClosed itself before Init).
+// the connection: an *IOError wrapping ErrClosed, built on the first call. Queue side (a driver
+// that needs it from several goroutines keeps the first result).
 func (p *Pipeline) ClosedError() error {
 	if p.closed == nil {
-		return ErrClosed
+		p.closed = &IOError{Endpoint: p.ep, Conn: p.id, Op: "close", Err: ErrClosed}
 	}
 	return p.closed
 }
@@ -120,7 +120,7 @@ func (p *Pipeline) Rejection() error {
 	case p.err != nil && !p.quiet:
 		return p.err
 	case p.rejected == nil:
-		return ErrClosed
+		p.rejected = &IOError{Endpoint: p.ep, Conn: p.id, Op: "send", Err: ErrClosed}
 	}
 	return p.rejected
 }
