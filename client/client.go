@@ -186,19 +186,12 @@ func (c *Client) Endpoint() Endpoint { return c.ep }
 type call struct {
 	cmd    engine.Command
 	done   chan struct{}
-	state  atomic.Uint32
 	timer  *time.Timer
 	client *Client
 	// spans and argv locate a raw command's arguments in its frame (raw.go).
 	spans []argSpan
 	argv  [][]byte
 }
-
-const (
-	callWaiting uint32 = iota
-	callCompleted
-	callAbandoned
-)
 
 func (c *Client) getCall() *call {
 	if v := c.calls.Get(); v != nil {
@@ -245,9 +238,9 @@ func (c *Client) putCall(cl *call) {
 }
 
 // onDone runs when the connection completes the command: it wakes the caller, or recycles the
-// call if the caller already gave up.
+// call if the caller already gave up (engine.Command.Answered).
 func (cl *call) onDone(*engine.Command) {
-	if cl.state.CompareAndSwap(callWaiting, callCompleted) {
+	if cl.cmd.Answered() {
 		cl.done <- struct{}{}
 		return
 	}
@@ -268,7 +261,6 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		c.putCall(cl)
 		return err
 	}
-	cl.state.Store(callWaiting)
 	cl.cmd.Reset()
 	c.eng.Submit(&cl.cmd)
 	var timeout <-chan time.Time
@@ -299,7 +291,6 @@ func (c *Client) completion(cl *call) error {
 	cmd := &cl.cmd
 	if cmd.Err != nil && cmd.MaybeSent() && c.replayUnknown.Load() {
 		// The planted defect (tests only): send the command again and report that attempt.
-		cl.state.Store(callWaiting)
 		cmd.Reset()
 		c.eng.Submit(cmd)
 		<-cl.done
@@ -329,33 +320,33 @@ func (c *Client) commandFailure(cmd *engine.Command) error {
 	return &ConnectionError{Endpoint: c.ep, Err: cmd.Err}
 }
 
-// abandon handles a caller that stops waiting (ctxErr set) or a command timeout (ctxErr nil).
+// abandon handles a caller that stops waiting (ctxErr set) or a command timeout (ctxErr nil), by
+// the caller protocol of the engine (Engine.Abandon), which the simulator's callers follow too.
 func (c *Client) abandon(cl *call, ctxErr error) error {
 	cmd := &cl.cmd
-	if c.eng.Withdraw(cmd) {
-		// Never handed to a connection: definitely not sent, and ours again.
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-		name := cmd.Name
+	a := c.eng.Abandon(cmd)
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	if a.Wait {
+		// The reply won the race: use it.
+		<-cl.done
+		return c.completion(cl)
+	}
+	name := cmd.Name
+	if a.Owned {
 		c.putCall(cl)
+	}
+	// Otherwise a connection owns the command: it may still be written (Buffered) or executed.
+	// The call is recycled by onDone when the connection completes it.
+	if a.Verdict == engine.VerdictFailed {
+		// Never handed to a connection: definitely not sent.
 		if ctxErr != nil {
 			return ctxErr
 		}
 		return c.timeoutErr(name, StageWaitingForCapacity)
 	}
-	stage := stageOf(cmd.Stage())
-	name := cmd.Name
-	if cl.timer != nil {
-		cl.timer.Stop()
-	}
-	if !cl.state.CompareAndSwap(callWaiting, callAbandoned) {
-		// The reply won the race: use it.
-		<-cl.done
-		return c.completion(cl)
-	}
-	// A connection owns the command: it may still be written (Buffered) or executed. The call
-	// is recycled by onDone when the connection completes it.
+	stage := stageOf(a.Stage)
 	if ctxErr != nil {
 		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stage, Err: ctxErr}
 	}

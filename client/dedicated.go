@@ -144,7 +144,7 @@ func (d *DedicatedConn) Close() error {
 		cl.begin("UNWATCH", 1, okShape)
 		cl.cmd.Reset()
 		// Nobody waits for the reply: the completion recycles the call.
-		cl.state.Store(callAbandoned)
+		cl.cmd.Leave()
 		cl.cmd.Enqueued()
 		d.conn.Send(&cl.cmd)
 		d.watching = false
@@ -196,7 +196,6 @@ func (d *DedicatedConn) budget() time.Duration {
 // send hands the calls to the connection back to back: its writer sends them in one batch.
 func (d *DedicatedConn) send(cls []*call) {
 	for _, cl := range cls {
-		cl.state.Store(callWaiting)
 		cl.cmd.Reset()
 		cl.cmd.Enqueued()
 		d.conn.Send(&cl.cmd)
@@ -252,7 +251,7 @@ func (d *DedicatedConn) abandon(cls []*call, from int, ctxErr error) error {
 	name := last.cmd.Name
 	stage := stageOf(last.cmd.Stage())
 	for i, cl := range cls {
-		if i >= from && cl.state.CompareAndSwap(callWaiting, callAbandoned) {
+		if i >= from && cl.cmd.Leave() {
 			continue // its completion recycles it
 		}
 		if i >= from {

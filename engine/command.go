@@ -63,16 +63,20 @@ type Command struct {
 	Done func(*Command)
 
 	stage atomic.Uint32
-	final Stage
+	// caller is the caller's side of the command (caller.go): waiting, answered or left.
+	caller atomic.Uint32
+	final  Stage
 	// waiter is the engine's waiter id while the command waits for a connection.
 	waiter fsm.WaiterID
 }
 
-// Reset prepares a completed or new command for reuse: stage Queued, no error. It keeps Frame's
-// storage. Reply keeps whatever storage the last connection left in it (transports may swap reply
-// storage between commands to avoid copying); its contents are stale until the next completion.
+// Reset prepares a completed or new command for reuse: stage Queued, no error, its caller waiting
+// (see Answered). It keeps Frame's storage. Reply keeps whatever storage the last connection left
+// in it (transports may swap reply storage between commands to avoid copying); its contents are
+// stale until the next completion.
 func (c *Command) Reset() {
 	c.stage.Store(uint32(StageQueued))
+	c.caller.Store(callerWaiting)
 	c.final = StageQueued
 	c.Err = nil
 	c.waiter = 0

@@ -40,6 +40,11 @@
 // The engine's Config comes from package engine/config, the resolver that client.Options and the
 // simulator's scenarios share, so both runtimes configure the machines the same way.
 //
+// A caller that stops waiting for a command (its timeout or its context) follows the caller's
+// protocol (caller.go): Engine.Abandon withdraws a command still waiting for a connection (a
+// definite failure) or leaves one a connection owns to it (an unknown outcome, whose late
+// completion Command.Answered reports). The client and the simulator's callers both use it.
+//
 // The engine runs its loop on a goroutine (Start) in production, or is driven synchronously with
 // RunPending by the simulator, with no goroutines at all.
 package engine

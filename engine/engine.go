@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 )
 
 // DefaultJournalSize is the number of events the engine's journal retains when Config.JournalSize
@@ -60,6 +61,10 @@ type Deps struct {
 	// produced, before they are executed. The simulator builds its trace from it; tests use it to
 	// check replay. The effects slice is reused: copy what you keep.
 	OnStep func(ev *fsm.Event, effects []fsm.Effect)
+	// Plants switches on deliberate bugs of the engine's caller and grant logic, for the
+	// simulator's positive controls (see package internal/plant). Only code inside respire can
+	// build one; nil, the only value anyone else can give, plants nothing.
+	Plants *plant.Set
 }
 
 // item is one entry of the inbox: an event and the objects that travel with it but stay out of
@@ -418,6 +423,14 @@ func (e *Engine) RunPending() bool {
 	}
 }
 
+// Pending reports whether events wait in the inbox for the loop. The simulator uses it to step
+// the loop later than the actions that posted them.
+func (e *Engine) Pending() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inbox) > 0
+}
+
 // Close disposes the engine: it steps a Disposed event (cancelling delays, aborting attempts and
 // closing connections), stops the loop and waits for owned recovery work (attempts in progress) to
 // end. Commands waiting for a connection complete with an AcquireError of outcome closed.
@@ -574,6 +587,10 @@ func (e *Engine) complete(f *fsm.Effect) {
 		if c == nil {
 			cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeFailed})
 		} else if cmd.Enqueued() {
+			c.Send(cmd)
+		} else if cmd.Stage() == StageAbandoned && e.deps.Plants.Fire(plant.SendWithdrawn, cmd.ID) {
+			// Planted: the grant sends a command its caller withdrew.
+			cmd.stage.Store(uint32(StageBuffered))
 			c.Send(cmd)
 		}
 	case fsm.OutcomeCancelled:

@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 const (
@@ -19,15 +20,6 @@ const (
 	// maxRetainedBuffer is the largest write buffer kept for reuse; a larger one (a batch holding a
 	// big value) is dropped after its write so that one large command does not pin memory.
 	maxRetainedBuffer = 1 << 20
-)
-
-// connState says whether a connection takes commands.
-type connState uint8
-
-const (
-	stateOpen     connState = iota // taking commands
-	stateDraining                  // finishing accepted commands, then closing
-	stateClosed                    // failed, closed or drained
 )
 
 // Conn is one established, handshaken connection to a Redis server: the netio implementation of
@@ -40,6 +32,11 @@ const (
 // Send rejects them at once. A Done callback must not block, and must not call Close of the
 // connection that completes it (Close waits for the reader): replies arrive in order behind it.
 // Send and Drain may be called from a Done callback.
+//
+// What it decides about its commands (stages, pairing, pushes, drain, failure, the idle-read
+// verdict) is wire.Pipeline's, the machine the simulator runs too; Conn adds the socket, the two
+// goroutines and the locks: the pipeline's queue side under one lock, its flight side under
+// another, so that the writer and the reader do not contend.
 //
 // When the connection fails (a read or write error, the server closing it, a protocol error) it
 // fails once: every pending command completes with the same *IOError (those never written at
@@ -84,40 +81,32 @@ type Conn struct {
 	// writeArmed is the socket's write deadline (writer-owned; zero: none).
 	writeArmed time.Time
 
-	// Errors shared by every command they complete.
-	closedErr   error // Close and Drain: commands pending at that moment
-	rejectedErr error // Send after Close or Drain
+	// origin is the time base of the pipeline's instants (the idle-read clock).
+	origin time.Time
 
-	// Sender side, guarded by qmu.
+	// p is the pending commands (netio/wire): its queue side is guarded by qmu, its flight side
+	// by fmu, its batch side is the writer's.
+	p wire.Pipeline
+	// closedErr is p.ClosedError(), read without a lock.
+	closedErr error
+
+	// Sender side, guarded by qmu (with p's queue side).
 	qmu        sync.Mutex
-	queue      []*engine.Command
-	state      connState
-	writerIdle bool   // the writer waits on wake
-	accepted   uint64 // commands taken by Send
-	failErr    error  // the first failure; set once
-	quiet      bool   // the failure came from Close or Drain: report nothing
+	writerIdle bool // the writer waits on wake
 	wake       chan struct{}
-	failed     atomic.Bool // failErr is set (read without the lock by the writer)
+	failed     atomic.Bool // the pipeline stopped (read without the lock by the writer)
 
-	// Writer-owned.
-	spare []*engine.Command // the writer's spare queue slice, swapped with queue
-	held  []*engine.Command // taken from the queue, not yet handed to the reader
-	buf   []byte            // frames of held
+	// Writer-owned (with p's batch side).
+	buf []byte // frames of the held commands
 
-	// In flight: written or being written, guarded by fmu.
-	fmu    sync.Mutex
-	flight ring
-	pushed uint64 // commands ever pushed to flight
-	popped uint64 // commands ever popped from flight
+	// In flight: p's flight side and the idle-read watchdog state (liveness.go), guarded by fmu.
+	fmu sync.Mutex
+	// readArmed is the socket's read deadline (zero: none).
+	readArmed time.Time
 
-	// inFlight is pushed-popped, readable without fmu: the writer's hint that other callers
+	// inFlight mirrors p.InFlight, readable without fmu: the writer's hint that other callers
 	// are active.
 	inFlight atomic.Int64
-	// Idle-read watchdog state, guarded by fmu (liveness.go): progressAt is the last progress of
-	// the replies (bytes arrived, or replies became pending), readArmed the socket's read
-	// deadline (zero: none).
-	progressAt time.Time
-	readArmed  time.Time
 
 	// Reader-owned.
 	rd        *resp.Reader
@@ -157,8 +146,9 @@ func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
 	} else {
 		c.rd = resp.NewReader(nc, cfg.Limits)
 	}
-	c.closedErr = &IOError{Endpoint: c.ep, Conn: c.id, Op: "close", Err: ErrClosed}
-	c.rejectedErr = &IOError{Endpoint: c.ep, Conn: c.id, Op: "send", Err: ErrClosed}
+	c.origin = time.Now()
+	c.p.Init(c.ep, c.id)
+	c.closedErr = c.p.ClosedError() // built once, before any goroutine shares it
 	return c
 }
 
@@ -179,7 +169,8 @@ func (c *Conn) Stopped() bool { return c.failed.Load() }
 func (c *Conn) Err() error {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
-	return c.failErr
+	err, _ := c.p.Err()
+	return err
 }
 
 // Send queues cmd, which must be at engine.StageBuffered, for writing and returns without waiting
@@ -200,16 +191,10 @@ func (c *Conn) Offer(cmd *engine.Command) bool { return c.enqueue(cmd) == nil }
 // enqueue queues cmd for the writer, or returns the error that rejects it.
 func (c *Conn) enqueue(cmd *engine.Command) error {
 	c.qmu.Lock()
-	if c.state != stateOpen {
-		err := c.rejectedErr
-		if c.failErr != nil && !c.quiet {
-			err = c.failErr
-		}
+	if err := c.p.Accept(cmd); err != nil {
 		c.qmu.Unlock()
 		return err
 	}
-	c.queue = append(c.queue, cmd)
-	c.accepted++
 	wake := c.writerIdle
 	c.writerIdle = false
 	c.qmu.Unlock()
@@ -227,13 +212,11 @@ func (c *Conn) enqueue(cmd *engine.Command) error {
 // while draining.
 func (c *Conn) Drain() {
 	c.qmu.Lock()
-	if c.state != stateOpen {
-		c.qmu.Unlock()
+	accepted, ok := c.p.Drain()
+	c.qmu.Unlock()
+	if !ok {
 		return
 	}
-	c.state = stateDraining
-	accepted := c.accepted
-	c.qmu.Unlock()
 	c.draining.Store(true)
 	if c.completed.Load() == accepted {
 		c.shutdown(c.closedErr, true)
@@ -253,13 +236,10 @@ func (c *Conn) Close() {
 // reader goroutine then completes everything pending (finish).
 func (c *Conn) shutdown(err error, quiet bool) {
 	c.qmu.Lock()
-	if c.failErr != nil {
+	if !c.p.Stop(err, quiet) {
 		c.qmu.Unlock()
 		return
 	}
-	c.failErr = err
-	c.quiet = quiet || c.state == stateDraining
-	c.state = stateClosed
 	c.failed.Store(true)
 	c.qmu.Unlock()
 	_ = c.nc.Close()
@@ -300,20 +280,19 @@ func (c *Conn) readLoop() error {
 		if err := c.rd.Read(&c.scratch); err != nil {
 			return c.ioError("read", err)
 		}
-		if c.scratch.Kind == resp.KindPush {
+		if c.p.Unsolicited(&c.scratch) {
 			if c.push != nil {
 				c.push(c.scratch)
 			}
 			continue
 		}
-		cmd := c.next()
-		if cmd == nil {
-			return c.ioError("read", &resp.ProtocolError{Reason: "reply without a pending command"})
+		cmd, err := c.next()
+		if err != nil {
+			return c.ioError("read", err)
 		}
 		// The reply moves into the command and the command's old storage becomes the next
 		// scratch: no copy, no allocation once the storages are large enough.
-		cmd.Reply, c.scratch = c.scratch, cmd.Reply
-		err := cmd.Replied()
+		err = wire.Deliver(cmd, &c.scratch)
 		completed++
 		c.completed.Store(completed)
 		if err != nil {
@@ -326,28 +305,22 @@ func (c *Conn) readLoop() error {
 	}
 }
 
-// next pops the oldest command in flight, marking it written if its write has not returned yet
-// (its reply proves the server received all of it). It returns nil when nothing is in flight.
-func (c *Conn) next() *engine.Command {
+// next takes the command the reply just read belongs to (wire.Pipeline.Next).
+func (c *Conn) next() (*engine.Command, error) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	if c.flight.n == 0 {
-		return nil
+	cmd, err := c.p.Next()
+	if cmd != nil {
+		c.inFlight.Add(-1)
 	}
-	cmd := c.flight.pop()
-	c.popped++
-	c.inFlight.Add(-1)
-	if cmd.Stage() == engine.StageWriting {
-		cmd.Written()
-	}
-	return cmd
+	return cmd, err
 }
 
 // drained reports whether every accepted command has completed.
 func (c *Conn) drained(completed uint64) bool {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
-	return c.accepted == completed
+	return c.p.Drained(completed)
 }
 
 // finish completes every pending command with the failure, in FIFO order, and reports Lost unless
@@ -355,26 +328,20 @@ func (c *Conn) drained(completed uint64) bool {
 // has exited, so it owns everything left.
 func (c *Conn) finish() {
 	c.qmu.Lock()
-	err, quiet := c.failErr, c.quiet
-	queued := c.queue
-	c.queue = nil
+	err, quiet := c.p.Err()
+	queued := c.p.TakeQueued()
 	c.qmu.Unlock()
 
 	c.fmu.Lock()
-	inFlight := make([]*engine.Command, 0, c.flight.n)
-	for c.flight.n > 0 {
-		inFlight = append(inFlight, c.flight.pop())
-		c.popped++
-	}
+	inFlight := c.p.TakeFlight(make([]*engine.Command, 0, c.p.InFlight()))
 	c.fmu.Unlock()
 
 	for _, cmd := range inFlight {
 		cmd.Complete(err)
 	}
-	for _, cmd := range c.held {
+	for _, cmd := range c.p.TakeHeld() {
 		cmd.Complete(err)
 	}
-	c.held = nil
 	for _, cmd := range queued {
 		cmd.Complete(err)
 	}
@@ -396,18 +363,18 @@ func (c *Conn) writeLoop() {
 
 // collect waits for commands and gathers the next write: everything queued, again and again while
 // more arrives and the batch is under maxBatchBytes. It reports false when the connection failed;
-// commands it holds then stay in held at StageBuffered for finish.
+// commands it holds then stay held at StageBuffered for finish.
 func (c *Conn) collect() bool {
 	yielded := false
 	c.qmu.Lock()
 	for {
-		if c.failErr != nil {
+		if c.p.Stopped() {
 			c.qmu.Unlock()
 			return false
 		}
-		if len(c.queue) == 0 {
-			if len(c.held) > 0 {
-				if !yielded && (len(c.held) > 1 || c.inFlight.Load() > 0) {
+		if !c.p.Queued() {
+			if held := c.p.Holding(); held > 0 {
+				if !yielded && (held > 1 || c.inFlight.Load() > 0) {
 					// Other callers are active: their next commands are likely runnable right
 					// now (woken by the replies just delivered). Let them run once before
 					// flushing so that one write carries them all. A lone sequential caller
@@ -428,15 +395,12 @@ func (c *Conn) collect() bool {
 			c.qmu.Lock()
 			continue
 		}
-		batch := c.queue
-		c.queue = c.spare
+		batch := c.p.Take()
 		c.qmu.Unlock()
 		for _, cmd := range batch {
 			c.buf = append(c.buf, cmd.Frame...)
 		}
-		c.held = append(c.held, batch...)
-		clear(batch)
-		c.spare = batch[:0]
+		c.p.Hold(batch)
 		if len(c.buf) >= maxBatchBytes {
 			return true
 		}
@@ -452,21 +416,12 @@ func (c *Conn) flush() bool {
 		return false
 	}
 	c.fmu.Lock()
-	first := c.pushed
-	wasIdle := c.flight.n == 0
+	first, last, wasIdle := c.p.Handoff()
 	if wasIdle && c.watching {
-		c.progressAt = time.Now() // replies become pending: the idle-read clock starts
+		c.p.Progress(c.since(time.Now())) // replies become pending: the idle-read clock starts
 	}
-	for _, cmd := range c.held {
-		cmd.Writing()
-		c.flight.push(cmd)
-	}
-	c.pushed += uint64(len(c.held))
-	c.inFlight.Add(int64(len(c.held)))
-	last := c.pushed
+	c.inFlight.Add(int64(last - first))
 	c.fmu.Unlock()
-	clear(c.held)
-	c.held = c.held[:0]
 
 	err := c.write(c.buf)
 	if cap(c.buf) > maxRetainedBuffer {
@@ -479,54 +434,17 @@ func (c *Conn) flush() bool {
 		return false
 	}
 	c.fmu.Lock()
-	if wasIdle && c.watching && c.flight.n > 0 {
+	if wasIdle && c.watching && c.p.InFlight() > 0 {
 		// Replies became pending on an idle connection and the write that carries them is done:
 		// the idle-read clock starts now. The reader may be blocked without a deadline.
 		now := time.Now()
-		c.progressAt = now
+		c.p.Progress(c.since(now))
 		c.armRead(now)
 	}
-	for seq := max(first, c.popped); seq < last; seq++ {
-		c.flight.at(int(seq - c.popped)).Written()
-	}
+	c.p.Wrote(first, last)
 	c.fmu.Unlock()
 	return true
 }
 
-// ring is a FIFO of commands in a power-of-two circular buffer that grows when full.
-type ring struct {
-	buf  []*engine.Command
-	head int
-	n    int
-}
-
-func (r *ring) push(cmd *engine.Command) {
-	if r.n == len(r.buf) {
-		r.grow()
-	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = cmd
-	r.n++
-}
-
-func (r *ring) pop() *engine.Command {
-	cmd := r.buf[r.head]
-	r.buf[r.head] = nil
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
-	return cmd
-}
-
-// at returns the i-th oldest command.
-func (r *ring) at(i int) *engine.Command {
-	return r.buf[(r.head+i)&(len(r.buf)-1)]
-}
-
-func (r *ring) grow() {
-	size := max(64, 2*len(r.buf))
-	buf := make([]*engine.Command, size)
-	for i := 0; i < r.n; i++ {
-		buf[i] = r.at(i)
-	}
-	r.buf = buf
-	r.head = 0
-}
+// since returns t as an instant of the pipeline's time base.
+func (c *Conn) since(t time.Time) time.Duration { return t.Sub(c.origin) }

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -15,7 +16,7 @@ type CredentialError struct {
 
 // Error implements error.
 func (e *CredentialError) Error() string {
-	return "respire: credential provider failed: " + causeText(e.Err)
+	return "respire: credential provider failed: " + strings.TrimPrefix(e.Err.Error(), "respire: ")
 }
 
 // Unwrap returns the provider's error.

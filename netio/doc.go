@@ -1,7 +1,15 @@
 // Package netio binds respire's engine to real sockets: dialing (TCP, Multipath TCP, Unix
 // sockets, a custom dial hook, TLS), the Redis handshake (HELLO, AUTH, SELECT, CLIENT SETNAME and
-// SETINFO, driven by the pure Handshake machine), and pipelined connection I/O over the RESP
-// codec of package resp.
+// SETINFO, driven by the pure Handshake machine of package wire), and pipelined connection I/O
+// over the RESP codec of package resp.
+//
+// Every protocol decision that is not a system call lives in package wire, which the simulator
+// drives too: the handshake, a connection's pending commands (wire.Pipeline: stages, reply
+// pairing, pushes, drain, failure, the idle-read verdict), the subscriber protocol
+// (wire.Subscriber), the connection errors and their classification. netio keeps the names of
+// the types under aliases (HandshakeConfig, ConnectError, IOError, ...) and adds what only
+// sockets need: dialing, TLS (and the classification of TLS failures), deadlines, and the writer
+// and reader goroutines with their two locks.
 //
 // netio is mechanism only: it never retries. One Transport.Open is one attempt, reported to the
 // engine's Sink as Dialed, then Ready or Failed (with a Classify class), then at most one Lost.

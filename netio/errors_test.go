@@ -160,29 +160,3 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
-
-func TestRing(t *testing.T) {
-	var r ring
-	cmds := make([]engine.Command, 300)
-	next := 0
-	// Interleave pushes and pops so that the ring wraps and grows while not empty.
-	for round := 0; round < 10; round++ {
-		for i := 0; i < 25; i++ {
-			r.push(&cmds[(round*25+i)%len(cmds)])
-		}
-		for i := 0; i < 20; i++ {
-			if got := r.pop(); got != &cmds[next%len(cmds)] {
-				t.Fatalf("pop %d returned the wrong command", next)
-			}
-			next++
-		}
-		for i := 0; i < r.n; i++ {
-			if r.at(i) != &cmds[(next+i)%len(cmds)] {
-				t.Fatalf("at(%d) wrong after round %d", i, round)
-			}
-		}
-	}
-	if r.n != 50 {
-		t.Fatalf("n = %d", r.n)
-	}
-}

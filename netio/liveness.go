@@ -11,33 +11,6 @@ import (
 // deadline, so the bound limits a stall (no progress), not the duration of a large write.
 const stallChunk = 64 << 10
 
-// LivenessError is the cause of the *IOError that aborts a connection because one of its liveness
-// bounds expired: no reply byte arrived for IdleReadTimeout while replies were pending (Op
-// "read"), or a write made no progress for WriteStallTimeout (Op "write"). Match it with
-// errors.As; the socket's timeout error is its cause.
-type LivenessError struct {
-	// Op is "read" for the idle-read bound, "write" for the write-stall bound.
-	Op string
-	// Budget is the bound that expired.
-	Budget time.Duration
-	// Err is the socket's timeout error.
-	Err error
-}
-
-// Error implements error.
-func (e *LivenessError) Error() string {
-	if e.Op == "write" {
-		return "respire: write made no progress for " + e.Budget.String() + " (write stall timeout)"
-	}
-	return "respire: no reply byte for " + e.Budget.String() + " with replies pending (idle read timeout)"
-}
-
-// Unwrap returns the socket's timeout error.
-func (e *LivenessError) Unwrap() error { return e.Err }
-
-// Timeout reports true: a liveness bound is a timeout.
-func (e *LivenessError) Timeout() bool { return true }
-
 // idleReadBound is the idle-read bound a Conn watches: TransportConfig.IdleReadTimeout for
 // command-slot connections, none for the others. A dedicated connection's blocking command
 // legitimately waits without a byte for as long as its own timeout says; a pub/sub connection's
@@ -63,7 +36,7 @@ func (r idleReader) Read(p []byte) (int, error) {
 		return c.nc.Read(p)
 	}
 	c.fmu.Lock()
-	if c.flight.n > 0 {
+	if c.p.InFlight() > 0 {
 		c.armRead(time.Now())
 	}
 	c.fmu.Unlock()
@@ -71,7 +44,7 @@ func (r idleReader) Read(p []byte) (int, error) {
 		n, err := c.nc.Read(p)
 		if n > 0 {
 			c.fmu.Lock()
-			c.progressAt = time.Now()
+			c.p.Progress(c.since(time.Now()))
 			c.fmu.Unlock()
 			return n, err
 		}
@@ -100,14 +73,14 @@ func (c *Conn) armRead(now time.Time) {
 func (c *Conn) staleDeadline() bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	now := time.Now()
+	idle := c.p.Idle(c.since(time.Now()), c.idleRead)
 	switch {
-	case c.flight.n == 0:
+	case !idle.Pending:
 		c.readArmed = time.Time{}
 		_ = c.nc.SetReadDeadline(c.readArmed)
 		return true
-	case now.Sub(c.progressAt) < c.idleRead:
-		c.readArmed = c.progressAt.Add(c.idleRead + c.idleRead/4)
+	case !idle.Expired:
+		c.readArmed = c.origin.Add(idle.Due + c.idleRead/4)
 		_ = c.nc.SetReadDeadline(c.readArmed)
 		return true
 	}

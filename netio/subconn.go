@@ -2,59 +2,19 @@ package netio
 
 import (
 	"net"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
-
-// SubscribeError is a server's refusal of a subscription command (an ACL denial such as NOPERM,
-// or an error of a server that does not know the command). It never contains credentials.
-type SubscribeError struct {
-	// Endpoint is the server that refused.
-	Endpoint engine.Endpoint
-	// Conn is the subscriber connection.
-	Conn fsm.ConnID
-	// Command is SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE.
-	Command string
-	// Code is the error's first word (NOPERM, ERR, ...); Message the whole error without the
-	// server's echo of the request's arguments (see RedactReply).
-	Code, Message string
-}
-
-// Error implements error.
-func (e *SubscribeError) Error() string {
-	return "respire: " + e.Command + " refused by " + e.Endpoint.String() + ": " + e.Message
-}
 
 // isSubscriber reports whether connections of machine m run in subscriber mode.
 func isSubscriber(m fsm.Machine) bool {
 	return m == fsm.MachinePubSub || m == fsm.MachineShardedPubSub
 }
-
-// subscribeCommands are the (un)subscription command names by topic kind.
-var subscribeCommands = [2][3]string{
-	{"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"},
-	{"UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"},
-}
-
-// subExpect is one thing the server owes a subscriber connection, in the order it was sent: the
-// reply of a command, or one acknowledgement per topic of a subscription command (or a single
-// error reply refusing it).
-type subExpect struct {
-	cmd         *engine.Command
-	command     string
-	topics      []fsm.Topic
-	acked       []bool
-	acks        int
-	unsubscribe bool
-}
-
-func (x *subExpect) done() bool { return x.cmd == nil && x.acks == len(x.topics) }
 
 // SubConn is a subscriber-mode connection, the netio implementation of engine.SubscriberConn
 // for the pub/sub episodes. Redis answers subscription commands with acknowledgements and then
@@ -63,7 +23,8 @@ func (x *subExpect) done() bool { return x.cmd == nil && x.acks == len(x.topics)
 // engine.PubSubReceiver (which reports them to the engine), and messages go to it too, on the
 // reader goroutine; they never complete commands. Any other reply completes the oldest command
 // sent with Send (a credential renewal, for example) or refuses the oldest subscription command
-// that has no acknowledgement yet.
+// that has no acknowledgement yet. Those rules are wire.Subscriber's, which the simulator runs
+// too.
 //
 // Like Conn it is mechanism only: it never resubscribes or reconnects; the episode machine
 // decides. When it fails (read or write error, EOF, protocol error) it fails once: pending
@@ -96,7 +57,7 @@ type SubConn struct {
 	mu       sync.Mutex
 	out      []byte
 	writing  []*engine.Command // commands whose frames are in out
-	pending  []*subExpect
+	sub      wire.Subscriber
 	failErr  error
 	quiet    bool
 	draining bool
@@ -123,6 +84,7 @@ func newSubConn(c *Conn, cfg *TransportConfig) *SubConn {
 		announced:  make(chan struct{}),
 		done:       make(chan struct{}),
 	}
+	s.sub.Init(s.ep, s.id, s.proto)
 	s.closedErr = &IOError{Endpoint: s.ep, Conn: s.id, Op: "close", Err: ErrClosed}
 	s.rejectedErr = &IOError{Endpoint: s.ep, Conn: s.id, Op: "send", Err: ErrClosed}
 	return s
@@ -160,44 +122,8 @@ func (s *SubConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 		return
 	}
 	s.armIdleRead()
-	s.out = AppendSubscriptions(s.out, topics, unsubscribe, func(name string, batch []fsm.Topic) {
-		s.pending = append(s.pending, &subExpect{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
-	})
+	s.out = s.sub.Subscribe(s.out, topics, unsubscribe)
 	s.wakeWriter()
-}
-
-// AppendSubscriptions appends the (un)subscribe commands for topics to dst: one command per topic
-// kind (SUBSCRIBE, PSUBSCRIBE), and one SSUBSCRIBE per shard channel so that no command spans hash
-// slots. For each command, in order, it calls sent with the command's name and topics, so that the
-// caller can expect one acknowledgement per topic. netio and the simulator share it.
-func AppendSubscriptions(dst []byte, topics []fsm.Topic, unsubscribe bool, sent func(name string, batch []fsm.Topic)) []byte {
-	u := 0
-	if unsubscribe {
-		u = 1
-	}
-	for kind := fsm.TopicChannel; kind <= fsm.TopicShard; kind++ {
-		var group []fsm.Topic
-		for _, t := range topics {
-			if t.Kind == kind {
-				group = append(group, t)
-			}
-		}
-		for len(group) > 0 {
-			batch := group
-			if kind == fsm.TopicShard {
-				batch = group[:1]
-			}
-			group = group[len(batch):]
-			name := subscribeCommands[u][kind]
-			dst = resp.AppendArrayHeader(dst, 1+len(batch))
-			dst = resp.AppendBulkString(dst, name)
-			for _, t := range batch {
-				dst = resp.AppendBulkString(dst, t.Name)
-			}
-			sent(name, batch)
-		}
-	}
-	return dst
 }
 
 // Send implements engine.Conn: cmd is written after what is queued, and completes with the next
@@ -218,7 +144,7 @@ func (s *SubConn) Send(cmd *engine.Command) {
 	s.armIdleRead()
 	s.out = append(s.out, cmd.Frame...)
 	s.writing = append(s.writing, cmd)
-	s.pending = append(s.pending, &subExpect{cmd: cmd})
+	s.sub.Send(cmd)
 	s.wakeWriter()
 	s.mu.Unlock()
 }
@@ -226,7 +152,7 @@ func (s *SubConn) Send(cmd *engine.Command) {
 // armIdleRead starts the idle-read bound when the server is about to owe a reply and owed
 // nothing so far. Called with mu held.
 func (s *SubConn) armIdleRead() {
-	if s.idleRead > 0 && len(s.pending) == 0 {
+	if s.idleRead > 0 && s.sub.Owed() == 0 {
 		_ = s.nc.SetReadDeadline(time.Now().Add(s.idleRead))
 	}
 }
@@ -238,7 +164,7 @@ func (s *SubConn) progressed() {
 	if s.idleRead <= 0 {
 		return
 	}
-	if len(s.pending) > 0 {
+	if s.sub.Owed() > 0 {
 		_ = s.nc.SetReadDeadline(time.Now().Add(s.idleRead))
 	} else {
 		_ = s.nc.SetReadDeadline(time.Time{})
@@ -257,7 +183,7 @@ func (s *SubConn) wakeWriter() {
 func (s *SubConn) Drain() {
 	s.mu.Lock()
 	s.draining = true
-	idle := s.commandsPending() == 0
+	idle := s.sub.CommandsPending() == 0
 	s.mu.Unlock()
 	if idle {
 		s.shutdown(s.closedErr, true)
@@ -269,16 +195,6 @@ func (s *SubConn) Drain() {
 func (s *SubConn) Close() {
 	s.shutdown(s.closedErr, true)
 	<-s.done
-}
-
-func (s *SubConn) commandsPending() int {
-	n := 0
-	for _, x := range s.pending {
-		if x.cmd != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // shutdown records the first failure, closes the socket and wakes the writer.
@@ -345,14 +261,11 @@ func (s *SubConn) run() {
 func (s *SubConn) finish() {
 	s.mu.Lock()
 	err, quiet := s.failErr, s.quiet
-	pending := s.pending
-	s.pending = nil
+	pending := s.sub.TakeCommands()
 	s.writing = nil
 	s.mu.Unlock()
-	for _, x := range pending {
-		if x.cmd != nil {
-			x.cmd.Complete(err)
-		}
+	for _, cmd := range pending {
+		cmd.Complete(err)
 	}
 	close(s.done)
 	if !quiet {
@@ -364,8 +277,6 @@ func (s *SubConn) finish() {
 func (s *SubConn) ioError(err error) error {
 	return &IOError{Endpoint: s.ep, Conn: s.id, Op: "read", Err: err}
 }
-
-func protocolError(reason string) error { return &resp.ProtocolError{Reason: reason} }
 
 // readLoop reads until the connection fails and returns the failure.
 func (s *SubConn) readLoop() error {
@@ -379,153 +290,26 @@ func (s *SubConn) readLoop() error {
 		if err := s.rd.Read(&s.scratch); err != nil {
 			return s.ioError(err)
 		}
-		v := &s.scratch
-		if kind, ok := pubsubKind(v, s.proto); ok {
-			if err := s.event(kind, v); err != nil {
-				return s.ioError(err)
-			}
-			continue
-		}
-		if v.Kind == resp.KindPush {
-			if s.push != nil {
-				s.push(*v)
-			}
-			continue
-		}
-		if err := s.reply(v); err != nil {
+		s.mu.Lock()
+		f, err := s.sub.Read(&s.scratch)
+		drain := f.Kind == wire.FrameReply && s.draining && s.sub.CommandsPending() == 0
+		s.mu.Unlock()
+		if err != nil {
 			return s.ioError(err)
 		}
-	}
-}
-
-// pubsubKind returns the event word of a pub/sub frame: a push on RESP3, an array outside the
-// request/reply flow on RESP2, whose first element names the event.
-func pubsubKind(v *resp.Value, proto int) (string, bool) {
-	if !(v.Kind == resp.KindPush || (proto == 2 && v.Kind == resp.KindArray)) || v.Len() < 3 {
-		return "", false
-	}
-	word := v.Elem(0)
-	if word.Kind != resp.KindBulkString && word.Kind != resp.KindSimpleString {
-		return "", false
-	}
-	switch string(word.Str) {
-	case "message", "pmessage", "smessage", "subscribe", "psubscribe", "ssubscribe",
-		"unsubscribe", "punsubscribe", "sunsubscribe":
-		return string(word.Str), true
-	}
-	return "", false
-}
-
-var eventTopicKinds = map[string]fsm.TopicKind{
-	"subscribe": fsm.TopicChannel, "psubscribe": fsm.TopicPattern, "ssubscribe": fsm.TopicShard,
-	"unsubscribe": fsm.TopicChannel, "punsubscribe": fsm.TopicPattern, "sunsubscribe": fsm.TopicShard,
-}
-
-// event handles one pub/sub frame.
-func (s *SubConn) event(kind string, v *resp.Value) error {
-	str := func(i int) string { return string(v.Elem(i).Str) }
-	switch kind {
-	case "message", "smessage":
-		t := fsm.TopicChannel
-		if kind == "smessage" {
-			t = fsm.TopicShard
-		}
-		ch := str(1)
-		s.recv.Message(s.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: t, Name: ch}, Channel: ch, Payload: str(2)})
-		return nil
-	case "pmessage":
-		if n := v.Len(); n < 4 {
-			return protocolError("pmessage with " + strconv.Itoa(n) + " elements")
-		}
-		s.recv.Message(s.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: fsm.TopicPattern, Name: str(1)},
-			Channel: str(2), Payload: str(3)})
-		return nil
-	}
-	topic := fsm.Topic{Kind: eventTopicKinds[kind], Name: str(1)}
-	unsubscribe := strings.Contains(kind, "unsubscribe")
-	s.mu.Lock()
-	matched := false
-	for _, x := range s.pending {
-		if x.cmd != nil || x.unsubscribe != unsubscribe {
-			continue
-		}
-		for i, t := range x.topics {
-			if t == topic && !x.acked[i] {
-				x.acked[i] = true
-				x.acks++
-				matched = true
-				break
+		f.ReportTo(s.recv, s.id)
+		switch f.Kind {
+		case wire.FramePush:
+			if s.push != nil {
+				s.push(s.scratch)
+			}
+		case wire.FrameReply:
+			if err := wire.Deliver(f.Cmd, &s.scratch); err != nil {
+				return s.ioError(err)
+			}
+			if drain {
+				s.shutdown(s.closedErr, true)
 			}
 		}
-		if matched {
-			break
-		}
 	}
-	s.popDone()
-	s.mu.Unlock()
-	// Acknowledgements nobody asked for (a server-side unsubscription, a duplicate) are ignored:
-	// the episode only acts on what it sent.
-	if matched && !unsubscribe {
-		s.recv.Acked(s.id, topic)
-	}
-	return nil
-}
-
-// popDone removes the answered expectations at the head of the queue. Called with mu held.
-func (s *SubConn) popDone() {
-	n := 0
-	for n < len(s.pending) && s.pending[n].done() {
-		s.pending[n] = nil
-		n++
-	}
-	if n > 0 {
-		s.pending = append(s.pending[:0], s.pending[n:]...)
-	}
-}
-
-// reply handles a reply that is not a pub/sub event: it answers the oldest command, or refuses
-// the oldest subscription command without acknowledgements.
-func (s *SubConn) reply(v *resp.Value) error {
-	s.mu.Lock()
-	var head *subExpect
-	for _, x := range s.pending {
-		if x.cmd != nil || x.acks == 0 {
-			head = x
-			break
-		}
-	}
-	if head == nil {
-		s.mu.Unlock()
-		return protocolError("reply without a pending command")
-	}
-	if head.cmd != nil {
-		cmd := head.cmd
-		head.cmd = nil
-		head.topics = nil
-		s.popDone()
-		drain := s.draining && s.commandsPending() == 0
-		s.mu.Unlock()
-		cmd.Reply, s.scratch = s.scratch, cmd.Reply
-		cmd.Complete(nil)
-		if drain {
-			s.shutdown(s.closedErr, true)
-		}
-		return nil
-	}
-	if !v.IsError() {
-		s.mu.Unlock()
-		return protocolError("unexpected " + v.Kind.String() + " reply to " + head.command)
-	}
-	topics := head.topics
-	head.acks = len(head.topics)
-	s.popDone()
-	s.mu.Unlock()
-	err := &SubscribeError{Endpoint: s.ep, Conn: s.id, Command: head.command, Code: v.ErrorCode(),
-		Message: RedactReply(v.ErrorMessage(), head.command, "")}
-	if !head.unsubscribe {
-		for _, t := range topics {
-			s.recv.Rejected(s.id, t, err)
-		}
-	}
-	return nil
 }

@@ -174,14 +174,13 @@ func (c *Conn) handshake(cfg *TransportConfig) error {
 	}()
 	for {
 		var n int
-		c.buf, n = h.Next(c.buf[:0])
-		if n == 0 {
+		if c.buf, n = h.Next(c.buf[:0]); n == 0 {
 			break
 		}
 		if _, err := c.nc.Write(c.buf); err != nil {
 			return err
 		}
-		for n > 0 {
+		for !h.Answered() {
 			if err := c.rd.Read(&c.scratch); err != nil {
 				return err
 			}
@@ -194,7 +193,6 @@ func (c *Conn) handshake(cfg *TransportConfig) error {
 			if err := h.Reply(&c.scratch); err != nil {
 				return err
 			}
-			n--
 		}
 	}
 	c.proto = h.Protocol()

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -69,8 +70,8 @@ func (NoReplay) Check(r *Result) []Violation {
 }
 
 // Outcomes checks that every operation ended exactly once with ok, a definite failure, or an
-// unknown outcome, and that unknown is used only when the command's bytes were written (DESIGN
-// checker 2).
+// unknown outcome, within its command timeout, and that unknown is used only when the command's
+// bytes were written (DESIGN checker 2).
 type Outcomes struct{}
 
 // Name implements Checker.
@@ -83,7 +84,15 @@ func (Outcomes) Check(r *Result) []Violation {
 	for _, s := range r.Sends {
 		sent[s.CmdID] = true
 	}
+	timeout := time.Duration(0)
+	if r.Scenario != nil {
+		timeout = r.Scenario.Client.CommandTimeout
+	}
 	for _, op := range r.Ops {
+		if op.Outcome != OpPending && timeout > 0 && op.Return > op.Call+timeout {
+			out = append(out, violation(CheckOutcomes, op.Return, "op "+u(op.ID)+" "+op.Name+" ended "+
+				(op.Return-op.Call).String()+" after its call, past its "+timeout.String()+" timeout"))
+		}
 		switch op.Outcome {
 		case OpPending:
 			out = append(out, violation(CheckOutcomes, op.Call, "op "+u(op.ID)+" "+op.Name+" never completed"))
@@ -124,9 +133,11 @@ func (Honest) Check(r *Result) []Violation {
 	return out
 }
 
-// Pairing checks FIFO reply pairing per connection: commands written to one connection complete
-// successfully in the order they were written, and a command completes only after it was written
-// (DESIGN checker 4).
+// Pairing checks reply pairing (DESIGN checker 4) against the nodes' ground truth: every reply
+// the client paired with an operation's command is the reply a node sent for that command (so
+// no late reply reaches another caller, no push completes a command, and a reset connection never
+// completes a newer command); and per connection, commands complete successfully in the order they
+// were written, each only after it was written.
 type Pairing struct{}
 
 // Name implements Checker.
@@ -147,6 +158,20 @@ func (Pairing) Check(r *Result) []Violation {
 	for _, s := range r.Sends {
 		if op := ops[s.CmdID]; op != nil && op.Outcome == OpOK {
 			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
+		}
+	}
+	served := map[uint64][]uint64{}
+	for _, s := range r.Served {
+		served[s.CmdID] = append(served[s.CmdID], s.Digest)
+	}
+	for _, p := range r.Paired {
+		op := ops[p.CmdID]
+		if op == nil {
+			continue
+		}
+		if !slices.Contains(served[p.CmdID], p.Digest) {
+			out = append(out, violation(CheckPairing, p.At, "conn "+u(uint64(p.Conn))+": op "+u(op.ID)+" "+op.Name+
+				" was paired with a reply no node sent for it"))
 		}
 	}
 	for _, c := range sortedConnIDs(byConn) {
@@ -341,16 +366,17 @@ func (c Policy) Check(r *Result) []Violation {
 				}
 				if s.scheduled {
 					waited := at - s.scheduledAt
+					lag := loopLag(r)
 					if f.Attempt != s.scheduledAttempt {
 						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
 					}
-					if waited != s.scheduledDelay {
+					if waited < s.scheduledDelay || waited > s.scheduledDelay+lag {
 						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
 							", scheduled delay was "+s.scheduledDelay.String()))
 					}
 					if c.Policy != nil {
 						lo, hi := Band(c.Policy, f.Attempt)
-						if waited < lo || waited > hi {
+						if waited < lo || waited > hi+lag {
 							out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
 								" outside ["+lo.String()+", "+hi.String()+"]"))
 						}
@@ -385,6 +411,15 @@ func routesResting(effects []fsm.Effect) bool {
 		}
 	}
 	return false
+}
+
+// loopLag is the lag of the run's event loop (Runtime.LoopLag): an event is stepped up to that
+// much after it happened, so a timer's dial may come that much after its delay.
+func loopLag(r *Result) time.Duration {
+	if r.Scenario == nil {
+		return 0
+	}
+	return r.Scenario.Runtime.LoopLag
 }
 
 // Band returns the interval the delay of policy attempt n must lie in, computed with exact

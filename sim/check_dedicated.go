@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // Checker names of dedicated connections.
@@ -103,7 +103,7 @@ func rentIndex(r *Result) (map[fsm.WaiterID]*rentRecord, []fsm.WaiterID) {
 // permanentFailure classifies a connection failure independently of the code under test: a
 // handshake rejection whose code is not one of Redis's transient codes, or a malformed reply.
 func permanentFailure(err error) bool {
-	var he *netio.HandshakeError
+	var he *wire.HandshakeError
 	if errors.As(err, &he) {
 		switch he.Code {
 		case "LOADING", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN":

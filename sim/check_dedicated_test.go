@@ -9,7 +9,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // poolSteps builds synthetic engine steps of the dedicated pool.
@@ -43,8 +43,8 @@ func answer(w fsm.WaiterID, o fsm.Outcome, conn fsm.ConnID) fsm.Effect {
 
 var (
 	errRefusedTest = errors.New("refused")
-	errWrongPass   = &netio.ConnectError{Stage: netio.StageHandshake, Err: &netio.HandshakeError{Command: "HELLO", Code: "WRONGPASS", Message: "WRONGPASS invalid"}}
-	errLoading     = &netio.ConnectError{Stage: netio.StageHandshake, Err: &netio.HandshakeError{Command: "HELLO", Code: "LOADING", Message: "LOADING loading"}}
+	errWrongPass   = &wire.ConnectError{Stage: wire.StageHandshake, Err: &wire.HandshakeError{Command: "HELLO", Code: "WRONGPASS", Message: "WRONGPASS invalid"}}
+	errLoading     = &wire.ConnectError{Stage: wire.StageHandshake, Err: &wire.HandshakeError{Command: "HELLO", Code: "LOADING", Message: "LOADING loading"}}
 )
 
 func TestRentBudgetControl(t *testing.T) {

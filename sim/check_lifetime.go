@@ -97,13 +97,13 @@ func (c Lifetime) Check(r *Result) []Violation {
 						" while replacement "+u(uint64(s.replacement))+" was in flight"))
 				case !s.deadlineDialed:
 					age := at - s.publishedAt
-					if age < c.Lifetime || age > c.Lifetime+c.Jitter {
+					if age < c.Lifetime || age > c.Lifetime+c.Jitter+loopLag(r) {
 						out = append(out, violation(CheckLifetime, at, "slot "+itoa(f.Slot)+" replaced conn "+u(uint64(s.conn))+" at age "+
 							age.String()+", outside ["+c.Lifetime.String()+", "+(c.Lifetime+c.Jitter).String()+"]"))
 					}
 				default:
 					waited := at - s.failedAt
-					if waited < s.limit/2 || waited > s.limit {
+					if waited < s.limit/2 || waited > s.limit+loopLag(r) {
 						out = append(out, violation(CheckLifetime, at, "slot "+itoa(f.Slot)+" retried its replacement after "+waited.String()+
 							", outside ["+(s.limit/2).String()+", "+s.limit.String()+"]"))
 					}

@@ -358,7 +358,7 @@ func (c PubSubPolicy) Check(r *Result) []Violation {
 					if ev.Kind == fsm.TimerFired && ev.Timer != t.timer && t.scheduledDelay > 0 {
 						bad(at, m, "dialed on a timer that was not its delay's")
 					}
-					if waited := at - t.scheduledAt; waited != t.scheduledDelay {
+					if waited := at - t.scheduledAt; waited < t.scheduledDelay || waited > t.scheduledDelay+loopLag(r) {
 						bad(at, m, "attempt dialed after "+waited.String()+", its scheduled delay was "+t.scheduledDelay.String())
 					}
 					t.scheduled = false

@@ -7,7 +7,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/engine/enginetest"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // TestConformance runs the engine seam's conformance suite against the simulator: the same cases
@@ -55,7 +55,7 @@ func (h *conformanceHarness) Caps() enginetest.Caps {
 // passwordTransport opens simulated connections with its own handshake configuration.
 type passwordTransport struct {
 	w  *world
-	hs netio.HandshakeConfig
+	hs wire.HandshakeConfig
 }
 
 func (p *passwordTransport) Open(ctx context.Context, req engine.OpenRequest) {
@@ -63,7 +63,7 @@ func (p *passwordTransport) Open(ctx context.Context, req engine.OpenRequest) {
 }
 
 func (h *conformanceHarness) Transport(_ testing.TB, password string) engine.Transport {
-	return &passwordTransport{w: h.w, hs: netio.HandshakeConfig{Password: password}}
+	return &passwordTransport{w: h.w, hs: wire.HandshakeConfig{Password: password}}
 }
 
 func (h *conformanceHarness) Endpoint(t testing.TB, kind enginetest.EndpointKind) engine.Endpoint {

@@ -523,13 +523,13 @@ func (run *dedicatedRun) send(cmds ...[]string) {
 func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 	dw := run.r.dw
 	w := dw.w
-	if run.ended || !run.current(cmd) {
+	if run.ended || !run.current(cmd) || !cmd.Answered() {
 		return
 	}
 	run.pending--
-	if cmd.Err != nil {
+	if v := cmd.Verdict(); v != engine.VerdictReplied {
 		outcome := DedicatedFailed
-		if cmd.MaybeSent() {
+		if v == engine.VerdictUnknown {
 			outcome = DedicatedUnknown
 		}
 		if dw.resend && !run.resent && outcome == DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" || cmd.Name == "EXEC") {
@@ -609,6 +609,11 @@ func (r *renter) deadline(idx int) bool {
 		w.tr.end(b)
 		w.eng.Cancel(fsm.MachinePool, run.waiter)
 		return true
+	}
+	// The renter stops waiting for its commands: those the connection still owns complete late,
+	// unread (the engine's caller protocol, as the client's dedicated connections follow it).
+	for _, cmd := range run.cmds {
+		cmd.Leave()
 	}
 	run.end(DedicatedUnknown, "deadline")
 	return true

@@ -27,7 +27,15 @@
 // protocol, and the client parses replies with resp.Parse. Command ids travel out of band: the
 // client records which stream offsets carry which command, so the node attributes each request
 // to its command id (the apply log) with nothing extra on the wire. Connects travel too (SYN,
-// then SYN-ACK or a reset) and the handshake is netio's pure handshake machine over these bytes.
+// then SYN-ACK or a reset).
+//
+// Every decision the client makes about those bytes is production code from netio/wire, the
+// protocol layer netio runs over sockets: the handshake machine, a connection's pending commands
+// (wire.Pipeline: stages, FIFO pairing, pushes, drain, failure, the idle-read verdict), the
+// subscriber protocol (wire.Subscriber) and failure classification; the simulated callers end
+// their waits by the engine's caller protocol (engine.Engine.Abandon). The simulator imports no
+// other client code (TestImportBoundary): it owns only the clock, the pipes, the simulated
+// servers, the workload and the checkers.
 //
 // # Nodes
 //
@@ -51,8 +59,12 @@
 //
 // # Plants
 //
-// Scenario.Plant plants deliberate bugs in the simulator layer (never in the engine or the
-// machines) so that each checker has a positive control: see the Plant constants.
+// Scenario.Plant plants deliberate bugs so that each checker has a positive control: see the
+// Plant constants. Most live in the simulator layer. The plants of shared code (netio/wire's
+// pipeline and subscriber protocol, the engine's caller logic and grant) are wrong decisions of
+// the very code production runs, switched on through internal/plant, which no application can
+// reach; each has a control scenario in testdata, and the random runs catch all but the pub/sub
+// one (TestRandomRunsCatchSharedPlants).
 //
 // # Running
 //

@@ -68,6 +68,9 @@ func (w *world) buildFaults() {
 		case f.SubscribeError != nil:
 			t, span = Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
 			fs.reply = f.SubscribeError.Reply
+		case f.Push != nil:
+			t, span = f.Push.Target, f.Push.For
+			fs.extra = f.Push.Every.Value()
 		}
 		if t.ClientSlot != nil {
 			fs.slot = *t.ClientSlot
@@ -100,6 +103,8 @@ func (fs *faultState) run(arg uint64) bool {
 			return false
 		}
 		fs.stop()
+	case faultTick:
+		return fs.pushTick()
 	}
 	return true
 }
@@ -130,6 +135,8 @@ func (fs *faultState) start() {
 		w.active = append(w.active, fs)
 	case "pause":
 		fs.node.paused = true
+	case "push":
+		fs.pushTick()
 	case "kill":
 		fs.node.kill()
 	case "drop":

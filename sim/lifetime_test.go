@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // runScenarioFile runs a scenario of scenarios/ with its own seed and fails unless its checkers
@@ -119,7 +119,7 @@ func TestLivenessBlackholeIdleRead(t *testing.T) {
 			continue
 		}
 		lost++
-		var le *netio.LivenessError
+		var le *wire.LivenessError
 		if !errors.As(st.Event.Err, &le) || le.Op != "read" || le.Budget != time.Second {
 			t.Fatalf("conn lost with %v, want an idle-read liveness error", st.Event.Err)
 		}
@@ -258,7 +258,7 @@ func TestLivenessBlackholeWriteStall(t *testing.T) {
 			continue
 		}
 		lost++
-		var le *netio.LivenessError
+		var le *wire.LivenessError
 		if !errors.As(st.Event.Err, &le) || le.Op != "write" || le.Budget != 500*time.Millisecond {
 			t.Fatalf("conn lost with %v, want a write-stall liveness error", st.Event.Err)
 		}

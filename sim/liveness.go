@@ -5,13 +5,13 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // The simulated connections honour client.connection_idle_read_timeout in virtual time, exactly as netio's
 // connections do with socket deadlines: a command-slot connection that has replies pending
 // (commands written and not answered) and receives no byte for the bound is aborted with an
-// *IOError caused by a *netio.LivenessError, like any other read failure: written commands end
+// *IOError caused by a *wire.LivenessError, like any other read failure: written commands end
 // with an unknown outcome and Lost is reported, so the engine replaces the connection. New
 // commands do not postpone the bound. Dedicated connections are not watched, as in netio; nor
 // are the simulated pub/sub connections (netio's SubConn watches them while acknowledgements are
@@ -23,7 +23,7 @@ func (c *simConn) watchIdle() {
 	if bound <= 0 || c.phase != phaseReady || c.machine != fsm.MachineMux {
 		return
 	}
-	c.idleFrom = c.w.k.now
+	c.p.Progress(c.w.k.now)
 	if !c.idleArmed {
 		c.idleArmed = true
 		c.w.k.after(bound, c, connIdleCheck)
@@ -35,23 +35,27 @@ func (c *simConn) watchIdle() {
 // and stops when nothing is pending (the next write arms it again).
 func (c *simConn) idleCheck() bool {
 	c.idleArmed = false
-	if c.clientClosed || c.phase != phaseReady || c.qhead >= c.flushed {
+	if c.clientClosed || c.phase != phaseReady {
 		return false
 	}
 	bound := c.w.cfg.IdleReadTimeout
-	if due := c.idleFrom + bound; c.w.k.now < due {
-		c.idleArmed = true
-		c.w.k.schedule(due, c, connIdleCheck)
+	idle := c.p.Idle(c.w.k.now, bound)
+	if !idle.Pending {
 		return false
 	}
-	c.lose(c.ioError("read", &netio.LivenessError{Op: "read", Budget: bound, Err: errTimeout("read")}))
+	if !idle.Expired {
+		c.idleArmed = true
+		c.w.k.schedule(idle.Due, c, connIdleCheck)
+		return false
+	}
+	c.lose(c.ioError("read", &wire.LivenessError{Op: "read", Budget: bound, Err: errTimeout("read")}))
 	return true
 }
 
 // Offer implements engine.Offerer, as netio's connections do: a draining or closed connection
 // refuses the command and leaves it untouched, for the engine to route elsewhere.
 func (c *simConn) Offer(cmd *engine.Command) bool {
-	if c.clientClosed || c.draining {
+	if c.clientClosed || c.p.Draining() {
 		return false
 	}
 	c.Send(cmd)
@@ -64,7 +68,7 @@ var _ engine.Offerer = (*simConn)(nil)
 // writer that can stall: network.send_buffer models the socket buffers. Once more than that many
 // written bytes have not reached the node, the write is stalled; each delivery to the node is
 // progress and restarts the clock, and the stall ends when the bytes in flight drop to the buffer
-// again. A stall that lasts the bound aborts the connection with a write *netio.LivenessError,
+// again. A stall that lasts the bound aborts the connection with a write *wire.LivenessError,
 // like netio's per-piece write deadline. Every connection is watched, as in netio.
 
 // writeStallBound is the write bound after its inheritance of the idle-read bound (the
@@ -118,7 +122,7 @@ func (c *simConn) stallCheck() bool {
 		return false
 	}
 	c.stalled = false
-	err := c.ioError("write", &netio.LivenessError{Op: "write", Budget: bound, Err: errTimeout("write")})
+	err := c.ioError("write", &wire.LivenessError{Op: "write", Budget: bound, Err: errTimeout("write")})
 	if c.phase != phaseReady {
 		c.failAttempt(c.connectError(c.stage(), true, bound, err))
 		return true

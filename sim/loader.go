@@ -279,6 +279,9 @@ func (sc *Scenario) Validate() error {
 	if sc.Network.SendBuffer < 0 {
 		return fieldErr("network.send_buffer", "must not be negative")
 	}
+	if sc.Runtime.LoopLag < 0 || sc.Runtime.LoopLag > MaxLoopLag {
+		return fieldErr("runtime.loop_lag", "must be between 0 and "+MaxLoopLag.String())
+	}
 	if err := sc.validateClient(); err != nil {
 		return err
 	}
@@ -464,6 +467,8 @@ func (sc *Scenario) validateFault(i int) error {
 		return optSpan("for", f.Pause.For)
 	case f.SubscribeError != nil:
 		return sc.validateSubscribeError(field, f.SubscribeError)
+	case f.Push != nil:
+		return sc.validatePush(field, f.Push)
 	}
 	return nil
 }
@@ -610,6 +615,9 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 			fix(f.Pause.For, forDraw)
 		case f.SubscribeError != nil:
 			fix(f.SubscribeError.For, forDraw)
+		case f.Push != nil:
+			fix(f.Push.For, forDraw)
+			f.Push.Every = f.Push.Every.resolve(extraDraw)
 		}
 	}
 	return out, nil
@@ -699,6 +707,7 @@ func (f *Fault) clone() Fault {
 		out.Pause = &PauseFault{Node: x.Node, For: clonePtr(x.For)}
 	}
 	out.SubscribeError = f.SubscribeError.clone()
+	out.Push = f.Push.clone()
 	return out
 }
 

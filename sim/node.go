@@ -190,7 +190,11 @@ func (n *node) serve(c *simConn) {
 		if len(n.args) == 0 {
 			continue
 		}
+		mark := len(n.out)
 		n.exec(c, id, afterHandshake)
+		if id != 0 && len(n.out) > mark {
+			n.w.recordReply(&n.w.res.Served, id, c, n.out[mark:])
+		}
 	}
 	p.compact()
 	if len(n.out) > 0 && c.srvOpen {

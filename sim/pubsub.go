@@ -4,13 +4,12 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // streamPubSub is the generator stream of the pub/sub workload (publisher think times).
@@ -278,7 +277,7 @@ func (ps *pubsubWorld) run(uint64) bool {
 // command in flight.
 func (ps *pubsubWorld) quiescent(m fsm.Machine) bool {
 	c := ps.current[m]
-	return ps.connected[m] && c != nil && !c.clientClosed && c.sub != nil && len(c.sub.pending) == 0
+	return ps.connected[m] && c != nil && !c.clientClosed && c.sub != nil && c.sub.Owed() == 0
 }
 
 // snapshot records the nodes' subscriptions of m's connections and the desired topics.
@@ -603,153 +602,40 @@ func (w *world) subscribeRefusal(n *node, kind fsm.TopicKind) (string, bool) {
 	return "", false
 }
 
-// subBatch is one subscription command a simulated pub/sub connection sent and the server has
-// not fully answered.
-type subBatch struct {
-	command     string
-	topics      []fsm.Topic
-	acked       []bool
-	acks        int
-	unsubscribe bool
-}
-
-// subState is the subscriber mode of a simulated pub/sub connection: the simulator's
-// counterpart of netio.SubConn.
-type subState struct {
-	pending []*subBatch
-}
-
 // Subscribe implements engine.SubscriberConn for pub/sub connections: one command per topic kind
-// (one SSUBSCRIBE per shard channel), written at once.
+// (one SSUBSCRIBE per shard channel), written at once. The subscriber protocol is netio's
+// (wire.Subscriber).
 func (c *simConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 	if c.sub == nil || c.clientClosed || c.phase != phaseReady {
 		return
 	}
-	frame := netio.AppendSubscriptions(nil, topics, unsubscribe, func(name string, batch []fsm.Topic) {
-		c.sub.pending = append(c.sub.pending, &subBatch{command: name, topics: batch, acked: make([]bool, len(batch)), unsubscribe: unsubscribe})
-	})
-	c.up.append(frame)
+	c.up.append(c.sub.Subscribe(nil, topics, unsubscribe))
 	c.up.commit(ctlData)
 }
 
-// pubsubFrame handles a frame read by a ready pub/sub connection and reports whether it was a
-// pub/sub event or a refusal of a subscription command (anything else is an ordinary reply).
-func (c *simConn) pubsubFrame(v *resp.Value) bool {
-	ps := c.w.ps
-	proto := c.hs.Protocol()
-	if v.Kind == resp.KindPush || (proto == 2 && v.Kind == resp.KindArray) {
-		if word, ok := eventWord(v); ok {
-			c.pubsubEvent(word, v)
-			return true
-		}
+// subscriberFrame hands a frame read by a ready pub/sub connection to the subscriber protocol and
+// delivers what it means to the router, as netio's SubConn does. It reports false when the frame
+// failed the connection.
+func (c *simConn) subscriberFrame(v *resp.Value) bool {
+	f, err := c.sub.Read(v)
+	if err == nil && f.Kind == wire.FrameReply {
+		err = wire.Deliver(f.Cmd, v)
+	}
+	if err != nil {
+		c.protocolFailure(err)
 		return false
 	}
-	if !v.IsError() {
-		return false
+	if f.Kind == wire.FrameReply && c.drained() {
+		c.closeClient(c.p.ClosedError())
 	}
-	var head *subBatch
-	for _, b := range c.sub.pending {
-		if b.acks == 0 {
-			head = b
-			break
+	if ps := c.w.ps; ps != nil {
+		f.ReportTo(ps.router, c.id)
+		// An answer to a subscription command may leave the connection quiescent: snapshot.
+		if f.Kind == wire.FrameRejected || ((f.Kind == wire.FrameAcked || f.Kind == wire.FrameIgnored) && c.sub.Owed() == 0) {
+			ps.armCheck()
 		}
-	}
-	if head == nil {
-		return false
-	}
-	head.acks = len(head.topics)
-	c.sub.popDone()
-	err := memo(&netio.SubscribeError{Endpoint: c.ep, Conn: c.id, Command: head.command, Code: v.ErrorCode(), Message: v.ErrorMessage()})
-	if !head.unsubscribe && ps != nil {
-		for _, t := range head.topics {
-			ps.router.Rejected(c.id, t, err)
-		}
-	}
-	if ps != nil {
-		ps.armCheck()
 	}
 	return true
-}
-
-// eventKinds maps acknowledgement words to topic kinds.
-var eventKinds = map[string]fsm.TopicKind{"subscribe": fsm.TopicChannel, "psubscribe": fsm.TopicPattern, "ssubscribe": fsm.TopicShard,
-	"unsubscribe": fsm.TopicChannel, "punsubscribe": fsm.TopicPattern, "sunsubscribe": fsm.TopicShard}
-
-// eventWord returns the first element of a pub/sub event.
-func eventWord(v *resp.Value) (string, bool) {
-	if v.Len() < 3 {
-		return "", false
-	}
-	first := v.Elem(0)
-	if first.Kind != resp.KindBulkString && first.Kind != resp.KindSimpleString {
-		return "", false
-	}
-	switch w := string(first.Str); w {
-	case "message", "pmessage", "smessage", "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
-		return w, true
-	}
-	return "", false
-}
-
-func (c *simConn) pubsubEvent(word string, v *resp.Value) {
-	ps := c.w.ps
-	str := func(i int) string { return string(v.Elem(i).Str) }
-	switch word {
-	case "message", "smessage":
-		kind := fsm.TopicChannel
-		if word == "smessage" {
-			kind = fsm.TopicShard
-		}
-		if ps != nil {
-			ch := str(1)
-			ps.router.Message(c.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: kind, Name: ch}, Channel: ch, Payload: str(2)})
-		}
-		return
-	case "pmessage":
-		if ps != nil && v.Len() >= 4 {
-			ps.router.Message(c.id, engine.PubSubMessage{Topic: fsm.Topic{Kind: fsm.TopicPattern, Name: str(1)},
-				Channel: str(2), Payload: str(3)})
-		}
-		return
-	}
-	topic := fsm.Topic{Kind: eventKinds[word], Name: str(1)}
-	unsubscribe := strings.Contains(word, "unsubscribe")
-	matched := false
-	for _, b := range c.sub.pending {
-		if b.unsubscribe != unsubscribe {
-			continue
-		}
-		for i, t := range b.topics {
-			if t == topic && !b.acked[i] {
-				b.acked[i] = true
-				b.acks++
-				matched = true
-				break
-			}
-		}
-		if matched {
-			break
-		}
-	}
-	c.sub.popDone()
-	if matched && !unsubscribe && ps != nil {
-		ps.router.Acked(c.id, topic)
-	}
-	if ps != nil && len(c.sub.pending) == 0 {
-		ps.armCheck()
-	}
-}
-
-// popDone removes the answered batches at the head.
-func (s *subState) popDone() {
-	n := 0
-	for n < len(s.pending) && s.pending[n].acks == len(s.pending[n].topics) {
-		s.pending[n] = nil
-		n++
-	}
-	if n > 0 {
-		s.pending = append(s.pending[:0], s.pending[n:]...)
-	}
 }
 
 // pubsubSink returns the engine's PubSubSink, or nil without a pub/sub workload.

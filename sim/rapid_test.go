@@ -15,6 +15,10 @@ func drawScenario(t *rapid.T) string {
 	var b strings.Builder
 	conns := rapid.IntRange(1, 4).Draw(t, "connections")
 	fmt.Fprintf(&b, "name: rapid\nseed: %d\nduration: 20s\n", rapid.Uint64Range(1, 1<<20).Draw(t, "seed"))
+	if rapid.IntRange(0, 3).Draw(t, "lagging-loop") == 0 {
+		// The engine's loop lags behind the callers, as a busy production loop may.
+		fmt.Fprintf(&b, "runtime: {loop_lag: %s}\n", time.Duration(rapid.IntRange(100, 20000).Draw(t, "loop-lag-us"))*time.Microsecond)
+	}
 	fmt.Fprintf(&b, "network: {latency: %s, jitter: %s}\n",
 		time.Duration(rapid.IntRange(100, 3000).Draw(t, "latency-us"))*time.Microsecond,
 		time.Duration(rapid.IntRange(0, 1000).Draw(t, "jitter-us"))*time.Microsecond)
@@ -42,7 +46,7 @@ func drawScenario(t *rapid.T) string {
 			target = fmt.Sprintf("client_slot: %d", rapid.IntRange(0, conns-1).Draw(t, "slot"))
 		}
 		window := fmt.Sprintf("%dms", rapid.IntRange(10, 4000).Draw(t, "for-ms"))
-		switch rapid.IntRange(0, 9).Draw(t, "fault-kind") {
+		switch rapid.IntRange(0, 10).Draw(t, "fault-kind") {
 		case 0:
 			fmt.Fprintf(&b, "  - {at: %s, refuse: {%s, for: %s}}\n", at, target, window)
 		case 1:
@@ -64,6 +68,8 @@ func drawScenario(t *rapid.T) string {
 			fmt.Fprintf(&b, "  - {at: %s, pause: {node: r1, for: %s}}\n", at, window)
 		case 9:
 			fmt.Fprintf(&b, "  - {at: %s, accept_then_drop: {node: r1, for: %s, after: %dms}}\n", at, window, rapid.IntRange(0, 200).Draw(t, "after-ms"))
+		case 10:
+			fmt.Fprintf(&b, "  - {at: %s, push: {%s, every: %dms, for: %s}}\n", at, target, rapid.IntRange(1, 200).Draw(t, "every-ms"), window)
 		}
 	}
 	fmt.Fprintf(&b, "workload: {callers: %d, rate: %d/s, keys: %d, counters: %d, mix: {get: %d, set: %d, del: %d, incr: %d, mget: %d, mset: %d}}\n",

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 )
 
 // OpOutcome is how a workload operation ended, as its caller saw it.
@@ -96,6 +97,16 @@ type Send struct {
 	At time.Duration
 }
 
+// ReplyRecord is a reply of command CmdID on connection Conn at At: one a node wrote for it
+// (Result.Served), or one the client paired with it (Result.Paired). Digest is the FNV-1a hash of
+// the reply's RESP bytes, so that the pairing checker compares the two.
+type ReplyRecord struct {
+	CmdID  uint64
+	Conn   fsm.ConnID
+	At     time.Duration
+	Digest uint64
+}
+
 // Step is one engine step: the stamped event and the effects the machine produced.
 type Step struct {
 	Event   fsm.Event
@@ -119,6 +130,11 @@ type Result struct {
 	Applies []Apply
 	// Sends are the command frames written, in time order.
 	Sends []Send
+	// Served are the replies the nodes wrote for commands with an id, in time order (a reply
+	// the node dropped, or wrote later for a blocked command, is not among them).
+	Served []ReplyRecord
+	// Paired are the replies the client paired with commands with an id, in time order.
+	Paired []ReplyRecord
 	// Steps are the engine steps, in order.
 	Steps []Step
 	// Faults are the windows during which faults were active; HealedAt is when the last ended.
@@ -213,3 +229,28 @@ const (
 	// subscriptions open although their recovery gave up (caught by pubsub-exhaustion).
 	PlantPubSubKeepAfterExhaustion Plant = "pubsub-keep-after-exhaustion"
 )
+
+// Plants in the code both runtimes share (netio/wire, the engine's caller logic and grant),
+// switched on through internal/plant, which documents each bug: wrong decisions of production code
+// that a control scenario in testdata catches. Unlike the simulator's own plants they act every
+// time their situation arises.
+const (
+	PlantLateReplyToNextCaller Plant = "late-reply-to-next-caller" // caught by pairing
+	PlantTimeoutKeepsPairing   Plant = "timeout-keeps-pairing"     // caught by pairing
+	PlantPushCompletesCommand  Plant = "push-completes-command"    // caught by pairing
+	PlantAckToWrongBatch       Plant = "ack-to-wrong-batch"        // caught by pubsub-subscriptions
+	PlantSendWithdrawn         Plant = "send-withdrawn"            // caught by honest (runtime.loop_lag)
+	PlantIgnoreCancel          Plant = "ignore-cancel"             // caught by outcomes
+	PlantRecycleBeforeReply    Plant = "recycle-before-reply"      // caught by pairing and outcomes
+)
+
+// sharedPlants pairs the plants of shared code with their bugs.
+var sharedPlants = map[Plant]plant.Bug{
+	PlantLateReplyToNextCaller: plant.LateReplyToNextCaller,
+	PlantTimeoutKeepsPairing:   plant.TimeoutKeepsPairing,
+	PlantPushCompletesCommand:  plant.PushCompletesCommand,
+	PlantAckToWrongBatch:       plant.AckToWrongBatch,
+	PlantSendWithdrawn:         plant.SendWithdrawn,
+	PlantIgnoreCancel:          plant.IgnoreCancel,
+	PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
+}

@@ -8,7 +8,8 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/internal/plant"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
@@ -65,7 +66,7 @@ type world struct {
 	ps        *pubsubWorld
 	latency   time.Duration
 	jitter    time.Duration
-	handshake netio.HandshakeConfig
+	handshake wire.HandshakeConfig
 	// cfg is the client section resolved by the client's resolver (engine/config).
 	cfg config.Resolved
 
@@ -80,6 +81,10 @@ type world struct {
 
 	plants  plants
 	replays []*replayFrame
+	// shared switches on the plants of shared code (netio/wire, the engine); nil without any.
+	shared *plant.Set
+	// loopArmed: with Runtime.LoopLag, a loop event is in the heap.
+	loopArmed bool
 
 	stepped bool
 	// flushes are the connections with commands sent during the current action.
@@ -126,7 +131,7 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 	}
 	w.cfg = cfg
 	h := &cfg.Handshake
-	w.handshake = netio.HandshakeConfig{Protocol: netio.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
+	w.handshake = wire.HandshakeConfig{Protocol: wire.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
 		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion}
 	for _, p := range sc.Plant {
 		switch p {
@@ -148,14 +153,27 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 			w.plants.deadAfterHeal = true
 		}
 	}
+	var bugs []plant.Bug
+	for _, p := range sc.Plant {
+		if b, ok := sharedPlants[p]; ok {
+			bugs = append(bugs, b)
+		}
+	}
+	if len(bugs) > 0 {
+		w.shared = plant.New(w.sharedPlantFired, bugs...)
+	}
 	w.healed = len(sc.Faults) == 0
 	return w
 }
 
+// sharedPlantFired traces a plant of shared code acting on command id.
+func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tracePlant(b.String(), id) }
+
 func (w *world) run() (*Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
-	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink()})
+	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink(),
+		Plants: w.shared})
 
 	b := w.tr.begin()
 	b = append(b, "run start"...)
@@ -223,9 +241,35 @@ func (w *world) connected(g engine.Grant) {
 	}
 }
 
-// settle lets the engine step every event the last action posted, and fails the connection
-// attempts it cancelled meanwhile.
+// settle ends an action: it writes what the action sent and lets the engine step the events the
+// action posted, at once, or runtime.loop_lag later in a loop event of their own.
 func (w *world) settle() {
+	lag := w.sc.Runtime.LoopLag
+	if lag <= 0 {
+		w.settleNow()
+		return
+	}
+	w.flushAll()
+	if !w.loopArmed && w.eng.Pending() {
+		w.loopArmed = true
+		w.k.after(lag, loopActor{w}, 0)
+	}
+}
+
+// loopActor is the lagging event loop (Runtime.LoopLag).
+type loopActor struct{ w *world }
+
+func (l loopActor) run(uint64) bool {
+	w := l.w
+	w.loopArmed = false
+	w.stepped = false
+	w.settleNow()
+	return true
+}
+
+// settleNow lets the engine step every event pending, and fails the connection attempts it
+// cancelled meanwhile.
+func (w *world) settleNow() {
 	for {
 		w.eng.RunPending()
 		if w.stepped {
@@ -281,7 +325,7 @@ func (w *world) finish() {
 	w.dw.stop()
 	w.finishPubSub()
 	w.eng.Close()
-	w.settle()
+	w.settleNow()
 	w.drainPubSub()
 	res := w.res
 	res.End = end
@@ -306,6 +350,21 @@ func (w *world) nodeByID(id string) *node {
 }
 
 func (w *world) nodeByHost(host string) *node { return w.nodeByID(host) }
+
+// digest is the FNV-1a hash of b.
+func digest(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// recordReply appends a reply of command id to recs.
+func (w *world) recordReply(recs *[]ReplyRecord, id uint64, c *simConn, reply []byte) {
+	*recs = append(*recs, ReplyRecord{CmdID: id, Conn: c.id, At: w.k.now, Digest: digest(reply)})
+}
 
 // recordApply appends to the apply log.
 func (w *world) recordApply(n *node, c *simConn, id uint64, name string, afterHandshake bool) {
@@ -337,8 +396,8 @@ func (w *world) captureReplay(c *simConn) {
 	if !w.plants.replay || c.slot < 0 || c.slot >= len(w.replays) || w.replays[c.slot] != nil {
 		return
 	}
-	for i := c.qhead; i < c.flushed; i++ {
-		if cmd := c.queue[i]; cmd != nil && cmd.ID != 0 {
+	for i := 0; i < c.p.InFlight(); i++ {
+		if cmd := c.p.At(i); cmd.ID != 0 {
 			w.replays[c.slot] = &replayFrame{id: cmd.ID, frame: append([]byte(nil), cmd.Frame...)}
 			return
 		}
@@ -357,8 +416,7 @@ func (w *world) replayOnReady(c *simConn) {
 	}
 	w.replays[c.slot] = nil
 	w.tracePlant("replay-accepted", r.id)
-	c.queue = append(c.queue, nil)
-	c.flushed = len(c.queue)
+	c.swallow++
 	c.writeFrame(r.frame, r.id, true)
 	c.up.commit(ctlData)
 }

@@ -32,6 +32,8 @@ type Scenario struct {
 	Topology Topology `yaml:"topology"`
 	// Network sets the simulated network's latency.
 	Network Network `yaml:"network"`
+	// Runtime sets how the simulated client's runtime schedules its event loop.
+	Runtime Runtime `yaml:"runtime,omitempty"`
 	// Client configures the respire client under test.
 	Client Client `yaml:"client"`
 	// Faults is the fault timeline, in any order.
@@ -65,6 +67,20 @@ type NodeSpec struct {
 	// Password is the node's requirepass: when set, every command but AUTH and HELLO answers
 	// NOAUTH until the connection authenticates as the default user with this password.
 	Password string `yaml:"password,omitempty"`
+}
+
+// MaxLoopLag bounds Runtime.LoopLag.
+const MaxLoopLag = time.Second
+
+// Runtime sets how the simulated client's runtime schedules its event loop.
+type Runtime struct {
+	// LoopLag, when positive, makes the engine's event loop lag behind the rest of the world: the
+	// events an action posts (a demand, a withdrawal, a ready connection) are stepped LoopLag
+	// later, in a scheduler event of their own, as a production loop on its own goroutine may
+	// step them after callers have moved on. Races between callers and the loop (a withdrawal
+	// landing while a grant is on its way) then happen. Zero (the default) steps them right after
+	// each action. At most MaxLoopLag.
+	LoopLag time.Duration `yaml:"loop_lag,omitempty"`
 }
 
 // DefaultLatency is the one-way network latency when Network.Latency is zero.
@@ -327,11 +343,13 @@ type Fault struct {
 	Pause *PauseFault `yaml:"pause,omitempty"`
 	// SubscribeError makes a node refuse subscription commands for its window (pubsub_schema.go).
 	SubscribeError *SubscribeErrorFault `yaml:"subscribe_error,omitempty"`
+	// Push makes a node send unsolicited RESP3 pushes between its replies (push_fault.go).
+	Push *PushFault `yaml:"push,omitempty"`
 }
 
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
-	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error"}
+	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -347,7 +365,7 @@ func (f *Fault) kinds() []string {
 	var out []string
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
-		f.Pause != nil, f.SubscribeError != nil}
+		f.Pause != nil, f.SubscribeError != nil, f.Push != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])
@@ -468,7 +486,9 @@ type LivenessExpect struct {
 var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, PlantLoseReply,
 	PlantStaleRead, PlantDoubleComplete, PlantEarlyCommand, PlantDeadAfterHeal,
 	PlantRetryPermanent, PlantReRent, PlantResendBlocking, PlantUseAfterReturn,
-	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion}
+	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion,
+	PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand, PlantAckToWrongBatch,
+	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply}
 
 // Planted reports whether the scenario plants p.
 func (sc *Scenario) Planted(p Plant) bool {

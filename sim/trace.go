@@ -136,11 +136,3 @@ func appendQuote(dst []byte, v string) []byte {
 	dst = append(dst, v...)
 	return append(dst, '"')
 }
-
-// appendDur appends " label=" and d in Go syntax.
-func appendDur(dst []byte, label string, d time.Duration) []byte {
-	dst = append(dst, ' ')
-	dst = append(dst, label...)
-	dst = append(dst, '=')
-	return append(dst, d.String()...)
-}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // Connection phases, client side.
@@ -58,7 +58,7 @@ type simConn struct {
 	// machine is the machine the connection serves; sub, for pub/sub connections, is their
 	// subscriber mode (pubsub.go).
 	machine fsm.Machine
-	sub     *subState
+	sub     *wire.Subscriber
 
 	up, down pipe
 
@@ -67,31 +67,27 @@ type simConn struct {
 	reported     bool // Ready or Failed was reported to the sink
 	refused      bool // the connect was answered with a reset
 	engineClosed bool // the engine called Close or Drain: no Lost
-	draining     bool
 	clientClosed bool
-	hs           *netio.Handshake
-	hsCfg        *netio.HandshakeConfig // overrides the world's handshake (conformance harness)
-	hsWant       int
+	hs           *wire.Handshake
+	hsCfg        *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
 	hsBuf        []byte
 	scratch      resp.Value
-	// queue holds the commands sent on the connection, oldest first from qhead; the first
-	// flushed-qhead of them were written (nil entries are replayed frames of the
-	// replay-accepted plant, whose replies are swallowed).
-	queue        []*engine.Command
-	qhead        int
-	flushed      int
+	// p is the pending commands: the same machine netio's connections run (netio/wire).
+	p            wire.Pipeline
 	flushPending bool
-	frames       []frame
-	fhead        int
-	readyAt      time.Duration
+	// swallow counts the replies owed to frames the replay-accepted plant wrote, which no command
+	// awaits: they come first on their connection and are dropped.
+	swallow int
+	frames  []frame
+	fhead   int
+	readyAt time.Duration
 
 	// Node side.
 	srvOpen bool
 	srv     serverState
 
-	// Idle-read watchdog (liveness.go): idleFrom is when the idle-read clock last started (replies
-	// became pending, or bytes arrived); idleArmed says a check event is in the heap.
-	idleFrom  time.Duration
+	// Idle-read watchdog (liveness.go): idleArmed says a check event is in the heap (the pipeline
+	// keeps the progress of the replies).
 	idleArmed bool
 	// Write-stall watchdog (liveness.go): stalled says more than network.send_buffer bytes are
 	// written but not delivered, since stallFrom (or the last progress); stallArmed says a check
@@ -129,12 +125,15 @@ func (t *transport) Open(ctx context.Context, req engine.OpenRequest) {
 }
 
 // open starts an attempt; hs, when not nil, replaces the world's handshake configuration.
-func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *netio.HandshakeConfig) {
+func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.HandshakeConfig) {
 	w := t.w
 	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
 	c.machine = req.Machine
+	c.p.Init(req.Endpoint, req.Conn)
+	c.p.Plant(w.shared)
 	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub {
-		c.sub = &subState{}
+		c.sub = &wire.Subscriber{}
+		c.sub.Plant(w.shared)
 	}
 	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
@@ -191,13 +190,13 @@ func (c *simConn) run(arg uint64) bool {
 		if c.phase != phaseDialing || c.reported {
 			return false
 		}
-		c.failAttempt(c.connectError(netio.StageDial, true, c.w.sc.Client.ConnectTimeout, errTimeout("dial")))
+		c.failAttempt(c.connectError(wire.StageDial, true, c.w.sc.Client.ConnectTimeout, errTimeout("dial")))
 		return true
 	case connHandshakeDeadline:
 		if c.phase != phaseHandshaking || c.reported {
 			return false
 		}
-		c.failAttempt(c.connectError(netio.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
+		c.failAttempt(c.connectError(wire.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
 		return true
 	case connAcceptThenDrop:
 		if c.clientClosed || !c.srvOpen {
@@ -222,11 +221,11 @@ func (c *simConn) cancelled() bool {
 	return false
 }
 
-func (c *simConn) stage() netio.ConnectStage {
+func (c *simConn) stage() wire.ConnectStage {
 	if c.phase == phaseDialing {
-		return netio.StageDial
+		return wire.StageDial
 	}
-	return netio.StageHandshake
+	return wire.StageHandshake
 }
 
 // synArrived: the connect reached the node, which accepts or refuses it.
@@ -261,7 +260,7 @@ func (c *simConn) synAckArrived() bool {
 		if c.node == nil {
 			cause = &net.DNSError{Err: "no such host", Name: c.ep.Host, IsNotFound: true}
 		}
-		c.failAttempt(c.connectError(netio.StageDial, false, 0, cause))
+		c.failAttempt(c.connectError(wire.StageDial, false, 0, cause))
 		return true
 	}
 	c.phase = phaseHandshaking
@@ -275,7 +274,7 @@ func (c *simConn) synAckArrived() bool {
 	if c.hsCfg != nil {
 		cfg = *c.hsCfg
 	}
-	c.hs = netio.NewHandshake(cfg)
+	c.hs = wire.NewHandshake(cfg)
 	c.nextBatch()
 	return true
 }
@@ -288,7 +287,6 @@ func (c *simConn) nextBatch() {
 		c.becomeReady()
 		return
 	}
-	c.hsWant = n
 	c.up.write(frames)
 }
 
@@ -303,6 +301,9 @@ func (c *simConn) becomeReady() {
 	b = appendField(b, "conn", uint64(c.id))
 	b = appendIntField(b, "proto", int64(c.hs.Protocol()))
 	w.tr.end(b)
+	if c.sub != nil {
+		c.sub.Init(c.ep, c.id, c.hs.Protocol())
+	}
 	c.sink.Ready(c.id, c)
 	if after, ok := w.acceptThenDrop(c); ok {
 		w.k.after(after, c, connAcceptThenDrop)
@@ -325,7 +326,7 @@ func (c *simConn) failAttempt(err error) {
 	b = appendQuoted(b, "err", err.Error())
 	w.tr.end(b)
 	c.closeClient(err)
-	c.sink.Failed(c.id, err, failureClass(err))
+	c.sink.Failed(c.id, err, wire.Classify(err))
 }
 
 // closeClient closes the client side: pending commands fail with err, the node sees an orderly
@@ -342,23 +343,16 @@ func (c *simConn) closeClient(err error) {
 	} else {
 		c.up.kill()
 	}
-	c.failQueue(err)
-	c.maybeFinished()
-}
-
-// failQueue completes every pending command with err: the unwritten ones are still at
-// StageBuffered (a definite failure), the written ones at StageAwaitingReply (unknown outcome).
-func (c *simConn) failQueue(err error) {
-	for c.qhead < len(c.queue) {
-		cmd := c.queue[c.qhead]
-		c.queue[c.qhead] = nil
-		c.qhead++
-		if cmd != nil {
+	// Every pending command completes with err: the unwritten ones at StageBuffered (a definite
+	// failure), the written ones at StageAwaitingReply (unknown outcome).
+	c.p.Stop(err, c.engineClosed)
+	c.p.Aborted()
+	if c.sub != nil {
+		for _, cmd := range c.sub.TakeCommands() {
 			cmd.Complete(err)
 		}
 	}
-	c.queue = c.queue[:0]
-	c.qhead, c.flushed = 0, 0
+	c.maybeFinished()
 }
 
 // peerClosed handles an orderly close or reset from the node's side.
@@ -396,33 +390,62 @@ func (c *simConn) lose(err error) {
 // scheduler action ends, at the same virtual instant, like a writer that flushes as soon as it
 // runs: commands sent in one action are pipelined in one chunk.
 func (c *simConn) Send(cmd *engine.Command) {
-	if c.clientClosed || c.draining {
-		cmd.Complete(c.ioError("send", netio.ErrClosed))
+	if c.sub != nil {
+		c.sendSubscriber(cmd)
 		return
 	}
-	c.queue = append(c.queue, cmd)
+	if err := c.p.Accept(cmd); err != nil {
+		cmd.Complete(err)
+		return
+	}
 	if !c.flushPending {
 		c.flushPending = true
 		c.w.flushes = append(c.w.flushes, c)
 	}
 }
 
-// flush writes every buffered command: Writing when its first byte leaves, Written when all did.
+// sendSubscriber writes cmd on a pub/sub connection at once; its reply comes through the
+// subscriber protocol, in the order of everything the connection owes, as on netio's SubConn.
+func (c *simConn) sendSubscriber(cmd *engine.Command) {
+	if err := c.p.Rejection(); err != nil || c.clientClosed {
+		if err == nil {
+			err = c.p.ClosedError()
+		}
+		cmd.Complete(err)
+		return
+	}
+	c.sub.Send(cmd)
+	cmd.Writing()
+	c.writeFrame(cmd.Frame, cmd.ID, true)
+	c.up.commit(ctlData)
+	cmd.Written()
+}
+
+// drained reports whether a draining connection has answered every command it accepted.
+func (c *simConn) drained() bool {
+	if c.sub != nil {
+		return c.p.Draining() && c.sub.CommandsPending() == 0
+	}
+	return c.p.Drained(c.p.Answered())
+}
+
+// flush writes every buffered command, as netio's writer does: it takes the queue, writes the
+// frames and hands the commands to the flight (Writing), then marks them written.
 func (c *simConn) flush() bool {
 	c.flushPending = false
-	if c.clientClosed || c.flushed >= len(c.queue) {
+	if c.clientClosed || !c.p.Queued() {
 		return false
 	}
-	if c.qhead == c.flushed {
+	batch := c.p.Take()
+	for _, cmd := range batch {
+		c.writeFrame(cmd.Frame, cmd.ID, c.phase == phaseReady)
+	}
+	c.p.Hold(batch)
+	first, last, wasIdle := c.p.Handoff()
+	if wasIdle && c.swallow == 0 {
 		c.watchIdle() // replies become pending
 	}
-	for c.flushed < len(c.queue) {
-		cmd := c.queue[c.flushed]
-		c.flushed++
-		cmd.Writing()
-		c.writeFrame(cmd.Frame, cmd.ID, c.phase == phaseReady)
-		cmd.Written()
-	}
+	c.p.Wrote(first, last)
 	c.up.commit(ctlData)
 	c.watchStall()
 	return true
@@ -465,22 +488,17 @@ func (c *simConn) compactFrames() {
 }
 
 // receive parses the replies the node's bytes delivered: handshake replies go to the handshake,
-// others complete commands in FIFO order; RESP3 pushes never complete a command.
+// others complete commands in FIFO order through the pipeline; RESP3 pushes never complete a
+// command.
 func (c *simConn) receive() {
 	if c.phase == phaseHandshaking && c.cancelled() {
 		return
 	}
-	c.idleFrom = c.w.k.now // bytes arrived: the idle-read clock starts again
+	c.p.Progress(c.w.k.now) // bytes arrived: the idle-read clock starts again
 	p := &c.down
 	for p.rd < p.ready && !c.clientClosed {
-		dst := &c.scratch
-		var cmd *engine.Command
-		if c.phase == phaseReady && c.qhead < c.flushed {
-			if cmd = c.queue[c.qhead]; cmd != nil {
-				dst = &cmd.Reply
-			}
-		}
-		n, err := resp.Parse(p.data[p.rd:p.ready], dst, nil)
+		v := &c.scratch
+		n, err := resp.Parse(p.data[p.rd:p.ready], v, nil)
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
 		}
@@ -489,43 +507,49 @@ func (c *simConn) receive() {
 			return
 		}
 		p.rd += n
-		if c.sub != nil && c.phase == phaseReady && c.pubsubFrame(dst) {
-			continue
-		}
-		if dst.Kind == resp.KindPush {
-			continue
-		}
 		switch c.phase {
 		case phaseHandshaking:
-			if err := c.hs.Reply(dst); err != nil {
-				c.failAttempt(c.connectError(netio.StageHandshake, false, 0, err))
+			if v.Kind == resp.KindPush {
+				continue
+			}
+			if err := c.hs.Reply(v); err != nil {
+				c.failAttempt(c.connectError(wire.StageHandshake, false, 0, err))
 				return
 			}
-			if c.hsWant--; c.hsWant == 0 {
+			if c.hs.Answered() {
 				c.nextBatch()
 			}
 		case phaseReady:
-			if c.qhead >= c.flushed {
-				c.protocolFailure(&resp.ProtocolError{Reason: "reply without a pending command"})
-				return
-			}
-			c.queue[c.qhead] = nil
-			c.qhead++
-			if c.qhead == len(c.queue) {
-				c.queue = c.queue[:0]
-				c.qhead, c.flushed = 0, 0
-			}
-			if cmd != nil {
-				err := cmd.Replied()
-				c.w.maybeDoubleComplete(cmd)
-				if err != nil {
-					// Not the command's reply: the connection cannot pair replies any more.
-					c.protocolFailure(err)
+			if c.sub != nil {
+				if !c.subscriberFrame(v) {
 					return
 				}
+				continue
 			}
-			if c.draining && c.qhead == len(c.queue) {
-				c.closeClient(c.ioError("close", netio.ErrClosed))
+			if c.p.Unsolicited(v) {
+				continue
+			}
+			if c.swallow > 0 {
+				c.swallow--
+				continue
+			}
+			cmd, err := c.p.Next()
+			if err != nil {
+				c.protocolFailure(err)
+				return
+			}
+			if cmd.ID != 0 {
+				c.w.recordReply(&c.w.res.Paired, cmd.ID, c, p.data[p.rd-n:p.rd])
+			}
+			err = wire.Deliver(cmd, v)
+			c.w.maybeDoubleComplete(cmd)
+			if err != nil {
+				// Not the command's reply: the connection cannot pair replies any more.
+				c.protocolFailure(err)
+				return
+			}
+			if c.drained() {
+				c.closeClient(c.p.ClosedError())
 			}
 		default:
 			c.protocolFailure(&resp.ProtocolError{Reason: "reply before the handshake"})
@@ -547,13 +571,13 @@ func (c *simConn) protocolFailure(err error) {
 // completed.
 func (c *simConn) Drain() {
 	c.engineClosed = true
-	if c.clientClosed || c.draining {
+	if c.clientClosed || c.p.Draining() {
 		return
 	}
-	c.draining = true
+	c.p.Drain()
 	c.traceClose("drain")
-	if c.qhead == len(c.queue) {
-		c.closeClient(c.ioError("close", netio.ErrClosed))
+	if c.drained() {
+		c.closeClient(c.p.ClosedError())
 	}
 }
 
@@ -565,7 +589,7 @@ func (c *simConn) Close() {
 		return
 	}
 	c.traceClose("close")
-	c.closeClient(c.ioError("close", netio.ErrClosed))
+	c.closeClient(c.p.ClosedError())
 }
 
 func (c *simConn) traceClose(how string) {
@@ -656,12 +680,12 @@ func (c *simConn) triggerDrop() {
 
 // Errors, shaped like netio's so that the engine and checkers see the same types in both runtimes.
 
-func (c *simConn) connectError(stage netio.ConnectStage, timedOut bool, budget time.Duration, cause error) error {
-	return memo(&netio.ConnectError{Endpoint: c.ep, Conn: c.id, Stage: stage, TimedOut: timedOut, Budget: budget, Err: cause})
+func (c *simConn) connectError(stage wire.ConnectStage, timedOut bool, budget time.Duration, cause error) error {
+	return memo(&wire.ConnectError{Endpoint: c.ep, Conn: c.id, Stage: stage, TimedOut: timedOut, Budget: budget, Err: cause})
 }
 
 func (c *simConn) ioError(op string, cause error) error {
-	return memo(&netio.IOError{Endpoint: c.ep, Conn: c.id, Op: op, Err: cause})
+	return memo(&wire.IOError{Endpoint: c.ep, Conn: c.id, Op: op, Err: cause})
 }
 
 // memoError carries a netio error with its message computed once: the trace prints a failure
@@ -679,20 +703,6 @@ func (e *memoError) Error() string { return e.msg }
 
 // Unwrap returns the netio error.
 func (e *memoError) Unwrap() error { return e.err }
-
-// failureClass classifies a connection failure: a handshake error reply by its code, anything
-// else (refused, reset, timeouts, cancellation) transient.
-func failureClass(err error) fsm.FailureClass {
-	var he *netio.HandshakeError
-	if errors.As(err, &he) {
-		return he.Class()
-	}
-	var pe *resp.ProtocolError
-	if errors.As(err, &pe) {
-		return fsm.Permanent
-	}
-	return fsm.Transient
-}
 
 func errRefused() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}

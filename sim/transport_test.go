@@ -9,8 +9,8 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // sinkEvent is one call a transport made on its Sink.
@@ -187,12 +187,12 @@ func TestTransportCloseFailsPendingWithStages(t *testing.T) {
 		t.Fatalf("written: maybe sent %v (%s); buffered: maybe sent %v (%s)",
 			written.MaybeSent(), written.FinalStage(), buffered.MaybeSent(), buffered.FinalStage())
 	}
-	if !errors.Is(written.Err, netio.ErrClosed) {
+	if !errors.Is(written.Err, wire.ErrClosed) {
 		t.Fatalf("close error %v", written.Err)
 	}
 	late := command(3, &done, "GET", "k")
 	send(c, late)
-	if len(done) != 3 || late.MaybeSent() || !errors.Is(late.Err, netio.ErrClosed) {
+	if len(done) != 3 || late.MaybeSent() || !errors.Is(late.Err, wire.ErrClosed) {
 		t.Fatalf("send after close: %v", late.Err)
 	}
 	h.until(time.Second)
@@ -219,7 +219,7 @@ func TestTransportLostOnce(t *testing.T) {
 		t.Fatalf("sink calls %s", got)
 	}
 	lost := h.sink.events[2]
-	var ioe *netio.IOError
+	var ioe *wire.IOError
 	if !errors.As(lost.err, &ioe) || !strings.Contains(lost.err.Error(), "connection reset") {
 		t.Fatalf("lost error %v", lost.err)
 	}
@@ -322,7 +322,7 @@ func TestTransportConnectFailures(t *testing.T) {
 				t.Fatalf("sink calls %s", h.sink.kinds())
 			}
 			f := failed[0]
-			var ce *netio.ConnectError
+			var ce *wire.ConnectError
 			if !errors.As(f.err, &ce) || !strings.Contains(f.err.Error(), tc.text) || f.class != tc.class || f.at != tc.at {
 				t.Fatalf("failed at %v with %v (%s), want %q %s at %v", f.at, f.err, f.class, tc.text, tc.class, tc.at)
 			}

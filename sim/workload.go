@@ -82,6 +82,8 @@ func newWorkload(w *world) *workload {
 	w.res.Ops = make([]Op, 0, expected)
 	w.res.Applies = make([]Apply, 0, expected)
 	w.res.Sends = make([]Send, 0, expected)
+	w.res.Served = make([]ReplyRecord, 0, expected)
+	w.res.Paired = make([]ReplyRecord, 0, expected)
 	wl.live = make([]liveOp, 0, expected)
 	m := spec.Mix
 	sum := 0
@@ -202,10 +204,10 @@ func (wl *workload) command() *engine.Command {
 }
 
 // retire marks operation idx's command reusable once both its operation ended and its command
-// completed (or was withdrawn).
-func (wl *workload) retire(idx int, withdrawn bool) {
+// completed, or once the caller owns it again (withdrawn: see engine.Abandonment.Owned).
+func (wl *workload) retire(idx int, owned bool) {
 	lo := &wl.live[idx]
-	if lo.cmd == nil || !lo.returned || (lo.completions == 0 && !withdrawn) {
+	if lo.cmd == nil || !lo.returned || (lo.completions == 0 && !owned) {
 		return
 	}
 	wl.retired = append(wl.retired, lo.cmd)
@@ -270,6 +272,8 @@ func appendOpFrame(dst []byte, op *Op) []byte {
 // completed is every command's Done callback. It records the first completion of an operation
 // that is still waiting; a completion after the caller gave up (timeout) is recorded in the trace
 // only, and a second completion of the same command (a bug) in the trace and in Result.Duplicates.
+// The caller's side follows the engine's caller protocol, as the client's calls do: Answered tells
+// a completion the caller waits for from a late one.
 func (wl *workload) completed(cmd *engine.Command) {
 	w := wl.w
 	idx := int(cmd.ID) - 1
@@ -285,7 +289,7 @@ func (wl *workload) completed(cmd *engine.Command) {
 		wl.traceDone("op duplicate-completion", cmd.ID, outcome, cmd.FinalStage().String(), errText)
 		return
 	}
-	if lo.returned {
+	if !cmd.Answered() {
 		wl.traceDone("op late-completion", cmd.ID, outcome, cmd.FinalStage().String(), errText)
 		wl.retire(idx, false)
 		return
@@ -308,19 +312,21 @@ func (wl *workload) completed(cmd *engine.Command) {
 	wl.next(lo.caller)
 }
 
+// verdictOutcomes maps the engine's verdicts to operation outcomes.
+var verdictOutcomes = [...]OpOutcome{engine.VerdictReplied: OpOK, engine.VerdictFailed: OpFailed, engine.VerdictUnknown: OpUnknown}
+
 // classify maps a completed command to an operation outcome.
 func classify(cmd *engine.Command) (OpOutcome, string) {
-	switch {
-	case cmd.Err == nil:
+	v := cmd.Verdict()
+	if v == engine.VerdictReplied {
 		return OpOK, ""
-	case cmd.MaybeSent():
-		return OpUnknown, cmd.Err.Error()
 	}
-	return OpFailed, cmd.Err.Error()
+	return verdictOutcomes[v], cmd.Err.Error()
 }
 
-// timeout ends operation idx if it is still waiting: withdrawn before it was sent (failed), or
-// unknown once a connection owns it.
+// timeout ends operation idx if it is still waiting, by the engine's caller protocol
+// (Engine.Abandon), as the client's calls do: withdrawn before it was sent (failed), or unknown
+// once a connection owns it.
 func (wl *workload) timeout(idx int) bool {
 	if idx < 0 || idx >= len(wl.live) {
 		return false
@@ -330,21 +336,20 @@ func (wl *workload) timeout(idx int) bool {
 		return false
 	}
 	w := wl.w
+	a := w.eng.Abandon(lo.cmd)
+	if a.Wait {
+		// The completion is the caller's: it is recorded when it comes.
+		return false
+	}
 	lo.returned = true
 	lo.caller.op = -1
 	op := &w.res.Ops[idx]
 	op.Return = w.k.now
 	op.Err = wl.timeoutText
-	withdrawn := w.eng.Withdraw(lo.cmd)
-	if withdrawn {
-		op.Outcome = OpFailed
-		op.Stage = engine.StageQueued.String()
-	} else {
-		op.Outcome = OpUnknown
-		op.Stage = lo.cmd.Stage().String()
-	}
+	op.Outcome = verdictOutcomes[a.Verdict]
+	op.Stage = a.Stage.String()
 	wl.traceDone("op timeout", op.ID, op.Outcome, op.Stage, op.Err)
-	wl.retire(idx, withdrawn)
+	wl.retire(idx, a.Owned)
 	wl.next(lo.caller)
 	return true
 }

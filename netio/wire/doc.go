@@ -2,9 +2,24 @@
 // the production runtime (netio, over sockets) and the simulator (sim, over simulated pipes), so
 // that both run the same logic. Like fsm it reads no clock, starts no goroutine, opens no socket
 // and draws no random number; a test enforces that it imports only fsm, netio/resp and pure parts
-// of the standard library.
+// of the standard library, plus a few named types of engine (the command and the seam's
+// vocabulary), net (the error types sockets report, to print and classify them), context (its
+// cancellation error) and log/slog (the value type of redacted configurations).
 //
-// It holds so far the Redis Cluster protocol:
+// The connection protocol:
+//
+//   - Handshake is the setup of a new connection (HELLO, AUTH, SELECT, CLIENT SETNAME and
+//     SETINFO) as a machine: it produces request batches and judges their replies. A rejection is
+//     a *HandshakeError whose message never echoes credentials (RedactReply).
+//   - The connection errors: *ConnectError for a failed attempt (with its ConnectStage), *IOError
+//     for an established connection that failed (ErrClosed when the engine closed it),
+//     *LivenessError for an expired liveness bound, *SubscribeError for a refused subscription.
+//     Classify says whether a failure may be retried; CauseText prints a cause under a wrapper
+//     that names the endpoint already. Failures only sockets produce (TLS) are classified by
+//     netio, through ClassifyWith.
+//   - AppendSubscriptions encodes the pub/sub episodes' (un)subscription commands.
+//
+// The Redis Cluster protocol:
 //
 //   - KeySlot maps a key to its hash slot (CRC16 of the key or of its {hash tag}, modulo 16384),
 //     without allocating.
