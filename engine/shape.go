@@ -64,19 +64,17 @@ func (s Shape) Fits(v *resp.Value) bool {
 	return true
 }
 
-// Replied completes the command with the reply the transport stored in Reply, and returns nil.
-// If the reply does not fit Expect, it completes the command with a *resp.ProtocolError instead
-// and returns that error: the server ran something, but what came back is not this command's
-// reply, so the outcome is unknown (the command completes at StageAwaitingReply and is never
-// resent). The transport must then fail the connection with the error before it completes any
-// other command: the replies that follow cannot be trusted to pair with their commands either.
-// Only a mismatch allocates.
-func (c *Command) Replied() error {
+// Misfit returns nil when the reply the transport stored in Reply fits Expect. Otherwise it
+// returns the *resp.ProtocolError the command must complete with: the server ran something, but
+// what came back is not this command's reply, so the outcome is unknown (the command completes at
+// StageAwaitingReply and is never resent). The transport must then stop the connection taking
+// commands, and only then complete the command with the error (Complete): a caller woken by it
+// must not be able to hand its next command to a connection that no longer pairs replies. It
+// fails the connection with the error before it completes anything else: the replies that follow
+// cannot be trusted to pair with their commands either. Only a misfit allocates.
+func (c *Command) Misfit() error {
 	if c.Expect.Fits(&c.Reply) {
-		c.Complete(nil)
 		return nil
 	}
-	err := &resp.ProtocolError{Reason: "reply of kind " + c.Reply.Kind.String() + " does not fit " + c.Name}
-	c.Complete(err)
-	return err
+	return &resp.ProtocolError{Reason: "reply of kind " + c.Reply.Kind.String() + " does not fit " + c.Name}
 }

@@ -296,8 +296,12 @@ func (c *Conn) readLoop() error {
 		completed++
 		c.completed.Store(completed)
 		if err != nil {
-			// Not the command's reply: nothing after it can be trusted to pair either.
-			return c.ioError("read", err)
+			// Not the command's reply: nothing after it can be trusted to pair either. The
+			// connection stops taking commands before the caller learns of the failure.
+			ioErr := c.ioError("read", err)
+			c.shutdown(ioErr, false)
+			cmd.Complete(err)
+			return ioErr
 		}
 		if c.draining.Load() && c.drained(completed) {
 			c.shutdown(c.closedErr, true)

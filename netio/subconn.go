@@ -305,7 +305,10 @@ func (s *SubConn) readLoop() error {
 			}
 		case wire.FrameReply:
 			if err := wire.Deliver(f.Cmd, &s.scratch); err != nil {
-				return s.ioError(err)
+				ioErr := s.ioError(err)
+				s.shutdown(ioErr, false)
+				f.Cmd.Complete(err)
+				return ioErr
 			}
 			if drain {
 				s.shutdown(s.closedErr, true)

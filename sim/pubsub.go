@@ -619,7 +619,11 @@ func (c *simConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 func (c *simConn) subscriberFrame(v *resp.Value) bool {
 	f, err := c.sub.Read(v)
 	if err == nil && f.Kind == wire.FrameReply {
-		err = wire.Deliver(f.Cmd, v)
+		if err = wire.Deliver(f.Cmd, v); err != nil {
+			f.Cmd.Complete(err)
+			c.protocolFailure(err)
+			return false
+		}
 	}
 	if err != nil {
 		c.protocolFailure(err)

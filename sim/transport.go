@@ -542,12 +542,16 @@ func (c *simConn) receive() {
 				c.w.recordReply(&c.w.res.Paired, cmd.ID, c, p.data[p.rd-n:p.rd])
 			}
 			err = wire.Deliver(cmd, v)
-			c.w.maybeDoubleComplete(cmd)
 			if err != nil {
-				// Not the command's reply: the connection cannot pair replies any more.
+				// Not the command's reply: the connection cannot pair replies any more. The
+				// command completes first, then the connection fails the others. (netio stops
+				// taking commands before it completes the command, as a caller on another
+				// goroutine may send at once; here callers act only in later events.)
+				cmd.Complete(err)
 				c.protocolFailure(err)
 				return
 			}
+			c.w.maybeDoubleComplete(cmd)
 			if c.drained() {
 				c.closeClient(c.p.ClosedError())
 			}

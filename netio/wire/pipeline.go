@@ -220,12 +220,17 @@ func (p *Pipeline) Next() (*engine.Command, error) {
 
 // Deliver completes cmd with the reply in *reply. The reply moves into the command and the
 // command's old storage moves into *reply, to read the next reply into: no copy, and no
-// allocation once both storages are large enough. A reply that does not fit cmd's Expect
-// completes it with a *resp.ProtocolError, which Deliver returns: the driver must then fail the
-// connection with it before it completes anything else.
+// allocation once both storages are large enough. A reply that does not fit cmd's Expect leaves
+// cmd uncompleted and returns the *resp.ProtocolError it must complete with (Command.Misfit):
+// the driver must first stop the connection taking commands, then complete cmd with the error,
+// then fail the connection with it before it completes anything else (see Misfit).
 func Deliver(cmd *engine.Command, reply *resp.Value) error {
 	cmd.Reply, *reply = *reply, cmd.Reply
-	return cmd.Replied()
+	if err := cmd.Misfit(); err != nil {
+		return err
+	}
+	cmd.Complete(nil)
+	return nil
 }
 
 // Answered returns the number of replies Next paired with commands. Flight side.

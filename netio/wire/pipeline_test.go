@@ -36,7 +36,12 @@ func reply(p *Pipeline, v resp.Value) error {
 	if err != nil {
 		return err
 	}
-	return Deliver(cmd, &v)
+	if err := Deliver(cmd, &v); err != nil {
+		// A driver stops taking commands here, then completes the misfit command.
+		cmd.Complete(err)
+		return err
+	}
+	return nil
 }
 
 func TestPipelineStagesAndFIFOPairing(t *testing.T) {
