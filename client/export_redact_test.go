@@ -1,4 +1,4 @@
 package client
 
-// NewTxForTest returns an empty transaction of c, as DedicatedConn.Exec hands to its callback.
-func NewTxForTest(c *Client) *Tx { return &Tx{c: c} }
+// NewTxForTest returns an empty transaction, as DedicatedConn.Exec hands to its callback.
+func NewTxForTest(*Client) *Tx { return &Tx{} }

@@ -1,0 +1,98 @@
+package client
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/internal/command/surface"
+)
+
+// TestEveryCommandTyped: every command and subcommand of the command table (Redis 7.0's own
+// description, plus the SENTINEL commands of redis-sentinel) has a typed form, generated from
+// commands.txt or written by hand, or is on the short raw list with its reason. The README
+// states the count.
+func TestEveryCommandTyped(t *testing.T) {
+	types := map[string]reflect.Type{
+		"Commands":      reflect.TypeOf(Commands{}),
+		"Batch":         reflect.TypeOf(&Batch{}),
+		"DedicatedConn": reflect.TypeOf(&DedicatedConn{}),
+		"Client":        reflect.TypeOf(&Client{}),
+		"Subscription":  reflect.TypeOf(&Subscription{}),
+	}
+	exists := func(form string) bool {
+		typ, method, ok := strings.Cut(form, ".")
+		if !ok || types[typ] == nil {
+			return false
+		}
+		_, found := types[typ].MethodByName(method)
+		return found
+	}
+	leaves := surface.Leaves()
+	typed := 0
+	for _, c := range leaves {
+		forms := append(append([]string(nil), generatedForms[c]...), handForms[c]...)
+		_, raw := rawCommands[c]
+		switch {
+		case len(forms) > 0 && raw:
+			t.Errorf("%s is typed and on the raw list", c)
+		case len(forms) > 0:
+			typed++
+		case !raw:
+			t.Errorf("%s has no typed form: add it to commands.txt (or, with a reason, to its raw list)", c)
+		}
+		for _, f := range forms {
+			if !exists(f) {
+				t.Errorf("%s: %s does not exist", c, f)
+			}
+		}
+	}
+	for c, reason := range rawCommands {
+		if len(strings.Fields(reason)) < 4 {
+			t.Errorf("raw %s: the reason %q says too little", c, reason)
+		}
+	}
+	if len(rawCommands) > 15 {
+		t.Errorf("%d raw commands: the raw list must stay short", len(rawCommands))
+	}
+	t.Logf("%d of %d commands typed; raw: %d", typed, len(leaves), len(rawCommands))
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(\d+) of (\d+) Redis 7\.0 commands typed`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md lacks the line \"N of M Redis 7.0 commands typed\"")
+	}
+	if string(m[1]) != strconv.Itoa(typed) || string(m[2]) != strconv.Itoa(len(leaves)) {
+		t.Errorf("README.md says %s of %s commands typed; the table says %d of %d", m[1], m[2], typed, len(leaves))
+	}
+}
+
+// TestSurfaceUpToDate fails when commands_gen.go is not what the generator makes of
+// commands.txt and the command table: run go generate ./client.
+func TestSurfaceUpToDate(t *testing.T) {
+	src, err := os.ReadFile("commands.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := surface.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := surface.Generate(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("commands_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("commands_gen.go is stale: run go generate ./client and commit the result")
+	}
+}
