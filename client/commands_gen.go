@@ -5644,9 +5644,11 @@ func (d *DedicatedConn) Auth(ctx context.Context, username string, password stri
 }
 
 func encDClientCaching(e *enc, yes bool) {
-	e.begin(cmdClientCaching, okShape, -1)
+	e.begin(cmdClientCaching, okShape, 3)
 	if yes {
 		e.str("YES")
+	} else {
+		e.str("NO")
 	}
 }
 
@@ -5796,9 +5798,11 @@ func (b *Batch) ClientList(opt ClientListOptions) *Future[string] {
 }
 
 func encDClientNoEvict(e *enc, on bool) {
-	e.begin(cmdClientNoEvict, okShape, -1)
+	e.begin(cmdClientNoEvict, okShape, 3)
 	if on {
 		e.str("ON")
+	} else {
+		e.str("OFF")
 	}
 }
 
@@ -5858,6 +5862,8 @@ func encDClientTracking(e *enc, on bool, opt ClientTrackingOptions) {
 	e.begin(cmdClientTracking, okShape, -1)
 	if on {
 		e.str("ON")
+	} else {
+		e.str("OFF")
 	}
 	opt.writeArgs(e)
 }

@@ -45,7 +45,8 @@
 //	name:map         a map[string]string, as field, value, ...
 //	name!            the slice must not be empty
 //	name?            written only when not the zero value; name?TOKEN writes TOKEN first,
-//	                 and for a bool only TOKEN
+//	                 and for a bool only TOKEN; name?YES|NO writes YES for a true bool and NO
+//	                 for a false one
 //
 // Without "=", the parameters are written in order by their types.
 package surface
@@ -569,6 +570,8 @@ func (g *gen) count(f *Form, words int) (string, string, error) {
 		switch {
 		case it.Literal:
 			n++
+		case it.Optional && it.Param.Type == "bool" && strings.Contains(it.OptToken, "|"):
+			n++
 		case it.Optional:
 			return "-1", "", nil
 		case it.Mod == "n":
@@ -620,6 +623,11 @@ func (g *gen) item(f *Form, it Item) error {
 		} else {
 			g.p("e.need(%q, len(%s))\n", name, name)
 		}
+	}
+	if it.Optional && p.Type == "bool" && strings.Contains(it.OptToken, "|") {
+		yes, no, _ := strings.Cut(it.OptToken, "|")
+		g.p("if %s {\ne.str(%q)\n} else {\ne.str(%q)\n}\n", name, yes, no)
+		return nil
 	}
 	if it.Optional {
 		cond, err := g.nonZero(p)
