@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
@@ -371,6 +373,28 @@ func (b *Batch) failAll(err error) {
 	}
 }
 
+// failEach records the outcome of a transaction that did not run as each entry's: an unknown
+// outcome or a timeout is reported under each entry's own command name.
+func (b *Batch) failEach(err error) {
+	for i := range b.ents {
+		ent := &b.ents[i]
+		var uo *UnknownOutcomeError
+		var te *TimeoutError
+		switch {
+		case errors.As(err, &uo):
+			own := *uo
+			own.CommandName = ent.name
+			ent.out.fail(&own)
+		case errors.As(err, &te):
+			own := *te
+			own.CommandName = ent.name
+			ent.out.fail(&own)
+		default:
+			ent.out.fail(err)
+		}
+	}
+}
+
 // settle turns the calls of a run into the entries' outcomes and returns the first error.
 // Calls from index from on were still pending when the wait was interrupted (ctxErr, or the
 // budget when timedOut): they are abandoned to their connection, which recycles them. raw,
@@ -434,7 +458,7 @@ func (ent *batchEntry) outErr() error {
 func (b *Batch) settleExec(c *Client, cls []*call, abandoned []bool, lost func(*call) error, raw *[]resp.Value) error {
 	exec := cls[len(cls)-1]
 	failAll := func(err error) error {
-		b.failAll(err)
+		b.failEach(err)
 		return err
 	}
 	if abandoned[len(cls)-1] {
