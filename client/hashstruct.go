@@ -52,11 +52,11 @@ type structField struct {
 var structFields sync.Map // reflect.Type -> []structField, or error
 
 var (
-	hashDurationType  = reflect.TypeOf(time.Duration(0))
-	hashTimeType      = reflect.TypeOf(time.Time{})
-	hashBytesType     = reflect.TypeOf([]byte(nil))
-	textUnmarshal = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
-	textMarshal   = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
+	hashDurationType = reflect.TypeOf(time.Duration(0))
+	hashTimeType     = reflect.TypeOf(time.Time{})
+	hashBytesType    = reflect.TypeOf([]byte(nil))
+	textUnmarshal    = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+	textMarshal      = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
 
 // fieldsOf returns the tagged fields of struct type t.

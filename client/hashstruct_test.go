@@ -98,8 +98,12 @@ func TestHashStructRoundTrip(t *testing.T) {
 	in := session{User: "ada", Visits: 42, Ratio: 0.25, Small: 7, Expires: time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC),
 		Idle: time.Minute, Token: []byte("t"), Addr: netip.MustParseAddr("::1"), Nickname: &nick, embedded: embedded{Region: "eu"}}
 	runGroup(t, nil, groupOptions{}, []step{
-		{"HSetStruct", func(ctx context.Context, c C, k func(string) string) (any, error) { return val(c.HSetStruct(ctx, k("s"), &in)) }, int64(10), nil},
-		{"admin omitted", func(ctx context.Context, c C, k func(string) string) (any, error) { return val(c.HExists(ctx, k("s"), "admin")) }, false, nil},
+		{"HSetStruct", func(ctx context.Context, c C, k func(string) string) (any, error) {
+			return val(c.HSetStruct(ctx, k("s"), &in))
+		}, int64(10), nil},
+		{"admin omitted", func(ctx context.Context, c C, k func(string) string) (any, error) {
+			return val(c.HExists(ctx, k("s"), "admin"))
+		}, false, nil},
 		{"HGetAllStruct", func(ctx context.Context, c C, k func(string) string) (any, error) {
 			var out session
 			found, err := c.HGetAllStruct(ctx, k("s"), &out)
