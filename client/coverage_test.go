@@ -96,3 +96,29 @@ func TestSurfaceUpToDate(t *testing.T) {
 		t.Fatal("commands_gen.go is stale: run go generate ./client and commit the result")
 	}
 }
+
+// TestCommandsDocListsRawCommands: docs/commands.md lists exactly the raw commands, with
+// their reasons.
+func TestCommandsDocListsRawCommands(t *testing.T) {
+	doc, err := os.ReadFile("../docs/commands.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok1 := strings.Cut(string(doc), "<!-- raw-commands:begin -->")
+	table, _, ok2 := strings.Cut(rest, "<!-- raw-commands:end -->")
+	if !ok1 || !ok2 {
+		t.Fatal("docs/commands.md lacks the raw-commands markers")
+	}
+	documented := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (.+) \\|$").FindAllStringSubmatch(table, -1) {
+		documented[strings.ToLower(strings.Replace(m[1], " ", "|", 1))] = m[2]
+	}
+	if len(documented) != len(rawCommands) {
+		t.Errorf("docs/commands.md lists %d raw commands, the spec %d", len(documented), len(rawCommands))
+	}
+	for c, reason := range rawCommands {
+		if documented[c] != reason {
+			t.Errorf("raw %s: documented %q, spec %q", c, documented[c], reason)
+		}
+	}
+}
