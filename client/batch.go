@@ -44,8 +44,10 @@ type Batch struct {
 	// err is the first error of a queued command (an invalid argument): the batch is not sent.
 	err error
 	// run-time storage, kept for reuse.
-	cls  []*call
-	cmds []*engine.Command
+	cls    []*call
+	cmds   []*engine.Command
+	marks  []bool
+	stages []Stage
 }
 
 // Tx is the batch of a transaction on a DedicatedConn (see DedicatedConn.Exec).
@@ -400,20 +402,28 @@ func (b *Batch) failEach(err error) {
 // budget when timedOut): they are abandoned to their connection, which recycles them. raw,
 // when set, receives EXEC's replies (DedicatedConn.Exec).
 func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut bool, mode batchMode, raw *[]resp.Value) error {
-	abandoned := make([]bool, len(cls))
-	for i := from; i < len(cls); i++ {
+	// A call abandoned here belongs to its connection now, which recycles it and may hand it
+	// to another caller: what the outcome needs (abandoned or not, and its stage) is recorded
+	// before the call is let go, and it is never read again.
+	n := len(cls)
+	marks := append(b.marks[:0], make([]bool, n)...)
+	stages := append(b.stages[:0], make([]Stage, n)...)
+	b.marks, b.stages = marks, stages
+	for i := from; i < n; i++ {
+		stage := stageOf(cls[i].cmd.Stage())
 		if cls[i].state.CompareAndSwap(callWaiting, callAbandoned) {
-			abandoned[i] = true
+			marks[i], stages[i] = true, stage
 			continue
 		}
 		<-cls[i].done // it completed meanwhile
 	}
-	lost := func(cl *call) error {
-		stage := stageOf(cl.cmd.Stage())
+	abandoned := func(i int) bool { return marks[i] }
+	// lost is the outcome of abandoned call i, which runs command name.
+	lost := func(i int, name string) error {
 		if timedOut {
-			return c.timeoutErr(cl.cmd.Name, stage)
+			return c.timeoutErr(name, stages[i])
 		}
-		return &UnknownOutcomeError{CommandName: cl.cmd.Name, Endpoint: c.ep, Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stages[i], Err: ctxErr}
 	}
 	var first error
 	note := func(err error) {
@@ -425,8 +435,8 @@ func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut 
 		for i, cl := range cls {
 			out := b.ents[i].out
 			switch {
-			case abandoned[i]:
-				out.fail(lost(cl))
+			case abandoned(i):
+				out.fail(lost(i, b.ents[i].name))
 			case cl.cmd.Err != nil:
 				out.fail(c.commandFailure(&cl.cmd))
 			default:
@@ -438,7 +448,7 @@ func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut 
 		note(b.settleExec(c, cls, abandoned, lost, raw))
 	}
 	for i, cl := range cls {
-		if !abandoned[i] {
+		if !abandoned(i) {
 			c.putCall(cl)
 		}
 	}
@@ -455,14 +465,14 @@ func (ent *batchEntry) outErr() error {
 
 // settleExec settles the entries of a transaction from EXEC's reply: every entry shares the
 // transaction's fate unless EXEC ran it, when each gets its own reply.
-func (b *Batch) settleExec(c *Client, cls []*call, abandoned []bool, lost func(*call) error, raw *[]resp.Value) error {
+func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, lost func(int, string) error, raw *[]resp.Value) error {
 	exec := cls[len(cls)-1]
 	failAll := func(err error) error {
 		b.failEach(err)
 		return err
 	}
-	if abandoned[len(cls)-1] {
-		return failAll(lost(exec))
+	if abandoned(len(cls) - 1) {
+		return failAll(lost(len(cls)-1, "EXEC"))
 	}
 	if exec.cmd.Err != nil {
 		// MULTI may have run and EXEC may not have: either way, EXEC's outcome is each entry's.
@@ -494,7 +504,9 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned []bool, lost func(*
 	if raw != nil {
 		*raw = make([]resp.Value, len(b.ents))
 	}
-	for i, e := range v.All() {
+	var e resp.Value // one variable for every element: settle takes its address
+	for i, x := range v.All() {
+		e = x
 		b.ents[i].out.settle(&e, b.ents[i].name, c.ep)
 		if raw != nil {
 			(*raw)[i] = e.Clone()
@@ -543,21 +555,21 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 	cls := b.calls(c, mode)
 	d.send(cls)
 	from, ctxErr, timedOut := awaitCalls(ctx, cls, d.budget())
+	// Read what decides the connection's fate before settle recycles the calls. The
+	// connection is discarded when it failed, still owns commands, or ran the commands of a
+	// transaction one by one after MULTI failed: its state is unknown.
 	failed := from < len(cls)
 	for _, cl := range cls[:from] {
 		if cl.cmd.Err != nil {
 			failed = true
 		}
 	}
+	if mode != modePipeline && from > 0 && cls[0].cmd.Err == nil && cls[0].cmd.Reply.IsError() {
+		failed = true
+	}
 	err := b.settle(c, cls, from, ctxErr, timedOut, mode, raw)
 	if failed {
-		// The connection failed or still owns commands: its state is unknown.
 		d.discard()
-	}
-	if mode != modePipeline {
-		if multi := cls[0]; multi.cmd.Err == nil && multi.cmd.Reply.IsError() {
-			d.discard()
-		}
 	}
 	return err
 }

@@ -367,21 +367,21 @@ var (
 	cmdZunionstore                 = spec("ZUNIONSTORE", "")
 )
 
-func encAppend(e *enc, key string, value string) {
+func encAppend(e *enc, key, value string) {
 	e.begin(cmdAppend, intShape, 3)
 	e.str(key)
 	e.str(value)
 }
 
 // Append appends value to the string at key (creating it) and returns the new length.
-func (c Commands) Append(ctx context.Context, key string, value string) (int64, error) {
+func (c Commands) Append(ctx context.Context, key, value string) (int64, error) {
 	cl, e := c.prepare()
 	encAppend(&e, key, value)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // Append queues APPEND in the batch; see Commands.Append.
-func (b *Batch) Append(key string, value string) *Future[int64] {
+func (b *Batch) Append(key, value string) *Future[int64] {
 	e := b.encoder()
 	encAppend(&e, key, value)
 	return queue(b, &e, decInt)
@@ -488,7 +488,7 @@ func (b *Batch) GetEx(key string, opt GetExOptions) *Future[Optional[string]] {
 	return queue(b, &e, decOptString)
 }
 
-func encGetRange(e *enc, key string, start int64, end int64) {
+func encGetRange(e *enc, key string, start, end int64) {
 	e.begin(cmdGetrange, bulkShape, 4)
 	e.str(key)
 	e.int(start)
@@ -497,20 +497,20 @@ func encGetRange(e *enc, key string, start int64, end int64) {
 
 // GetRange returns the part of the string at key from start to end, both included (negative offsets
 // count from the end).
-func (c Commands) GetRange(ctx context.Context, key string, start int64, end int64) (string, error) {
+func (c Commands) GetRange(ctx context.Context, key string, start, end int64) (string, error) {
 	cl, e := c.prepare()
 	encGetRange(&e, key, start, end)
 	return run(ctx, c.x, cl, &e, decString)
 }
 
 // GetRange queues GETRANGE in the batch; see Commands.GetRange.
-func (b *Batch) GetRange(key string, start int64, end int64) *Future[string] {
+func (b *Batch) GetRange(key string, start, end int64) *Future[string] {
 	e := b.encoder()
 	encGetRange(&e, key, start, end)
 	return queue(b, &e, decString)
 }
 
-func encGetSet(e *enc, key string, value string) {
+func encGetSet(e *enc, key, value string) {
 	e.begin(cmdGetset, bulkShape, 3)
 	e.str(key)
 	e.str(value)
@@ -518,7 +518,7 @@ func encGetSet(e *enc, key string, value string) {
 
 // GetSet sets key to value and returns the previous value (deprecated by Redis: prefer
 // SetWithOptions with Get).
-func (c Commands) GetSet(ctx context.Context, key string, value string) (result string, ok bool, err error) {
+func (c Commands) GetSet(ctx context.Context, key, value string) (result string, ok bool, err error) {
 	cl, e := c.prepare()
 	encGetSet(&e, key, value)
 	r, err := run(ctx, c.x, cl, &e, decOptString)
@@ -526,7 +526,7 @@ func (c Commands) GetSet(ctx context.Context, key string, value string) (result 
 }
 
 // GetSet queues GETSET in the batch; see Commands.GetSet.
-func (b *Batch) GetSet(key string, value string) *Future[Optional[string]] {
+func (b *Batch) GetSet(key, value string) *Future[Optional[string]] {
 	e := b.encoder()
 	encGetSet(&e, key, value)
 	return queue(b, &e, decOptString)
@@ -591,27 +591,27 @@ func (b *Batch) IncrByFloat(key string, delta float64) *Future[float64] {
 	return queue(b, &e, decFloat)
 }
 
-func encLCS(e *enc, key1 string, key2 string) {
+func encLCS(e *enc, key1, key2 string) {
 	e.begin(cmdLcs, bulkShape, 3)
 	e.str(key1)
 	e.str(key2)
 }
 
 // LCS returns the longest common subsequence of the strings at key1 and key2.
-func (c Commands) LCS(ctx context.Context, key1 string, key2 string) (string, error) {
+func (c Commands) LCS(ctx context.Context, key1, key2 string) (string, error) {
 	cl, e := c.prepare()
 	encLCS(&e, key1, key2)
 	return run(ctx, c.x, cl, &e, decString)
 }
 
 // LCS queues LCS in the batch; see Commands.LCS.
-func (b *Batch) LCS(key1 string, key2 string) *Future[string] {
+func (b *Batch) LCS(key1, key2 string) *Future[string] {
 	e := b.encoder()
 	encLCS(&e, key1, key2)
 	return queue(b, &e, decString)
 }
 
-func encLCSLen(e *enc, key1 string, key2 string) {
+func encLCSLen(e *enc, key1, key2 string) {
 	e.begin(cmdLcs, intShape, 4)
 	e.str(key1)
 	e.str(key2)
@@ -619,20 +619,20 @@ func encLCSLen(e *enc, key1 string, key2 string) {
 }
 
 // LCSLen returns the length of the longest common subsequence of the strings at key1 and key2.
-func (c Commands) LCSLen(ctx context.Context, key1 string, key2 string) (int64, error) {
+func (c Commands) LCSLen(ctx context.Context, key1, key2 string) (int64, error) {
 	cl, e := c.prepare()
 	encLCSLen(&e, key1, key2)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // LCSLen queues LCS in the batch; see Commands.LCSLen.
-func (b *Batch) LCSLen(key1 string, key2 string) *Future[int64] {
+func (b *Batch) LCSLen(key1, key2 string) *Future[int64] {
 	e := b.encoder()
 	encLCSLen(&e, key1, key2)
 	return queue(b, &e, decInt)
 }
 
-func encLCSIdx(e *enc, key1 string, key2 string, opt LCSIdxOptions) {
+func encLCSIdx(e *enc, key1, key2 string, opt LCSIdxOptions) {
 	e.begin(cmdLcs, mapShape, -1)
 	e.str(key1)
 	e.str(key2)
@@ -642,14 +642,14 @@ func encLCSIdx(e *enc, key1 string, key2 string, opt LCSIdxOptions) {
 
 // LCSIdx returns where the longest common subsequence of the strings at key1 and key2 lies in
 // each of them.
-func (c Commands) LCSIdx(ctx context.Context, key1 string, key2 string, opt LCSIdxOptions) (LCSMatch, error) {
+func (c Commands) LCSIdx(ctx context.Context, key1, key2 string, opt LCSIdxOptions) (LCSMatch, error) {
 	cl, e := c.prepare()
 	encLCSIdx(&e, key1, key2, opt)
 	return run(ctx, c.x, cl, &e, decLCSMatch)
 }
 
 // LCSIdx queues LCS in the batch; see Commands.LCSIdx.
-func (b *Batch) LCSIdx(key1 string, key2 string, opt LCSIdxOptions) *Future[LCSMatch] {
+func (b *Batch) LCSIdx(key1, key2 string, opt LCSIdxOptions) *Future[LCSMatch] {
 	e := b.encoder()
 	encLCSIdx(&e, key1, key2, opt)
 	return queue(b, &e, decLCSMatch)
@@ -761,21 +761,21 @@ func (b *Batch) SetEx(key string, ttl time.Duration, value string) *Future[None]
 	return queue(b, &e, decOK)
 }
 
-func encSetNX(e *enc, key string, value string) {
+func encSetNX(e *enc, key, value string) {
 	e.begin(cmdSetnx, boolShape, 3)
 	e.str(key)
 	e.str(value)
 }
 
 // SetNX sets key to value only if it does not exist, and reports whether it did.
-func (c Commands) SetNX(ctx context.Context, key string, value string) (bool, error) {
+func (c Commands) SetNX(ctx context.Context, key, value string) (bool, error) {
 	cl, e := c.prepare()
 	encSetNX(&e, key, value)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // SetNX queues SETNX in the batch; see Commands.SetNX.
-func (b *Batch) SetNX(key string, value string) *Future[bool] {
+func (b *Batch) SetNX(key, value string) *Future[bool] {
 	e := b.encoder()
 	encSetNX(&e, key, value)
 	return queue(b, &e, decBool)
@@ -821,7 +821,7 @@ func (b *Batch) StrLen(key string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encSubStr(e *enc, key string, start int64, end int64) {
+func encSubStr(e *enc, key string, start, end int64) {
 	e.begin(cmdSubstr, bulkShape, 4)
 	e.str(key)
 	e.int(start)
@@ -829,20 +829,20 @@ func encSubStr(e *enc, key string, start int64, end int64) {
 }
 
 // SubStr is the deprecated name of GETRANGE.
-func (c Commands) SubStr(ctx context.Context, key string, start int64, end int64) (string, error) {
+func (c Commands) SubStr(ctx context.Context, key string, start, end int64) (string, error) {
 	cl, e := c.prepare()
 	encSubStr(&e, key, start, end)
 	return run(ctx, c.x, cl, &e, decString)
 }
 
 // SubStr queues SUBSTR in the batch; see Commands.SubStr.
-func (b *Batch) SubStr(key string, start int64, end int64) *Future[string] {
+func (b *Batch) SubStr(key string, start, end int64) *Future[string] {
 	e := b.encoder()
 	encSubStr(&e, key, start, end)
 	return queue(b, &e, decString)
 }
 
-func encCopy(e *enc, source string, destination string, replace bool) {
+func encCopy(e *enc, source, destination string, replace bool) {
 	e.begin(cmdCopy, boolShape, -1)
 	e.str(source)
 	e.str(destination)
@@ -853,20 +853,20 @@ func encCopy(e *enc, source string, destination string, replace bool) {
 
 // Copy copies the value at source to destination (replacing it only with replace) and reports
 // whether it did.
-func (c Commands) Copy(ctx context.Context, source string, destination string, replace bool) (bool, error) {
+func (c Commands) Copy(ctx context.Context, source, destination string, replace bool) (bool, error) {
 	cl, e := c.prepare()
 	encCopy(&e, source, destination, replace)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // Copy queues COPY in the batch; see Commands.Copy.
-func (b *Batch) Copy(source string, destination string, replace bool) *Future[bool] {
+func (b *Batch) Copy(source, destination string, replace bool) *Future[bool] {
 	e := b.encoder()
 	encCopy(&e, source, destination, replace)
 	return queue(b, &e, decBool)
 }
 
-func encCopyToDB(e *enc, source string, destination string, db int64, replace bool) {
+func encCopyToDB(e *enc, source, destination string, db int64, replace bool) {
 	e.begin(cmdCopy, boolShape, -1)
 	e.str(source)
 	e.str(destination)
@@ -878,14 +878,14 @@ func encCopyToDB(e *enc, source string, destination string, db int64, replace bo
 }
 
 // CopyToDB copies the value at source to destination in database db.
-func (c Commands) CopyToDB(ctx context.Context, source string, destination string, db int64, replace bool) (bool, error) {
+func (c Commands) CopyToDB(ctx context.Context, source, destination string, db int64, replace bool) (bool, error) {
 	cl, e := c.prepare()
 	encCopyToDB(&e, source, destination, db, replace)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // CopyToDB queues COPY in the batch; see Commands.CopyToDB.
-func (b *Batch) CopyToDB(source string, destination string, db int64, replace bool) *Future[bool] {
+func (b *Batch) CopyToDB(source, destination string, db int64, replace bool) *Future[bool] {
 	e := b.encoder()
 	encCopyToDB(&e, source, destination, db, replace)
 	return queue(b, &e, decBool)
@@ -1054,7 +1054,7 @@ func (b *Batch) Keys(pattern string) *Future[[]string] {
 	return queue(b, &e, decStrings)
 }
 
-func encMigrate(e *enc, host string, port int64, db int64, timeout time.Duration, opt MigrateOptions) {
+func encMigrate(e *enc, host string, port, db int64, timeout time.Duration, opt MigrateOptions) {
 	e.begin(cmdMigrate, textShape, -1)
 	e.str(host)
 	e.int(port)
@@ -1067,14 +1067,14 @@ func encMigrate(e *enc, host string, port int64, db int64, timeout time.Duration
 // Migrate moves keys to another Redis server and returns OK, or NOKEY when none of them existed.
 //
 // MIGRATE is an administrative command: it needs Options.AllowAdmin.
-func (c Commands) Migrate(ctx context.Context, host string, port int64, db int64, timeout time.Duration, opt MigrateOptions) (string, error) {
+func (c Commands) Migrate(ctx context.Context, host string, port, db int64, timeout time.Duration, opt MigrateOptions) (string, error) {
 	cl, e := c.prepare()
 	encMigrate(&e, host, port, db, timeout, opt)
 	return run(ctx, c.x, cl, &e, decStatus)
 }
 
 // Migrate queues MIGRATE in the batch; see Commands.Migrate.
-func (b *Batch) Migrate(host string, port int64, db int64, timeout time.Duration, opt MigrateOptions) *Future[string] {
+func (b *Batch) Migrate(host string, port, db int64, timeout time.Duration, opt MigrateOptions) *Future[string] {
 	e := b.encoder()
 	encMigrate(&e, host, port, db, timeout, opt)
 	return queue(b, &e, decStatus)
@@ -1313,14 +1313,14 @@ func (b *Batch) RandomKey() *Future[Optional[string]] {
 	return queue(b, &e, decOptString)
 }
 
-func encRename(e *enc, key string, newKey string) {
+func encRename(e *enc, key, newKey string) {
 	e.begin(cmdRename, okShape, 3)
 	e.str(key)
 	e.str(newKey)
 }
 
 // Rename renames key to newKey, replacing newKey.
-func (c Commands) Rename(ctx context.Context, key string, newKey string) error {
+func (c Commands) Rename(ctx context.Context, key, newKey string) error {
 	cl, e := c.prepare()
 	encRename(&e, key, newKey)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -1328,27 +1328,27 @@ func (c Commands) Rename(ctx context.Context, key string, newKey string) error {
 }
 
 // Rename queues RENAME in the batch; see Commands.Rename.
-func (b *Batch) Rename(key string, newKey string) *Future[None] {
+func (b *Batch) Rename(key, newKey string) *Future[None] {
 	e := b.encoder()
 	encRename(&e, key, newKey)
 	return queue(b, &e, decOK)
 }
 
-func encRenameNX(e *enc, key string, newKey string) {
+func encRenameNX(e *enc, key, newKey string) {
 	e.begin(cmdRenamenx, boolShape, 3)
 	e.str(key)
 	e.str(newKey)
 }
 
 // RenameNX renames key to newKey only if newKey does not exist, and reports whether it did.
-func (c Commands) RenameNX(ctx context.Context, key string, newKey string) (bool, error) {
+func (c Commands) RenameNX(ctx context.Context, key, newKey string) (bool, error) {
 	cl, e := c.prepare()
 	encRenameNX(&e, key, newKey)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // RenameNX queues RENAMENX in the batch; see Commands.RenameNX.
-func (b *Batch) RenameNX(key string, newKey string) *Future[bool] {
+func (b *Batch) RenameNX(key, newKey string) *Future[bool] {
 	e := b.encoder()
 	encRenameNX(&e, key, newKey)
 	return queue(b, &e, decBool)
@@ -1421,7 +1421,7 @@ func (b *Batch) Sort(key string, opt SortOptions) *Future[[]string] {
 	return queue(b, &e, decStrings)
 }
 
-func encSortStore(e *enc, key string, destination string, opt SortOptions) {
+func encSortStore(e *enc, key, destination string, opt SortOptions) {
 	e.begin(cmdSort, intShape, -1)
 	e.str(key)
 	opt.writeArgs(e)
@@ -1430,14 +1430,14 @@ func encSortStore(e *enc, key string, destination string, opt SortOptions) {
 }
 
 // SortStore sorts as Sort does, stores the result in destination and returns its length.
-func (c Commands) SortStore(ctx context.Context, key string, destination string, opt SortOptions) (int64, error) {
+func (c Commands) SortStore(ctx context.Context, key, destination string, opt SortOptions) (int64, error) {
 	cl, e := c.prepare()
 	encSortStore(&e, key, destination, opt)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // SortStore queues SORT in the batch; see Commands.SortStore.
-func (b *Batch) SortStore(key string, destination string, opt SortOptions) *Future[int64] {
+func (b *Batch) SortStore(key, destination string, opt SortOptions) *Future[int64] {
 	e := b.encoder()
 	encSortStore(&e, key, destination, opt)
 	return queue(b, &e, decInt)
@@ -1577,34 +1577,34 @@ func (b *Batch) HDel(key string, fields ...string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encHExists(e *enc, key string, field string) {
+func encHExists(e *enc, key, field string) {
 	e.begin(cmdHexists, boolShape, 3)
 	e.str(key)
 	e.str(field)
 }
 
 // HExists reports whether field exists in the hash at key.
-func (c Commands) HExists(ctx context.Context, key string, field string) (bool, error) {
+func (c Commands) HExists(ctx context.Context, key, field string) (bool, error) {
 	cl, e := c.prepare()
 	encHExists(&e, key, field)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // HExists queues HEXISTS in the batch; see Commands.HExists.
-func (b *Batch) HExists(key string, field string) *Future[bool] {
+func (b *Batch) HExists(key, field string) *Future[bool] {
 	e := b.encoder()
 	encHExists(&e, key, field)
 	return queue(b, &e, decBool)
 }
 
-func encHGet(e *enc, key string, field string) {
+func encHGet(e *enc, key, field string) {
 	e.begin(cmdHget, bulkShape, 3)
 	e.str(key)
 	e.str(field)
 }
 
 // HGet returns a field of the hash at key; the bool is false when it does not exist.
-func (c Commands) HGet(ctx context.Context, key string, field string) (value string, ok bool, err error) {
+func (c Commands) HGet(ctx context.Context, key, field string) (value string, ok bool, err error) {
 	cl, e := c.prepare()
 	encHGet(&e, key, field)
 	r, err := run(ctx, c.x, cl, &e, decOptString)
@@ -1612,7 +1612,7 @@ func (c Commands) HGet(ctx context.Context, key string, field string) (value str
 }
 
 // HGet queues HGET in the batch; see Commands.HGet.
-func (b *Batch) HGet(key string, field string) *Future[Optional[string]] {
+func (b *Batch) HGet(key, field string) *Future[Optional[string]] {
 	e := b.encoder()
 	encHGet(&e, key, field)
 	return queue(b, &e, decOptString)
@@ -1637,7 +1637,7 @@ func (b *Batch) HGetAll(key string) *Future[map[string]string] {
 	return queue(b, &e, decStringMap)
 }
 
-func encHIncrBy(e *enc, key string, field string, delta int64) {
+func encHIncrBy(e *enc, key, field string, delta int64) {
 	e.begin(cmdHincrby, intShape, 4)
 	e.str(key)
 	e.str(field)
@@ -1645,20 +1645,20 @@ func encHIncrBy(e *enc, key string, field string, delta int64) {
 }
 
 // HIncrBy increments the integer field of the hash at key by delta and returns the new value.
-func (c Commands) HIncrBy(ctx context.Context, key string, field string, delta int64) (int64, error) {
+func (c Commands) HIncrBy(ctx context.Context, key, field string, delta int64) (int64, error) {
 	cl, e := c.prepare()
 	encHIncrBy(&e, key, field, delta)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // HIncrBy queues HINCRBY in the batch; see Commands.HIncrBy.
-func (b *Batch) HIncrBy(key string, field string, delta int64) *Future[int64] {
+func (b *Batch) HIncrBy(key, field string, delta int64) *Future[int64] {
 	e := b.encoder()
 	encHIncrBy(&e, key, field, delta)
 	return queue(b, &e, decInt)
 }
 
-func encHIncrByFloat(e *enc, key string, field string, delta float64) {
+func encHIncrByFloat(e *enc, key, field string, delta float64) {
 	e.begin(cmdHincrbyfloat, floatShape, 4)
 	e.str(key)
 	e.str(field)
@@ -1666,14 +1666,14 @@ func encHIncrByFloat(e *enc, key string, field string, delta float64) {
 }
 
 // HIncrByFloat increments the number field of the hash at key by delta and returns the new value.
-func (c Commands) HIncrByFloat(ctx context.Context, key string, field string, delta float64) (float64, error) {
+func (c Commands) HIncrByFloat(ctx context.Context, key, field string, delta float64) (float64, error) {
 	cl, e := c.prepare()
 	encHIncrByFloat(&e, key, field, delta)
 	return run(ctx, c.x, cl, &e, decFloat)
 }
 
 // HIncrByFloat queues HINCRBYFLOAT in the batch; see Commands.HIncrByFloat.
-func (b *Batch) HIncrByFloat(key string, field string, delta float64) *Future[float64] {
+func (b *Batch) HIncrByFloat(key, field string, delta float64) *Future[float64] {
 	e := b.encoder()
 	encHIncrByFloat(&e, key, field, delta)
 	return queue(b, &e, decFloat)
@@ -1888,7 +1888,7 @@ func (b *Batch) HSetMap(key string, fields map[string]string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encHSetNX(e *enc, key string, field string, value string) {
+func encHSetNX(e *enc, key, field, value string) {
 	e.begin(cmdHsetnx, boolShape, 4)
 	e.str(key)
 	e.str(field)
@@ -1896,34 +1896,34 @@ func encHSetNX(e *enc, key string, field string, value string) {
 }
 
 // HSetNX sets field of the hash at key only if it does not exist, and reports whether it did.
-func (c Commands) HSetNX(ctx context.Context, key string, field string, value string) (bool, error) {
+func (c Commands) HSetNX(ctx context.Context, key, field, value string) (bool, error) {
 	cl, e := c.prepare()
 	encHSetNX(&e, key, field, value)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // HSetNX queues HSETNX in the batch; see Commands.HSetNX.
-func (b *Batch) HSetNX(key string, field string, value string) *Future[bool] {
+func (b *Batch) HSetNX(key, field, value string) *Future[bool] {
 	e := b.encoder()
 	encHSetNX(&e, key, field, value)
 	return queue(b, &e, decBool)
 }
 
-func encHStrLen(e *enc, key string, field string) {
+func encHStrLen(e *enc, key, field string) {
 	e.begin(cmdHstrlen, intShape, 3)
 	e.str(key)
 	e.str(field)
 }
 
 // HStrLen returns the length of a field's value in the hash at key.
-func (c Commands) HStrLen(ctx context.Context, key string, field string) (int64, error) {
+func (c Commands) HStrLen(ctx context.Context, key, field string) (int64, error) {
 	cl, e := c.prepare()
 	encHStrLen(&e, key, field)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // HStrLen queues HSTRLEN in the batch; see Commands.HStrLen.
-func (b *Batch) HStrLen(key string, field string) *Future[int64] {
+func (b *Batch) HStrLen(key, field string) *Future[int64] {
 	e := b.encoder()
 	encHStrLen(&e, key, field)
 	return queue(b, &e, decInt)
@@ -1948,7 +1948,7 @@ func (b *Batch) HVals(key string) *Future[[]string] {
 	return queue(b, &e, decStrings)
 }
 
-func encBLMove(e *enc, source string, destination string, from ListEnd, to ListEnd, timeout time.Duration) {
+func encBLMove(e *enc, source, destination string, from, to ListEnd, timeout time.Duration) {
 	e.begin(cmdBlmove, bulkShape, 6)
 	e.str(source)
 	e.str(destination)
@@ -1960,7 +1960,7 @@ func encBLMove(e *enc, source string, destination string, from ListEnd, to ListE
 // BLMove moves an element from one end of source to one end of destination, waiting up to timeout
 // for source to have one (zero waits indefinitely); the bool is false when the timeout
 // expired.
-func (c Commands) BLMove(ctx context.Context, source string, destination string, from ListEnd, to ListEnd, timeout time.Duration) (value string, ok bool, err error) {
+func (c Commands) BLMove(ctx context.Context, source, destination string, from, to ListEnd, timeout time.Duration) (value string, ok bool, err error) {
 	cl, e := c.prepare()
 	encBLMove(&e, source, destination, from, to, timeout)
 	r, err := run(ctx, c.x, cl, &e, decOptString)
@@ -1989,7 +1989,7 @@ func (c Commands) BLMPop(ctx context.Context, timeout time.Duration, end ListEnd
 	return r.Value, r.Valid, err
 }
 
-func encBRPopLPush(e *enc, source string, destination string, timeout time.Duration) {
+func encBRPopLPush(e *enc, source, destination string, timeout time.Duration) {
 	e.begin(cmdBrpoplpush, bulkShape, 4)
 	e.str(source)
 	e.str(destination)
@@ -1998,7 +1998,7 @@ func encBRPopLPush(e *enc, source string, destination string, timeout time.Durat
 
 // BRPopLPush moves the last element of source to the head of destination, waiting up to timeout
 // (deprecated by Redis: prefer BLMove).
-func (c Commands) BRPopLPush(ctx context.Context, source string, destination string, timeout time.Duration) (value string, ok bool, err error) {
+func (c Commands) BRPopLPush(ctx context.Context, source, destination string, timeout time.Duration) (value string, ok bool, err error) {
 	cl, e := c.prepare()
 	encBRPopLPush(&e, source, destination, timeout)
 	r, err := run(ctx, c.x, cl, &e, decOptString)
@@ -2026,7 +2026,7 @@ func (b *Batch) LIndex(key string, index int64) *Future[Optional[string]] {
 	return queue(b, &e, decOptString)
 }
 
-func encLInsertBefore(e *enc, key string, pivot string, element string) {
+func encLInsertBefore(e *enc, key, pivot, element string) {
 	e.begin(cmdLinsert, intShape, 5)
 	e.str(key)
 	e.str("BEFORE")
@@ -2036,20 +2036,20 @@ func encLInsertBefore(e *enc, key string, pivot string, element string) {
 
 // LInsertBefore inserts element before pivot in the list at key and returns the new length (-1 when
 // pivot is not there, 0 when the key does not exist).
-func (c Commands) LInsertBefore(ctx context.Context, key string, pivot string, element string) (int64, error) {
+func (c Commands) LInsertBefore(ctx context.Context, key, pivot, element string) (int64, error) {
 	cl, e := c.prepare()
 	encLInsertBefore(&e, key, pivot, element)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // LInsertBefore queues LINSERT in the batch; see Commands.LInsertBefore.
-func (b *Batch) LInsertBefore(key string, pivot string, element string) *Future[int64] {
+func (b *Batch) LInsertBefore(key, pivot, element string) *Future[int64] {
 	e := b.encoder()
 	encLInsertBefore(&e, key, pivot, element)
 	return queue(b, &e, decInt)
 }
 
-func encLInsertAfter(e *enc, key string, pivot string, element string) {
+func encLInsertAfter(e *enc, key, pivot, element string) {
 	e.begin(cmdLinsert, intShape, 5)
 	e.str(key)
 	e.str("AFTER")
@@ -2058,14 +2058,14 @@ func encLInsertAfter(e *enc, key string, pivot string, element string) {
 }
 
 // LInsertAfter inserts element after pivot in the list at key, as LInsertBefore.
-func (c Commands) LInsertAfter(ctx context.Context, key string, pivot string, element string) (int64, error) {
+func (c Commands) LInsertAfter(ctx context.Context, key, pivot, element string) (int64, error) {
 	cl, e := c.prepare()
 	encLInsertAfter(&e, key, pivot, element)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // LInsertAfter queues LINSERT in the batch; see Commands.LInsertAfter.
-func (b *Batch) LInsertAfter(key string, pivot string, element string) *Future[int64] {
+func (b *Batch) LInsertAfter(key, pivot, element string) *Future[int64] {
 	e := b.encoder()
 	encLInsertAfter(&e, key, pivot, element)
 	return queue(b, &e, decInt)
@@ -2090,7 +2090,7 @@ func (b *Batch) LLen(key string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encLMove(e *enc, source string, destination string, from ListEnd, to ListEnd) {
+func encLMove(e *enc, source, destination string, from, to ListEnd) {
 	e.begin(cmdLmove, bulkShape, 5)
 	e.str(source)
 	e.str(destination)
@@ -2100,7 +2100,7 @@ func encLMove(e *enc, source string, destination string, from ListEnd, to ListEn
 
 // LMove moves an element from one end of source to one end of destination and returns it; the
 // bool is false when source is empty.
-func (c Commands) LMove(ctx context.Context, source string, destination string, from ListEnd, to ListEnd) (value string, ok bool, err error) {
+func (c Commands) LMove(ctx context.Context, source, destination string, from, to ListEnd) (value string, ok bool, err error) {
 	cl, e := c.prepare()
 	encLMove(&e, source, destination, from, to)
 	r, err := run(ctx, c.x, cl, &e, decOptString)
@@ -2108,7 +2108,7 @@ func (c Commands) LMove(ctx context.Context, source string, destination string, 
 }
 
 // LMove queues LMOVE in the batch; see Commands.LMove.
-func (b *Batch) LMove(source string, destination string, from ListEnd, to ListEnd) *Future[Optional[string]] {
+func (b *Batch) LMove(source, destination string, from, to ListEnd) *Future[Optional[string]] {
 	e := b.encoder()
 	encLMove(&e, source, destination, from, to)
 	return queue(b, &e, decOptString)
@@ -2181,7 +2181,7 @@ func (b *Batch) LPopCount(key string, count int64) *Future[[]string] {
 	return queue(b, &e, decStrings)
 }
 
-func encLPos(e *enc, key string, element string, opt LPosOptions) {
+func encLPos(e *enc, key, element string, opt LPosOptions) {
 	e.begin(cmdLpos, optIntShape, -1)
 	e.str(key)
 	e.str(element)
@@ -2189,7 +2189,7 @@ func encLPos(e *enc, key string, element string, opt LPosOptions) {
 }
 
 // LPos returns the index of element in the list at key; the bool is false when it is not there.
-func (c Commands) LPos(ctx context.Context, key string, element string, opt LPosOptions) (value int64, ok bool, err error) {
+func (c Commands) LPos(ctx context.Context, key, element string, opt LPosOptions) (value int64, ok bool, err error) {
 	cl, e := c.prepare()
 	encLPos(&e, key, element, opt)
 	r, err := run(ctx, c.x, cl, &e, decOptInt)
@@ -2197,13 +2197,13 @@ func (c Commands) LPos(ctx context.Context, key string, element string, opt LPos
 }
 
 // LPos queues LPOS in the batch; see Commands.LPos.
-func (b *Batch) LPos(key string, element string, opt LPosOptions) *Future[Optional[int64]] {
+func (b *Batch) LPos(key, element string, opt LPosOptions) *Future[Optional[int64]] {
 	e := b.encoder()
 	encLPos(&e, key, element, opt)
 	return queue(b, &e, decOptInt)
 }
 
-func encLPosCount(e *enc, key string, element string, count int64, opt LPosOptions) {
+func encLPosCount(e *enc, key, element string, count int64, opt LPosOptions) {
 	e.begin(cmdLpos, arrayShape, -1)
 	e.str(key)
 	e.str(element)
@@ -2213,14 +2213,14 @@ func encLPosCount(e *enc, key string, element string, count int64, opt LPosOptio
 }
 
 // LPosCount returns the indexes of up to count matches of element (zero: all) in the list at key.
-func (c Commands) LPosCount(ctx context.Context, key string, element string, count int64, opt LPosOptions) ([]int64, error) {
+func (c Commands) LPosCount(ctx context.Context, key, element string, count int64, opt LPosOptions) ([]int64, error) {
 	cl, e := c.prepare()
 	encLPosCount(&e, key, element, count, opt)
 	return run(ctx, c.x, cl, &e, decInts)
 }
 
 // LPosCount queues LPOS in the batch; see Commands.LPosCount.
-func (b *Batch) LPosCount(key string, element string, count int64, opt LPosOptions) *Future[[]int64] {
+func (b *Batch) LPosCount(key, element string, count int64, opt LPosOptions) *Future[[]int64] {
 	e := b.encoder()
 	encLPosCount(&e, key, element, count, opt)
 	return queue(b, &e, decInts)
@@ -2268,7 +2268,7 @@ func (b *Batch) LPushX(key string, values ...string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encLRange(e *enc, key string, start int64, stop int64) {
+func encLRange(e *enc, key string, start, stop int64) {
 	e.begin(cmdLrange, arrayShape, 4)
 	e.str(key)
 	e.int(start)
@@ -2277,14 +2277,14 @@ func encLRange(e *enc, key string, start int64, stop int64) {
 
 // LRange returns the elements of the list at key from start to stop (inclusive, negative indexes
 // count from the end).
-func (c Commands) LRange(ctx context.Context, key string, start int64, stop int64) ([]string, error) {
+func (c Commands) LRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
 	cl, e := c.prepare()
 	encLRange(&e, key, start, stop)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // LRange queues LRANGE in the batch; see Commands.LRange.
-func (b *Batch) LRange(key string, start int64, stop int64) *Future[[]string] {
+func (b *Batch) LRange(key string, start, stop int64) *Future[[]string] {
 	e := b.encoder()
 	encLRange(&e, key, start, stop)
 	return queue(b, &e, decStrings)
@@ -2334,7 +2334,7 @@ func (b *Batch) LSet(key string, index int64, element string) *Future[None] {
 	return queue(b, &e, decOK)
 }
 
-func encLTrim(e *enc, key string, start int64, stop int64) {
+func encLTrim(e *enc, key string, start, stop int64) {
 	e.begin(cmdLtrim, okShape, 4)
 	e.str(key)
 	e.int(start)
@@ -2342,7 +2342,7 @@ func encLTrim(e *enc, key string, start int64, stop int64) {
 }
 
 // LTrim keeps only the elements from start to stop of the list at key.
-func (c Commands) LTrim(ctx context.Context, key string, start int64, stop int64) error {
+func (c Commands) LTrim(ctx context.Context, key string, start, stop int64) error {
 	cl, e := c.prepare()
 	encLTrim(&e, key, start, stop)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -2350,7 +2350,7 @@ func (c Commands) LTrim(ctx context.Context, key string, start int64, stop int64
 }
 
 // LTrim queues LTRIM in the batch; see Commands.LTrim.
-func (b *Batch) LTrim(key string, start int64, stop int64) *Future[None] {
+func (b *Batch) LTrim(key string, start, stop int64) *Future[None] {
 	e := b.encoder()
 	encLTrim(&e, key, start, stop)
 	return queue(b, &e, decOK)
@@ -2396,7 +2396,7 @@ func (b *Batch) RPopCount(key string, count int64) *Future[[]string] {
 	return queue(b, &e, decStrings)
 }
 
-func encRPopLPush(e *enc, source string, destination string) {
+func encRPopLPush(e *enc, source, destination string) {
 	e.begin(cmdRpoplpush, bulkShape, 3)
 	e.str(source)
 	e.str(destination)
@@ -2404,7 +2404,7 @@ func encRPopLPush(e *enc, source string, destination string) {
 
 // RPopLPush moves the last element of source to the head of destination (deprecated by Redis:
 // prefer LMove).
-func (c Commands) RPopLPush(ctx context.Context, source string, destination string) (value string, ok bool, err error) {
+func (c Commands) RPopLPush(ctx context.Context, source, destination string) (value string, ok bool, err error) {
 	cl, e := c.prepare()
 	encRPopLPush(&e, source, destination)
 	r, err := run(ctx, c.x, cl, &e, decOptString)
@@ -2412,7 +2412,7 @@ func (c Commands) RPopLPush(ctx context.Context, source string, destination stri
 }
 
 // RPopLPush queues RPOPLPUSH in the batch; see Commands.RPopLPush.
-func (b *Batch) RPopLPush(source string, destination string) *Future[Optional[string]] {
+func (b *Batch) RPopLPush(source, destination string) *Future[Optional[string]] {
 	e := b.encoder()
 	encRPopLPush(&e, source, destination)
 	return queue(b, &e, decOptString)
@@ -2606,21 +2606,21 @@ func (b *Batch) SInterStore(destination string, keys ...string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encSIsMember(e *enc, key string, member string) {
+func encSIsMember(e *enc, key, member string) {
 	e.begin(cmdSismember, boolShape, 3)
 	e.str(key)
 	e.str(member)
 }
 
 // SIsMember reports whether member is in the set at key.
-func (c Commands) SIsMember(ctx context.Context, key string, member string) (bool, error) {
+func (c Commands) SIsMember(ctx context.Context, key, member string) (bool, error) {
 	cl, e := c.prepare()
 	encSIsMember(&e, key, member)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // SIsMember queues SISMEMBER in the batch; see Commands.SIsMember.
-func (b *Batch) SIsMember(key string, member string) *Future[bool] {
+func (b *Batch) SIsMember(key, member string) *Future[bool] {
 	e := b.encoder()
 	encSIsMember(&e, key, member)
 	return queue(b, &e, decBool)
@@ -2666,7 +2666,7 @@ func (b *Batch) SMIsMember(key string, members ...string) *Future[[]bool] {
 	return queue(b, &e, decBools)
 }
 
-func encSMove(e *enc, source string, destination string, member string) {
+func encSMove(e *enc, source, destination, member string) {
 	e.begin(cmdSmove, boolShape, 4)
 	e.str(source)
 	e.str(destination)
@@ -2674,14 +2674,14 @@ func encSMove(e *enc, source string, destination string, member string) {
 }
 
 // SMove moves member from source to destination and reports whether it was in source.
-func (c Commands) SMove(ctx context.Context, source string, destination string, member string) (bool, error) {
+func (c Commands) SMove(ctx context.Context, source, destination, member string) (bool, error) {
 	cl, e := c.prepare()
 	encSMove(&e, source, destination, member)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // SMove queues SMOVE in the batch; see Commands.SMove.
-func (b *Batch) SMove(source string, destination string, member string) *Future[bool] {
+func (b *Batch) SMove(source, destination, member string) *Future[bool] {
 	e := b.encoder()
 	encSMove(&e, source, destination, member)
 	return queue(b, &e, decBool)
@@ -2964,7 +2964,7 @@ func (b *Batch) ZCard(key string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encZCount(e *enc, key string, min string, max string) {
+func encZCount(e *enc, key, min, max string) {
 	e.begin(cmdZcount, intShape, 4)
 	e.str(key)
 	e.str(min)
@@ -2973,14 +2973,14 @@ func encZCount(e *enc, key string, min string, max string) {
 
 // ZCount returns how many members have a score between min and max ("-inf", "+inf", "(1" for an
 // exclusive bound).
-func (c Commands) ZCount(ctx context.Context, key string, min string, max string) (int64, error) {
+func (c Commands) ZCount(ctx context.Context, key, min, max string) (int64, error) {
 	cl, e := c.prepare()
 	encZCount(&e, key, min, max)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // ZCount queues ZCOUNT in the batch; see Commands.ZCount.
-func (b *Batch) ZCount(key string, min string, max string) *Future[int64] {
+func (b *Batch) ZCount(key, min, max string) *Future[int64] {
 	e := b.encoder()
 	encZCount(&e, key, min, max)
 	return queue(b, &e, decInt)
@@ -3153,7 +3153,7 @@ func (b *Batch) ZInterStore(destination string, z ZCombine) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encZLexCount(e *enc, key string, min string, max string) {
+func encZLexCount(e *enc, key, min, max string) {
 	e.begin(cmdZlexcount, intShape, 4)
 	e.str(key)
 	e.str(min)
@@ -3162,14 +3162,14 @@ func encZLexCount(e *enc, key string, min string, max string) {
 
 // ZLexCount returns how many members lie between min and max in lexicographical order ("-", "+",
 // "[a" inclusive, "(a" exclusive).
-func (c Commands) ZLexCount(ctx context.Context, key string, min string, max string) (int64, error) {
+func (c Commands) ZLexCount(ctx context.Context, key, min, max string) (int64, error) {
 	cl, e := c.prepare()
 	encZLexCount(&e, key, min, max)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // ZLexCount queues ZLEXCOUNT in the batch; see Commands.ZLexCount.
-func (b *Batch) ZLexCount(key string, min string, max string) *Future[int64] {
+func (b *Batch) ZLexCount(key, min, max string) *Future[int64] {
 	e := b.encoder()
 	encZLexCount(&e, key, min, max)
 	return queue(b, &e, decInt)
@@ -3366,7 +3366,7 @@ func (b *Batch) ZRandMembersWithScores(key string, count int64) *Future[[]ZMembe
 	return queue(b, &e, decZMembers)
 }
 
-func encZRange(e *enc, key string, start int64, stop int64) {
+func encZRange(e *enc, key string, start, stop int64) {
 	e.begin(cmdZrange, arrayShape, 4)
 	e.str(key)
 	e.int(start)
@@ -3375,20 +3375,20 @@ func encZRange(e *enc, key string, start int64, stop int64) {
 
 // ZRange returns the members from rank start to rank stop (inclusive, negative ranks count from
 // the end), lowest score first.
-func (c Commands) ZRange(ctx context.Context, key string, start int64, stop int64) ([]string, error) {
+func (c Commands) ZRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
 	cl, e := c.prepare()
 	encZRange(&e, key, start, stop)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ZRange queues ZRANGE in the batch; see Commands.ZRange.
-func (b *Batch) ZRange(key string, start int64, stop int64) *Future[[]string] {
+func (b *Batch) ZRange(key string, start, stop int64) *Future[[]string] {
 	e := b.encoder()
 	encZRange(&e, key, start, stop)
 	return queue(b, &e, decStrings)
 }
 
-func encZRangeWithScores(e *enc, key string, start int64, stop int64) {
+func encZRangeWithScores(e *enc, key string, start, stop int64) {
 	e.begin(cmdZrange, arrayShape, 5)
 	e.str(key)
 	e.int(start)
@@ -3397,14 +3397,14 @@ func encZRangeWithScores(e *enc, key string, start int64, stop int64) {
 }
 
 // ZRangeWithScores returns ZRange's members with their scores.
-func (c Commands) ZRangeWithScores(ctx context.Context, key string, start int64, stop int64) ([]ZMember, error) {
+func (c Commands) ZRangeWithScores(ctx context.Context, key string, start, stop int64) ([]ZMember, error) {
 	cl, e := c.prepare()
 	encZRangeWithScores(&e, key, start, stop)
 	return run(ctx, c.x, cl, &e, decZMembers)
 }
 
 // ZRangeWithScores queues ZRANGE in the batch; see Commands.ZRangeWithScores.
-func (b *Batch) ZRangeWithScores(key string, start int64, stop int64) *Future[[]ZMember] {
+func (b *Batch) ZRangeWithScores(key string, start, stop int64) *Future[[]ZMember] {
 	e := b.encoder()
 	encZRangeWithScores(&e, key, start, stop)
 	return queue(b, &e, decZMembers)
@@ -3452,7 +3452,7 @@ func (b *Batch) ZRangeArgsWithScores(key string, opt ZRangeOptions) *Future[[]ZM
 	return queue(b, &e, decZMembers)
 }
 
-func encZRangeByLex(e *enc, key string, min string, max string, limit ZLimit) {
+func encZRangeByLex(e *enc, key, min, max string, limit ZLimit) {
 	e.begin(cmdZrangebylex, arrayShape, -1)
 	e.str(key)
 	e.str(min)
@@ -3462,20 +3462,20 @@ func encZRangeByLex(e *enc, key string, min string, max string, limit ZLimit) {
 
 // ZRangeByLex returns the members between min and max in lexicographical order (deprecated by Redis:
 // ZRangeArgs with ByLex does the same).
-func (c Commands) ZRangeByLex(ctx context.Context, key string, min string, max string, limit ZLimit) ([]string, error) {
+func (c Commands) ZRangeByLex(ctx context.Context, key, min, max string, limit ZLimit) ([]string, error) {
 	cl, e := c.prepare()
 	encZRangeByLex(&e, key, min, max, limit)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ZRangeByLex queues ZRANGEBYLEX in the batch; see Commands.ZRangeByLex.
-func (b *Batch) ZRangeByLex(key string, min string, max string, limit ZLimit) *Future[[]string] {
+func (b *Batch) ZRangeByLex(key, min, max string, limit ZLimit) *Future[[]string] {
 	e := b.encoder()
 	encZRangeByLex(&e, key, min, max, limit)
 	return queue(b, &e, decStrings)
 }
 
-func encZRangeByScore(e *enc, key string, min string, max string, limit ZLimit) {
+func encZRangeByScore(e *enc, key, min, max string, limit ZLimit) {
 	e.begin(cmdZrangebyscore, arrayShape, -1)
 	e.str(key)
 	e.str(min)
@@ -3485,20 +3485,20 @@ func encZRangeByScore(e *enc, key string, min string, max string, limit ZLimit) 
 
 // ZRangeByScore returns the members with scores between min and max, lowest first ("-inf", "(1" for an
 // exclusive bound).
-func (c Commands) ZRangeByScore(ctx context.Context, key string, min string, max string, limit ZLimit) ([]string, error) {
+func (c Commands) ZRangeByScore(ctx context.Context, key, min, max string, limit ZLimit) ([]string, error) {
 	cl, e := c.prepare()
 	encZRangeByScore(&e, key, min, max, limit)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ZRangeByScore queues ZRANGEBYSCORE in the batch; see Commands.ZRangeByScore.
-func (b *Batch) ZRangeByScore(key string, min string, max string, limit ZLimit) *Future[[]string] {
+func (b *Batch) ZRangeByScore(key, min, max string, limit ZLimit) *Future[[]string] {
 	e := b.encoder()
 	encZRangeByScore(&e, key, min, max, limit)
 	return queue(b, &e, decStrings)
 }
 
-func encZRangeByScoreWithScores(e *enc, key string, min string, max string, limit ZLimit) {
+func encZRangeByScoreWithScores(e *enc, key, min, max string, limit ZLimit) {
 	e.begin(cmdZrangebyscore, arrayShape, -1)
 	e.str(key)
 	e.str(min)
@@ -3508,20 +3508,20 @@ func encZRangeByScoreWithScores(e *enc, key string, min string, max string, limi
 }
 
 // ZRangeByScoreWithScores returns ZRangeByScore's members with their scores.
-func (c Commands) ZRangeByScoreWithScores(ctx context.Context, key string, min string, max string, limit ZLimit) ([]ZMember, error) {
+func (c Commands) ZRangeByScoreWithScores(ctx context.Context, key, min, max string, limit ZLimit) ([]ZMember, error) {
 	cl, e := c.prepare()
 	encZRangeByScoreWithScores(&e, key, min, max, limit)
 	return run(ctx, c.x, cl, &e, decZMembers)
 }
 
 // ZRangeByScoreWithScores queues ZRANGEBYSCORE in the batch; see Commands.ZRangeByScoreWithScores.
-func (b *Batch) ZRangeByScoreWithScores(key string, min string, max string, limit ZLimit) *Future[[]ZMember] {
+func (b *Batch) ZRangeByScoreWithScores(key, min, max string, limit ZLimit) *Future[[]ZMember] {
 	e := b.encoder()
 	encZRangeByScoreWithScores(&e, key, min, max, limit)
 	return queue(b, &e, decZMembers)
 }
 
-func encZRangeStore(e *enc, destination string, source string, opt ZRangeOptions) {
+func encZRangeStore(e *enc, destination, source string, opt ZRangeOptions) {
 	e.begin(cmdZrangestore, intShape, -1)
 	e.str(destination)
 	e.str(source)
@@ -3530,27 +3530,27 @@ func encZRangeStore(e *enc, destination string, source string, opt ZRangeOptions
 
 // ZRangeStore stores the members ZRangeArgs would return, with their scores, in destination and returns
 // how many.
-func (c Commands) ZRangeStore(ctx context.Context, destination string, source string, opt ZRangeOptions) (int64, error) {
+func (c Commands) ZRangeStore(ctx context.Context, destination, source string, opt ZRangeOptions) (int64, error) {
 	cl, e := c.prepare()
 	encZRangeStore(&e, destination, source, opt)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // ZRangeStore queues ZRANGESTORE in the batch; see Commands.ZRangeStore.
-func (b *Batch) ZRangeStore(destination string, source string, opt ZRangeOptions) *Future[int64] {
+func (b *Batch) ZRangeStore(destination, source string, opt ZRangeOptions) *Future[int64] {
 	e := b.encoder()
 	encZRangeStore(&e, destination, source, opt)
 	return queue(b, &e, decInt)
 }
 
-func encZRank(e *enc, key string, member string) {
+func encZRank(e *enc, key, member string) {
 	e.begin(cmdZrank, optIntShape, 3)
 	e.str(key)
 	e.str(member)
 }
 
 // ZRank returns the rank of member, lowest score first; the bool is false when it is not there.
-func (c Commands) ZRank(ctx context.Context, key string, member string) (value int64, ok bool, err error) {
+func (c Commands) ZRank(ctx context.Context, key, member string) (value int64, ok bool, err error) {
 	cl, e := c.prepare()
 	encZRank(&e, key, member)
 	r, err := run(ctx, c.x, cl, &e, decOptInt)
@@ -3558,7 +3558,7 @@ func (c Commands) ZRank(ctx context.Context, key string, member string) (value i
 }
 
 // ZRank queues ZRANK in the batch; see Commands.ZRank.
-func (b *Batch) ZRank(key string, member string) *Future[Optional[int64]] {
+func (b *Batch) ZRank(key, member string) *Future[Optional[int64]] {
 	e := b.encoder()
 	encZRank(&e, key, member)
 	return queue(b, &e, decOptInt)
@@ -3585,7 +3585,7 @@ func (b *Batch) ZRem(key string, members ...string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encZRemRangeByLex(e *enc, key string, min string, max string) {
+func encZRemRangeByLex(e *enc, key, min, max string) {
 	e.begin(cmdZremrangebylex, intShape, 4)
 	e.str(key)
 	e.str(min)
@@ -3593,20 +3593,20 @@ func encZRemRangeByLex(e *enc, key string, min string, max string) {
 }
 
 // ZRemRangeByLex removes the members between min and max in lexicographical order and returns how many.
-func (c Commands) ZRemRangeByLex(ctx context.Context, key string, min string, max string) (int64, error) {
+func (c Commands) ZRemRangeByLex(ctx context.Context, key, min, max string) (int64, error) {
 	cl, e := c.prepare()
 	encZRemRangeByLex(&e, key, min, max)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // ZRemRangeByLex queues ZREMRANGEBYLEX in the batch; see Commands.ZRemRangeByLex.
-func (b *Batch) ZRemRangeByLex(key string, min string, max string) *Future[int64] {
+func (b *Batch) ZRemRangeByLex(key, min, max string) *Future[int64] {
 	e := b.encoder()
 	encZRemRangeByLex(&e, key, min, max)
 	return queue(b, &e, decInt)
 }
 
-func encZRemRangeByRank(e *enc, key string, start int64, stop int64) {
+func encZRemRangeByRank(e *enc, key string, start, stop int64) {
 	e.begin(cmdZremrangebyrank, intShape, 4)
 	e.str(key)
 	e.int(start)
@@ -3614,20 +3614,20 @@ func encZRemRangeByRank(e *enc, key string, start int64, stop int64) {
 }
 
 // ZRemRangeByRank removes the members from rank start to rank stop and returns how many.
-func (c Commands) ZRemRangeByRank(ctx context.Context, key string, start int64, stop int64) (int64, error) {
+func (c Commands) ZRemRangeByRank(ctx context.Context, key string, start, stop int64) (int64, error) {
 	cl, e := c.prepare()
 	encZRemRangeByRank(&e, key, start, stop)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // ZRemRangeByRank queues ZREMRANGEBYRANK in the batch; see Commands.ZRemRangeByRank.
-func (b *Batch) ZRemRangeByRank(key string, start int64, stop int64) *Future[int64] {
+func (b *Batch) ZRemRangeByRank(key string, start, stop int64) *Future[int64] {
 	e := b.encoder()
 	encZRemRangeByRank(&e, key, start, stop)
 	return queue(b, &e, decInt)
 }
 
-func encZRemRangeByScore(e *enc, key string, min string, max string) {
+func encZRemRangeByScore(e *enc, key, min, max string) {
 	e.begin(cmdZremrangebyscore, intShape, 4)
 	e.str(key)
 	e.str(min)
@@ -3635,20 +3635,20 @@ func encZRemRangeByScore(e *enc, key string, min string, max string) {
 }
 
 // ZRemRangeByScore removes the members with scores between min and max and returns how many.
-func (c Commands) ZRemRangeByScore(ctx context.Context, key string, min string, max string) (int64, error) {
+func (c Commands) ZRemRangeByScore(ctx context.Context, key, min, max string) (int64, error) {
 	cl, e := c.prepare()
 	encZRemRangeByScore(&e, key, min, max)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // ZRemRangeByScore queues ZREMRANGEBYSCORE in the batch; see Commands.ZRemRangeByScore.
-func (b *Batch) ZRemRangeByScore(key string, min string, max string) *Future[int64] {
+func (b *Batch) ZRemRangeByScore(key, min, max string) *Future[int64] {
 	e := b.encoder()
 	encZRemRangeByScore(&e, key, min, max)
 	return queue(b, &e, decInt)
 }
 
-func encZRevRange(e *enc, key string, start int64, stop int64) {
+func encZRevRange(e *enc, key string, start, stop int64) {
 	e.begin(cmdZrevrange, arrayShape, 4)
 	e.str(key)
 	e.int(start)
@@ -3656,20 +3656,20 @@ func encZRevRange(e *enc, key string, start int64, stop int64) {
 }
 
 // ZRevRange returns the members from rank start to rank stop, highest score first.
-func (c Commands) ZRevRange(ctx context.Context, key string, start int64, stop int64) ([]string, error) {
+func (c Commands) ZRevRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
 	cl, e := c.prepare()
 	encZRevRange(&e, key, start, stop)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ZRevRange queues ZREVRANGE in the batch; see Commands.ZRevRange.
-func (b *Batch) ZRevRange(key string, start int64, stop int64) *Future[[]string] {
+func (b *Batch) ZRevRange(key string, start, stop int64) *Future[[]string] {
 	e := b.encoder()
 	encZRevRange(&e, key, start, stop)
 	return queue(b, &e, decStrings)
 }
 
-func encZRevRangeWithScores(e *enc, key string, start int64, stop int64) {
+func encZRevRangeWithScores(e *enc, key string, start, stop int64) {
 	e.begin(cmdZrevrange, arrayShape, 5)
 	e.str(key)
 	e.int(start)
@@ -3678,20 +3678,20 @@ func encZRevRangeWithScores(e *enc, key string, start int64, stop int64) {
 }
 
 // ZRevRangeWithScores returns ZRevRange's members with their scores.
-func (c Commands) ZRevRangeWithScores(ctx context.Context, key string, start int64, stop int64) ([]ZMember, error) {
+func (c Commands) ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) ([]ZMember, error) {
 	cl, e := c.prepare()
 	encZRevRangeWithScores(&e, key, start, stop)
 	return run(ctx, c.x, cl, &e, decZMembers)
 }
 
 // ZRevRangeWithScores queues ZREVRANGE in the batch; see Commands.ZRevRangeWithScores.
-func (b *Batch) ZRevRangeWithScores(key string, start int64, stop int64) *Future[[]ZMember] {
+func (b *Batch) ZRevRangeWithScores(key string, start, stop int64) *Future[[]ZMember] {
 	e := b.encoder()
 	encZRevRangeWithScores(&e, key, start, stop)
 	return queue(b, &e, decZMembers)
 }
 
-func encZRevRangeByLex(e *enc, key string, max string, min string, limit ZLimit) {
+func encZRevRangeByLex(e *enc, key, max, min string, limit ZLimit) {
 	e.begin(cmdZrevrangebylex, arrayShape, -1)
 	e.str(key)
 	e.str(max)
@@ -3700,20 +3700,20 @@ func encZRevRangeByLex(e *enc, key string, max string, min string, limit ZLimit)
 }
 
 // ZRevRangeByLex returns the members between max and min in reverse lexicographical order.
-func (c Commands) ZRevRangeByLex(ctx context.Context, key string, max string, min string, limit ZLimit) ([]string, error) {
+func (c Commands) ZRevRangeByLex(ctx context.Context, key, max, min string, limit ZLimit) ([]string, error) {
 	cl, e := c.prepare()
 	encZRevRangeByLex(&e, key, max, min, limit)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ZRevRangeByLex queues ZREVRANGEBYLEX in the batch; see Commands.ZRevRangeByLex.
-func (b *Batch) ZRevRangeByLex(key string, max string, min string, limit ZLimit) *Future[[]string] {
+func (b *Batch) ZRevRangeByLex(key, max, min string, limit ZLimit) *Future[[]string] {
 	e := b.encoder()
 	encZRevRangeByLex(&e, key, max, min, limit)
 	return queue(b, &e, decStrings)
 }
 
-func encZRevRangeByScore(e *enc, key string, max string, min string, limit ZLimit) {
+func encZRevRangeByScore(e *enc, key, max, min string, limit ZLimit) {
 	e.begin(cmdZrevrangebyscore, arrayShape, -1)
 	e.str(key)
 	e.str(max)
@@ -3722,20 +3722,20 @@ func encZRevRangeByScore(e *enc, key string, max string, min string, limit ZLimi
 }
 
 // ZRevRangeByScore returns the members with scores between max and min, highest first.
-func (c Commands) ZRevRangeByScore(ctx context.Context, key string, max string, min string, limit ZLimit) ([]string, error) {
+func (c Commands) ZRevRangeByScore(ctx context.Context, key, max, min string, limit ZLimit) ([]string, error) {
 	cl, e := c.prepare()
 	encZRevRangeByScore(&e, key, max, min, limit)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ZRevRangeByScore queues ZREVRANGEBYSCORE in the batch; see Commands.ZRevRangeByScore.
-func (b *Batch) ZRevRangeByScore(key string, max string, min string, limit ZLimit) *Future[[]string] {
+func (b *Batch) ZRevRangeByScore(key, max, min string, limit ZLimit) *Future[[]string] {
 	e := b.encoder()
 	encZRevRangeByScore(&e, key, max, min, limit)
 	return queue(b, &e, decStrings)
 }
 
-func encZRevRangeByScoreWithScores(e *enc, key string, max string, min string, limit ZLimit) {
+func encZRevRangeByScoreWithScores(e *enc, key, max, min string, limit ZLimit) {
 	e.begin(cmdZrevrangebyscore, arrayShape, -1)
 	e.str(key)
 	e.str(max)
@@ -3745,27 +3745,27 @@ func encZRevRangeByScoreWithScores(e *enc, key string, max string, min string, l
 }
 
 // ZRevRangeByScoreWithScores returns ZRevRangeByScore's members with their scores.
-func (c Commands) ZRevRangeByScoreWithScores(ctx context.Context, key string, max string, min string, limit ZLimit) ([]ZMember, error) {
+func (c Commands) ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, limit ZLimit) ([]ZMember, error) {
 	cl, e := c.prepare()
 	encZRevRangeByScoreWithScores(&e, key, max, min, limit)
 	return run(ctx, c.x, cl, &e, decZMembers)
 }
 
 // ZRevRangeByScoreWithScores queues ZREVRANGEBYSCORE in the batch; see Commands.ZRevRangeByScoreWithScores.
-func (b *Batch) ZRevRangeByScoreWithScores(key string, max string, min string, limit ZLimit) *Future[[]ZMember] {
+func (b *Batch) ZRevRangeByScoreWithScores(key, max, min string, limit ZLimit) *Future[[]ZMember] {
 	e := b.encoder()
 	encZRevRangeByScoreWithScores(&e, key, max, min, limit)
 	return queue(b, &e, decZMembers)
 }
 
-func encZRevRank(e *enc, key string, member string) {
+func encZRevRank(e *enc, key, member string) {
 	e.begin(cmdZrevrank, optIntShape, 3)
 	e.str(key)
 	e.str(member)
 }
 
 // ZRevRank returns the rank of member, highest score first; the bool is false when it is not there.
-func (c Commands) ZRevRank(ctx context.Context, key string, member string) (value int64, ok bool, err error) {
+func (c Commands) ZRevRank(ctx context.Context, key, member string) (value int64, ok bool, err error) {
 	cl, e := c.prepare()
 	encZRevRank(&e, key, member)
 	r, err := run(ctx, c.x, cl, &e, decOptInt)
@@ -3773,7 +3773,7 @@ func (c Commands) ZRevRank(ctx context.Context, key string, member string) (valu
 }
 
 // ZRevRank queues ZREVRANK in the batch; see Commands.ZRevRank.
-func (b *Batch) ZRevRank(key string, member string) *Future[Optional[int64]] {
+func (b *Batch) ZRevRank(key, member string) *Future[Optional[int64]] {
 	e := b.encoder()
 	encZRevRank(&e, key, member)
 	return queue(b, &e, decOptInt)
@@ -3800,14 +3800,14 @@ func (b *Batch) ZScan(key string, cursor uint64, opt ScanOptions) *Future[ZScanP
 	return queue(b, &e, decZScan)
 }
 
-func encZScore(e *enc, key string, member string) {
+func encZScore(e *enc, key, member string) {
 	e.begin(cmdZscore, optFloatShape, 3)
 	e.str(key)
 	e.str(member)
 }
 
 // ZScore returns the score of member; the bool is false when it is not there.
-func (c Commands) ZScore(ctx context.Context, key string, member string) (value float64, ok bool, err error) {
+func (c Commands) ZScore(ctx context.Context, key, member string) (value float64, ok bool, err error) {
 	cl, e := c.prepare()
 	encZScore(&e, key, member)
 	r, err := run(ctx, c.x, cl, &e, decOptFloat)
@@ -3815,7 +3815,7 @@ func (c Commands) ZScore(ctx context.Context, key string, member string) (value 
 }
 
 // ZScore queues ZSCORE in the batch; see Commands.ZScore.
-func (b *Batch) ZScore(key string, member string) *Future[Optional[float64]] {
+func (b *Batch) ZScore(key, member string) *Future[Optional[float64]] {
 	e := b.encoder()
 	encZScore(&e, key, member)
 	return queue(b, &e, decOptFloat)
@@ -3880,7 +3880,7 @@ func (b *Batch) ZUnionStore(destination string, z ZCombine) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encXAck(e *enc, key string, group string, ids ...string) {
+func encXAck(e *enc, key, group string, ids ...string) {
 	e.begin(cmdXack, intShape, 3+len(ids))
 	e.str(key)
 	e.str(group)
@@ -3889,14 +3889,14 @@ func encXAck(e *enc, key string, group string, ids ...string) {
 }
 
 // XAck acknowledges messages of a consumer group and returns how many were pending.
-func (c Commands) XAck(ctx context.Context, key string, group string, ids ...string) (int64, error) {
+func (c Commands) XAck(ctx context.Context, key, group string, ids ...string) (int64, error) {
 	cl, e := c.prepare()
 	encXAck(&e, key, group, ids...)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // XAck queues XACK in the batch; see Commands.XAck.
-func (b *Batch) XAck(key string, group string, ids ...string) *Future[int64] {
+func (b *Batch) XAck(key, group string, ids ...string) *Future[int64] {
 	e := b.encoder()
 	encXAck(&e, key, group, ids...)
 	return queue(b, &e, decInt)
@@ -3925,7 +3925,7 @@ func (b *Batch) XAdd(key string, opt XAddOptions, fv ...string) *Future[string] 
 	return queue(b, &e, decString0)
 }
 
-func encXAutoClaim(e *enc, key string, group string, consumer string, minIdle time.Duration, start string, count int64) {
+func encXAutoClaim(e *enc, key, group, consumer string, minIdle time.Duration, start string, count int64) {
 	e.begin(cmdXautoclaim, arrayShape, -1)
 	e.str(key)
 	e.str(group)
@@ -3940,20 +3940,20 @@ func encXAutoClaim(e *enc, key string, group string, consumer string, minIdle ti
 
 // XAutoClaim transfers to consumer the pending messages idle for at least minIdle, from start, up to
 // count (zero: Redis's default of 100).
-func (c Commands) XAutoClaim(ctx context.Context, key string, group string, consumer string, minIdle time.Duration, start string, count int64) (XAutoClaimResult, error) {
+func (c Commands) XAutoClaim(ctx context.Context, key, group, consumer string, minIdle time.Duration, start string, count int64) (XAutoClaimResult, error) {
 	cl, e := c.prepare()
 	encXAutoClaim(&e, key, group, consumer, minIdle, start, count)
 	return run(ctx, c.x, cl, &e, decXAutoClaim)
 }
 
 // XAutoClaim queues XAUTOCLAIM in the batch; see Commands.XAutoClaim.
-func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdle time.Duration, start string, count int64) *Future[XAutoClaimResult] {
+func (b *Batch) XAutoClaim(key, group, consumer string, minIdle time.Duration, start string, count int64) *Future[XAutoClaimResult] {
 	e := b.encoder()
 	encXAutoClaim(&e, key, group, consumer, minIdle, start, count)
 	return queue(b, &e, decXAutoClaim)
 }
 
-func encXAutoClaimJustID(e *enc, key string, group string, consumer string, minIdle time.Duration, start string, count int64) {
+func encXAutoClaimJustID(e *enc, key, group, consumer string, minIdle time.Duration, start string, count int64) {
 	e.begin(cmdXautoclaim, arrayShape, -1)
 	e.str(key)
 	e.str(group)
@@ -3968,20 +3968,20 @@ func encXAutoClaimJustID(e *enc, key string, group string, consumer string, minI
 }
 
 // XAutoClaimJustID is XAutoClaim returning only the ids, without incrementing the delivery counts.
-func (c Commands) XAutoClaimJustID(ctx context.Context, key string, group string, consumer string, minIdle time.Duration, start string, count int64) (XAutoClaimIDs, error) {
+func (c Commands) XAutoClaimJustID(ctx context.Context, key, group, consumer string, minIdle time.Duration, start string, count int64) (XAutoClaimIDs, error) {
 	cl, e := c.prepare()
 	encXAutoClaimJustID(&e, key, group, consumer, minIdle, start, count)
 	return run(ctx, c.x, cl, &e, decXAutoClaimIDs)
 }
 
 // XAutoClaimJustID queues XAUTOCLAIM in the batch; see Commands.XAutoClaimJustID.
-func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minIdle time.Duration, start string, count int64) *Future[XAutoClaimIDs] {
+func (b *Batch) XAutoClaimJustID(key, group, consumer string, minIdle time.Duration, start string, count int64) *Future[XAutoClaimIDs] {
 	e := b.encoder()
 	encXAutoClaimJustID(&e, key, group, consumer, minIdle, start, count)
 	return queue(b, &e, decXAutoClaimIDs)
 }
 
-func encXClaim(e *enc, key string, group string, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) {
+func encXClaim(e *enc, key, group, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) {
 	e.begin(cmdXclaim, arrayShape, -1)
 	e.str(key)
 	e.str(group)
@@ -3994,20 +3994,20 @@ func encXClaim(e *enc, key string, group string, consumer string, minIdle time.D
 
 // XClaim transfers to consumer the given pending messages idle for at least minIdle and returns
 // them (entries deleted meanwhile are left out).
-func (c Commands) XClaim(ctx context.Context, key string, group string, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) ([]XEntry, error) {
+func (c Commands) XClaim(ctx context.Context, key, group, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) ([]XEntry, error) {
 	cl, e := c.prepare()
 	encXClaim(&e, key, group, consumer, minIdle, ids, opt)
 	return run(ctx, c.x, cl, &e, decXEntries)
 }
 
 // XClaim queues XCLAIM in the batch; see Commands.XClaim.
-func (b *Batch) XClaim(key string, group string, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) *Future[[]XEntry] {
+func (b *Batch) XClaim(key, group, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) *Future[[]XEntry] {
 	e := b.encoder()
 	encXClaim(&e, key, group, consumer, minIdle, ids, opt)
 	return queue(b, &e, decXEntries)
 }
 
-func encXClaimJustID(e *enc, key string, group string, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) {
+func encXClaimJustID(e *enc, key, group, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) {
 	e.begin(cmdXclaim, arrayShape, -1)
 	e.str(key)
 	e.str(group)
@@ -4020,14 +4020,14 @@ func encXClaimJustID(e *enc, key string, group string, consumer string, minIdle 
 }
 
 // XClaimJustID is XClaim returning only the ids, without incrementing the delivery counts.
-func (c Commands) XClaimJustID(ctx context.Context, key string, group string, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) ([]string, error) {
+func (c Commands) XClaimJustID(ctx context.Context, key, group, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) ([]string, error) {
 	cl, e := c.prepare()
 	encXClaimJustID(&e, key, group, consumer, minIdle, ids, opt)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // XClaimJustID queues XCLAIM in the batch; see Commands.XClaimJustID.
-func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) *Future[[]string] {
+func (b *Batch) XClaimJustID(key, group, consumer string, minIdle time.Duration, ids []string, opt XClaimOptions) *Future[[]string] {
 	e := b.encoder()
 	encXClaimJustID(&e, key, group, consumer, minIdle, ids, opt)
 	return queue(b, &e, decStrings)
@@ -4054,7 +4054,7 @@ func (b *Batch) XDel(key string, ids ...string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encXGroupCreate(e *enc, key string, group string, id string, mkStream bool) {
+func encXGroupCreate(e *enc, key, group, id string, mkStream bool) {
 	e.begin(cmdXgroupCreate, okShape, -1)
 	e.str(key)
 	e.str(group)
@@ -4066,7 +4066,7 @@ func encXGroupCreate(e *enc, key string, group string, id string, mkStream bool)
 
 // XGroupCreate creates a consumer group reading after id ("$": new entries only, "0": everything);
 // mkStream creates an empty stream when key does not exist.
-func (c Commands) XGroupCreate(ctx context.Context, key string, group string, id string, mkStream bool) error {
+func (c Commands) XGroupCreate(ctx context.Context, key, group, id string, mkStream bool) error {
 	cl, e := c.prepare()
 	encXGroupCreate(&e, key, group, id, mkStream)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -4074,13 +4074,13 @@ func (c Commands) XGroupCreate(ctx context.Context, key string, group string, id
 }
 
 // XGroupCreate queues XGROUP CREATE in the batch; see Commands.XGroupCreate.
-func (b *Batch) XGroupCreate(key string, group string, id string, mkStream bool) *Future[None] {
+func (b *Batch) XGroupCreate(key, group, id string, mkStream bool) *Future[None] {
 	e := b.encoder()
 	encXGroupCreate(&e, key, group, id, mkStream)
 	return queue(b, &e, decOK)
 }
 
-func encXGroupCreateConsumer(e *enc, key string, group string, consumer string) {
+func encXGroupCreateConsumer(e *enc, key, group, consumer string) {
 	e.begin(cmdXgroupCreateconsumer, boolShape, 5)
 	e.str(key)
 	e.str(group)
@@ -4088,20 +4088,20 @@ func encXGroupCreateConsumer(e *enc, key string, group string, consumer string) 
 }
 
 // XGroupCreateConsumer creates a consumer in a group and reports whether it is new.
-func (c Commands) XGroupCreateConsumer(ctx context.Context, key string, group string, consumer string) (bool, error) {
+func (c Commands) XGroupCreateConsumer(ctx context.Context, key, group, consumer string) (bool, error) {
 	cl, e := c.prepare()
 	encXGroupCreateConsumer(&e, key, group, consumer)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // XGroupCreateConsumer queues XGROUP CREATECONSUMER in the batch; see Commands.XGroupCreateConsumer.
-func (b *Batch) XGroupCreateConsumer(key string, group string, consumer string) *Future[bool] {
+func (b *Batch) XGroupCreateConsumer(key, group, consumer string) *Future[bool] {
 	e := b.encoder()
 	encXGroupCreateConsumer(&e, key, group, consumer)
 	return queue(b, &e, decBool)
 }
 
-func encXGroupDelConsumer(e *enc, key string, group string, consumer string) {
+func encXGroupDelConsumer(e *enc, key, group, consumer string) {
 	e.begin(cmdXgroupDelconsumer, intShape, 5)
 	e.str(key)
 	e.str(group)
@@ -4109,34 +4109,34 @@ func encXGroupDelConsumer(e *enc, key string, group string, consumer string) {
 }
 
 // XGroupDelConsumer deletes a consumer from a group and returns how many messages it had pending.
-func (c Commands) XGroupDelConsumer(ctx context.Context, key string, group string, consumer string) (int64, error) {
+func (c Commands) XGroupDelConsumer(ctx context.Context, key, group, consumer string) (int64, error) {
 	cl, e := c.prepare()
 	encXGroupDelConsumer(&e, key, group, consumer)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // XGroupDelConsumer queues XGROUP DELCONSUMER in the batch; see Commands.XGroupDelConsumer.
-func (b *Batch) XGroupDelConsumer(key string, group string, consumer string) *Future[int64] {
+func (b *Batch) XGroupDelConsumer(key, group, consumer string) *Future[int64] {
 	e := b.encoder()
 	encXGroupDelConsumer(&e, key, group, consumer)
 	return queue(b, &e, decInt)
 }
 
-func encXGroupDestroy(e *enc, key string, group string) {
+func encXGroupDestroy(e *enc, key, group string) {
 	e.begin(cmdXgroupDestroy, boolShape, 4)
 	e.str(key)
 	e.str(group)
 }
 
 // XGroupDestroy deletes a consumer group and reports whether it existed.
-func (c Commands) XGroupDestroy(ctx context.Context, key string, group string) (bool, error) {
+func (c Commands) XGroupDestroy(ctx context.Context, key, group string) (bool, error) {
 	cl, e := c.prepare()
 	encXGroupDestroy(&e, key, group)
 	return run(ctx, c.x, cl, &e, decBool)
 }
 
 // XGroupDestroy queues XGROUP DESTROY in the batch; see Commands.XGroupDestroy.
-func (b *Batch) XGroupDestroy(key string, group string) *Future[bool] {
+func (b *Batch) XGroupDestroy(key, group string) *Future[bool] {
 	e := b.encoder()
 	encXGroupDestroy(&e, key, group)
 	return queue(b, &e, decBool)
@@ -4160,7 +4160,7 @@ func (b *Batch) XGroupHelp() *Future[[]string] {
 	return queue(b, &e, decStrings)
 }
 
-func encXGroupSetID(e *enc, key string, group string, id string) {
+func encXGroupSetID(e *enc, key, group, id string) {
 	e.begin(cmdXgroupSetid, okShape, 5)
 	e.str(key)
 	e.str(group)
@@ -4168,7 +4168,7 @@ func encXGroupSetID(e *enc, key string, group string, id string) {
 }
 
 // XGroupSetID sets the last delivered id of a consumer group.
-func (c Commands) XGroupSetID(ctx context.Context, key string, group string, id string) error {
+func (c Commands) XGroupSetID(ctx context.Context, key, group, id string) error {
 	cl, e := c.prepare()
 	encXGroupSetID(&e, key, group, id)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -4176,27 +4176,27 @@ func (c Commands) XGroupSetID(ctx context.Context, key string, group string, id 
 }
 
 // XGroupSetID queues XGROUP SETID in the batch; see Commands.XGroupSetID.
-func (b *Batch) XGroupSetID(key string, group string, id string) *Future[None] {
+func (b *Batch) XGroupSetID(key, group, id string) *Future[None] {
 	e := b.encoder()
 	encXGroupSetID(&e, key, group, id)
 	return queue(b, &e, decOK)
 }
 
-func encXInfoConsumers(e *enc, key string, group string) {
+func encXInfoConsumers(e *enc, key, group string) {
 	e.begin(cmdXinfoConsumers, arrayShape, 4)
 	e.str(key)
 	e.str(group)
 }
 
 // XInfoConsumers describes the consumers of a group.
-func (c Commands) XInfoConsumers(ctx context.Context, key string, group string) ([]XConsumerInfo, error) {
+func (c Commands) XInfoConsumers(ctx context.Context, key, group string) ([]XConsumerInfo, error) {
 	cl, e := c.prepare()
 	encXInfoConsumers(&e, key, group)
 	return run(ctx, c.x, cl, &e, decXInfoConsumers)
 }
 
 // XInfoConsumers queues XINFO CONSUMERS in the batch; see Commands.XInfoConsumers.
-func (b *Batch) XInfoConsumers(key string, group string) *Future[[]XConsumerInfo] {
+func (b *Batch) XInfoConsumers(key, group string) *Future[[]XConsumerInfo] {
 	e := b.encoder()
 	encXInfoConsumers(&e, key, group)
 	return queue(b, &e, decXInfoConsumers)
@@ -4302,27 +4302,27 @@ func (b *Batch) XLen(key string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encXPending(e *enc, key string, group string) {
+func encXPending(e *enc, key, group string) {
 	e.begin(cmdXpending, arrayShape, 3)
 	e.str(key)
 	e.str(group)
 }
 
 // XPending summarises the pending messages of a consumer group.
-func (c Commands) XPending(ctx context.Context, key string, group string) (XPendingSummary, error) {
+func (c Commands) XPending(ctx context.Context, key, group string) (XPendingSummary, error) {
 	cl, e := c.prepare()
 	encXPending(&e, key, group)
 	return run(ctx, c.x, cl, &e, decXPending)
 }
 
 // XPending queues XPENDING in the batch; see Commands.XPending.
-func (b *Batch) XPending(key string, group string) *Future[XPendingSummary] {
+func (b *Batch) XPending(key, group string) *Future[XPendingSummary] {
 	e := b.encoder()
 	encXPending(&e, key, group)
 	return queue(b, &e, decXPending)
 }
 
-func encXPendingExt(e *enc, key string, group string, opt XPendingOptions) {
+func encXPendingExt(e *enc, key, group string, opt XPendingOptions) {
 	e.begin(cmdXpending, arrayShape, -1)
 	e.str(key)
 	e.str(group)
@@ -4330,20 +4330,20 @@ func encXPendingExt(e *enc, key string, group string, opt XPendingOptions) {
 }
 
 // XPendingExt lists pending messages of a consumer group as opt selects them.
-func (c Commands) XPendingExt(ctx context.Context, key string, group string, opt XPendingOptions) ([]XPendingEntry, error) {
+func (c Commands) XPendingExt(ctx context.Context, key, group string, opt XPendingOptions) ([]XPendingEntry, error) {
 	cl, e := c.prepare()
 	encXPendingExt(&e, key, group, opt)
 	return run(ctx, c.x, cl, &e, decXPendingExt)
 }
 
 // XPendingExt queues XPENDING in the batch; see Commands.XPendingExt.
-func (b *Batch) XPendingExt(key string, group string, opt XPendingOptions) *Future[[]XPendingEntry] {
+func (b *Batch) XPendingExt(key, group string, opt XPendingOptions) *Future[[]XPendingEntry] {
 	e := b.encoder()
 	encXPendingExt(&e, key, group, opt)
 	return queue(b, &e, decXPendingExt)
 }
 
-func encXRange(e *enc, key string, start string, end string) {
+func encXRange(e *enc, key, start, end string) {
 	e.begin(cmdXrange, arrayShape, 4)
 	e.str(key)
 	e.str(start)
@@ -4351,20 +4351,20 @@ func encXRange(e *enc, key string, start string, end string) {
 }
 
 // XRange returns the entries with ids from start to end ("-" and "+" for the extremes).
-func (c Commands) XRange(ctx context.Context, key string, start string, end string) ([]XEntry, error) {
+func (c Commands) XRange(ctx context.Context, key, start, end string) ([]XEntry, error) {
 	cl, e := c.prepare()
 	encXRange(&e, key, start, end)
 	return run(ctx, c.x, cl, &e, decXEntries)
 }
 
 // XRange queues XRANGE in the batch; see Commands.XRange.
-func (b *Batch) XRange(key string, start string, end string) *Future[[]XEntry] {
+func (b *Batch) XRange(key, start, end string) *Future[[]XEntry] {
 	e := b.encoder()
 	encXRange(&e, key, start, end)
 	return queue(b, &e, decXEntries)
 }
 
-func encXRangeN(e *enc, key string, start string, end string, count int64) {
+func encXRangeN(e *enc, key, start, end string, count int64) {
 	e.begin(cmdXrange, arrayShape, 6)
 	e.str(key)
 	e.str(start)
@@ -4374,14 +4374,14 @@ func encXRangeN(e *enc, key string, start string, end string, count int64) {
 }
 
 // XRangeN returns at most count entries with ids from start to end.
-func (c Commands) XRangeN(ctx context.Context, key string, start string, end string, count int64) ([]XEntry, error) {
+func (c Commands) XRangeN(ctx context.Context, key, start, end string, count int64) ([]XEntry, error) {
 	cl, e := c.prepare()
 	encXRangeN(&e, key, start, end, count)
 	return run(ctx, c.x, cl, &e, decXEntries)
 }
 
 // XRangeN queues XRANGE in the batch; see Commands.XRangeN.
-func (b *Batch) XRangeN(key string, start string, end string, count int64) *Future[[]XEntry] {
+func (b *Batch) XRangeN(key, start, end string, count int64) *Future[[]XEntry] {
 	e := b.encoder()
 	encXRangeN(&e, key, start, end, count)
 	return queue(b, &e, decXEntries)
@@ -4427,7 +4427,7 @@ func (b *Batch) XReadGroup(args XReadGroupArgs) *Future[[]XStream] {
 	return queue(b, &e, decXStreams)
 }
 
-func encXRevRange(e *enc, key string, end string, start string) {
+func encXRevRange(e *enc, key, end, start string) {
 	e.begin(cmdXrevrange, arrayShape, 4)
 	e.str(key)
 	e.str(end)
@@ -4435,20 +4435,20 @@ func encXRevRange(e *enc, key string, end string, start string) {
 }
 
 // XRevRange returns the entries with ids from end down to start.
-func (c Commands) XRevRange(ctx context.Context, key string, end string, start string) ([]XEntry, error) {
+func (c Commands) XRevRange(ctx context.Context, key, end, start string) ([]XEntry, error) {
 	cl, e := c.prepare()
 	encXRevRange(&e, key, end, start)
 	return run(ctx, c.x, cl, &e, decXEntries)
 }
 
 // XRevRange queues XREVRANGE in the batch; see Commands.XRevRange.
-func (b *Batch) XRevRange(key string, end string, start string) *Future[[]XEntry] {
+func (b *Batch) XRevRange(key, end, start string) *Future[[]XEntry] {
 	e := b.encoder()
 	encXRevRange(&e, key, end, start)
 	return queue(b, &e, decXEntries)
 }
 
-func encXRevRangeN(e *enc, key string, end string, start string, count int64) {
+func encXRevRangeN(e *enc, key, end, start string, count int64) {
 	e.begin(cmdXrevrange, arrayShape, 6)
 	e.str(key)
 	e.str(end)
@@ -4458,27 +4458,27 @@ func encXRevRangeN(e *enc, key string, end string, start string, count int64) {
 }
 
 // XRevRangeN returns at most count entries with ids from end down to start.
-func (c Commands) XRevRangeN(ctx context.Context, key string, end string, start string, count int64) ([]XEntry, error) {
+func (c Commands) XRevRangeN(ctx context.Context, key, end, start string, count int64) ([]XEntry, error) {
 	cl, e := c.prepare()
 	encXRevRangeN(&e, key, end, start, count)
 	return run(ctx, c.x, cl, &e, decXEntries)
 }
 
 // XRevRangeN queues XREVRANGE in the batch; see Commands.XRevRangeN.
-func (b *Batch) XRevRangeN(key string, end string, start string, count int64) *Future[[]XEntry] {
+func (b *Batch) XRevRangeN(key, end, start string, count int64) *Future[[]XEntry] {
 	e := b.encoder()
 	encXRevRangeN(&e, key, end, start, count)
 	return queue(b, &e, decXEntries)
 }
 
-func encXSetID(e *enc, key string, lastID string) {
+func encXSetID(e *enc, key, lastID string) {
 	e.begin(cmdXsetid, okShape, 3)
 	e.str(key)
 	e.str(lastID)
 }
 
 // XSetID sets the last id of the stream at key.
-func (c Commands) XSetID(ctx context.Context, key string, lastID string) error {
+func (c Commands) XSetID(ctx context.Context, key, lastID string) error {
 	cl, e := c.prepare()
 	encXSetID(&e, key, lastID)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -4486,7 +4486,7 @@ func (c Commands) XSetID(ctx context.Context, key string, lastID string) error {
 }
 
 // XSetID queues XSETID in the batch; see Commands.XSetID.
-func (b *Batch) XSetID(key string, lastID string) *Future[None] {
+func (b *Batch) XSetID(key, lastID string) *Future[None] {
 	e := b.encoder()
 	encXSetID(&e, key, lastID)
 	return queue(b, &e, decOK)
@@ -4537,7 +4537,7 @@ func (b *Batch) GeoAdd(key string, opt GeoAddOptions, locations ...GeoLocation) 
 	return queue(b, &e, decInt)
 }
 
-func encGeoDist(e *enc, key string, member1 string, member2 string, unit GeoUnit) {
+func encGeoDist(e *enc, key, member1, member2 string, unit GeoUnit) {
 	e.begin(cmdGeodist, optFloatShape, -1)
 	e.str(key)
 	e.str(member1)
@@ -4549,7 +4549,7 @@ func encGeoDist(e *enc, key string, member1 string, member2 string, unit GeoUnit
 
 // GeoDist returns the distance between two members in unit (default meters); the bool is false
 // when one of them is missing.
-func (c Commands) GeoDist(ctx context.Context, key string, member1 string, member2 string, unit GeoUnit) (value float64, ok bool, err error) {
+func (c Commands) GeoDist(ctx context.Context, key, member1, member2 string, unit GeoUnit) (value float64, ok bool, err error) {
 	cl, e := c.prepare()
 	encGeoDist(&e, key, member1, member2, unit)
 	r, err := run(ctx, c.x, cl, &e, decOptFloat)
@@ -4557,7 +4557,7 @@ func (c Commands) GeoDist(ctx context.Context, key string, member1 string, membe
 }
 
 // GeoDist queues GEODIST in the batch; see Commands.GeoDist.
-func (b *Batch) GeoDist(key string, member1 string, member2 string, unit GeoUnit) *Future[Optional[float64]] {
+func (b *Batch) GeoDist(key, member1, member2 string, unit GeoUnit) *Future[Optional[float64]] {
 	e := b.encoder()
 	encGeoDist(&e, key, member1, member2, unit)
 	return queue(b, &e, decOptFloat)
@@ -4605,7 +4605,7 @@ func (b *Batch) GeoPos(key string, members ...string) *Future[[]Optional[GeoPos]
 	return queue(b, &e, decGeoPos)
 }
 
-func encGeoRadius(e *enc, key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
+func encGeoRadius(e *enc, key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
 	e.begin(cmdGeoradius, arrayShape, -1)
 	e.str(key)
 	e.float(longitude)
@@ -4616,20 +4616,20 @@ func encGeoRadius(e *enc, key string, longitude float64, latitude float64, radiu
 }
 
 // GeoRadius returns the members within radius of a point (deprecated by Redis: prefer GeoSearch).
-func (c Commands) GeoRadius(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
+func (c Commands) GeoRadius(ctx context.Context, key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
 	cl, e := c.prepare()
 	encGeoRadius(&e, key, longitude, latitude, radius, unit, opt)
 	return run(ctx, c.x, cl, &e, decGeoLocations)
 }
 
 // GeoRadius queues GEORADIUS in the batch; see Commands.GeoRadius.
-func (b *Batch) GeoRadius(key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadius(key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
 	e := b.encoder()
 	encGeoRadius(&e, key, longitude, latitude, radius, unit, opt)
 	return queue(b, &e, decGeoLocations)
 }
 
-func encGeoRadiusStore(e *enc, key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) {
+func encGeoRadiusStore(e *enc, key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) {
 	e.begin(cmdGeoradius, intShape, -1)
 	e.str(key)
 	e.float(longitude)
@@ -4641,20 +4641,20 @@ func encGeoRadiusStore(e *enc, key string, longitude float64, latitude float64, 
 }
 
 // GeoRadiusStore stores what GeoRadius finds in store's key and returns how many.
-func (c Commands) GeoRadiusStore(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) (int64, error) {
+func (c Commands) GeoRadiusStore(ctx context.Context, key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) (int64, error) {
 	cl, e := c.prepare()
 	encGeoRadiusStore(&e, key, longitude, latitude, radius, unit, opt, store)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // GeoRadiusStore queues GEORADIUS in the batch; see Commands.GeoRadiusStore.
-func (b *Batch) GeoRadiusStore(key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) *Future[int64] {
+func (b *Batch) GeoRadiusStore(key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) *Future[int64] {
 	e := b.encoder()
 	encGeoRadiusStore(&e, key, longitude, latitude, radius, unit, opt, store)
 	return queue(b, &e, decInt)
 }
 
-func encGeoRadiusRO(e *enc, key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
+func encGeoRadiusRO(e *enc, key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
 	e.begin(cmdGeoradiusRo, arrayShape, -1)
 	e.str(key)
 	e.float(longitude)
@@ -4665,20 +4665,20 @@ func encGeoRadiusRO(e *enc, key string, longitude float64, latitude float64, rad
 }
 
 // GeoRadiusRO is GeoRadius for read-only replicas and scripts.
-func (c Commands) GeoRadiusRO(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
+func (c Commands) GeoRadiusRO(ctx context.Context, key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
 	cl, e := c.prepare()
 	encGeoRadiusRO(&e, key, longitude, latitude, radius, unit, opt)
 	return run(ctx, c.x, cl, &e, decGeoLocations)
 }
 
 // GeoRadiusRO queues GEORADIUS_RO in the batch; see Commands.GeoRadiusRO.
-func (b *Batch) GeoRadiusRO(key string, longitude float64, latitude float64, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusRO(key string, longitude, latitude, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
 	e := b.encoder()
 	encGeoRadiusRO(&e, key, longitude, latitude, radius, unit, opt)
 	return queue(b, &e, decGeoLocations)
 }
 
-func encGeoRadiusByMember(e *enc, key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
+func encGeoRadiusByMember(e *enc, key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
 	e.begin(cmdGeoradiusbymember, arrayShape, -1)
 	e.str(key)
 	e.str(member)
@@ -4688,20 +4688,20 @@ func encGeoRadiusByMember(e *enc, key string, member string, radius float64, uni
 }
 
 // GeoRadiusByMember returns the members within radius of a member (deprecated by Redis: prefer GeoSearch).
-func (c Commands) GeoRadiusByMember(ctx context.Context, key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
+func (c Commands) GeoRadiusByMember(ctx context.Context, key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
 	cl, e := c.prepare()
 	encGeoRadiusByMember(&e, key, member, radius, unit, opt)
 	return run(ctx, c.x, cl, &e, decGeoLocations)
 }
 
 // GeoRadiusByMember queues GEORADIUSBYMEMBER in the batch; see Commands.GeoRadiusByMember.
-func (b *Batch) GeoRadiusByMember(key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusByMember(key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
 	e := b.encoder()
 	encGeoRadiusByMember(&e, key, member, radius, unit, opt)
 	return queue(b, &e, decGeoLocations)
 }
 
-func encGeoRadiusByMemberStore(e *enc, key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) {
+func encGeoRadiusByMemberStore(e *enc, key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) {
 	e.begin(cmdGeoradiusbymember, intShape, -1)
 	e.str(key)
 	e.str(member)
@@ -4712,20 +4712,20 @@ func encGeoRadiusByMemberStore(e *enc, key string, member string, radius float64
 }
 
 // GeoRadiusByMemberStore stores what GeoRadiusByMember finds in store's key and returns how many.
-func (c Commands) GeoRadiusByMemberStore(ctx context.Context, key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) (int64, error) {
+func (c Commands) GeoRadiusByMemberStore(ctx context.Context, key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) (int64, error) {
 	cl, e := c.prepare()
 	encGeoRadiusByMemberStore(&e, key, member, radius, unit, opt, store)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // GeoRadiusByMemberStore queues GEORADIUSBYMEMBER in the batch; see Commands.GeoRadiusByMemberStore.
-func (b *Batch) GeoRadiusByMemberStore(key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) *Future[int64] {
+func (b *Batch) GeoRadiusByMemberStore(key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions, store GeoStore) *Future[int64] {
 	e := b.encoder()
 	encGeoRadiusByMemberStore(&e, key, member, radius, unit, opt, store)
 	return queue(b, &e, decInt)
 }
 
-func encGeoRadiusByMemberRO(e *enc, key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
+func encGeoRadiusByMemberRO(e *enc, key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) {
 	e.begin(cmdGeoradiusbymemberRo, arrayShape, -1)
 	e.str(key)
 	e.str(member)
@@ -4735,14 +4735,14 @@ func encGeoRadiusByMemberRO(e *enc, key string, member string, radius float64, u
 }
 
 // GeoRadiusByMemberRO is GeoRadiusByMember for read-only replicas and scripts.
-func (c Commands) GeoRadiusByMemberRO(ctx context.Context, key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
+func (c Commands) GeoRadiusByMemberRO(ctx context.Context, key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) ([]GeoLocation, error) {
 	cl, e := c.prepare()
 	encGeoRadiusByMemberRO(&e, key, member, radius, unit, opt)
 	return run(ctx, c.x, cl, &e, decGeoLocations)
 }
 
 // GeoRadiusByMemberRO queues GEORADIUSBYMEMBER_RO in the batch; see Commands.GeoRadiusByMemberRO.
-func (b *Batch) GeoRadiusByMemberRO(key string, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusByMemberRO(key, member string, radius float64, unit GeoUnit, opt GeoRadiusOptions) *Future[[]GeoLocation] {
 	e := b.encoder()
 	encGeoRadiusByMemberRO(&e, key, member, radius, unit, opt)
 	return queue(b, &e, decGeoLocations)
@@ -4768,7 +4768,7 @@ func (b *Batch) GeoSearch(key string, q GeoSearchQuery) *Future[[]GeoLocation] {
 	return queue(b, &e, decGeoLocations)
 }
 
-func encGeoSearchStore(e *enc, destination string, source string, q GeoSearchQuery, storeDist bool) {
+func encGeoSearchStore(e *enc, destination, source string, q GeoSearchQuery, storeDist bool) {
 	e.begin(cmdGeosearchstore, intShape, -1)
 	e.str(destination)
 	e.str(source)
@@ -4780,14 +4780,14 @@ func encGeoSearchStore(e *enc, destination string, source string, q GeoSearchQue
 
 // GeoSearchStore stores what GeoSearch finds in destination (with storeDist, their distances as scores)
 // and returns how many.
-func (c Commands) GeoSearchStore(ctx context.Context, destination string, source string, q GeoSearchQuery, storeDist bool) (int64, error) {
+func (c Commands) GeoSearchStore(ctx context.Context, destination, source string, q GeoSearchQuery, storeDist bool) (int64, error) {
 	cl, e := c.prepare()
 	encGeoSearchStore(&e, destination, source, q, storeDist)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // GeoSearchStore queues GEOSEARCHSTORE in the batch; see Commands.GeoSearchStore.
-func (b *Batch) GeoSearchStore(destination string, source string, q GeoSearchQuery, storeDist bool) *Future[int64] {
+func (b *Batch) GeoSearchStore(destination, source string, q GeoSearchQuery, storeDist bool) *Future[int64] {
 	e := b.encoder()
 	encGeoSearchStore(&e, destination, source, q, storeDist)
 	return queue(b, &e, decInt)
@@ -4812,7 +4812,7 @@ func (b *Batch) BitCount(key string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encBitCountRange(e *enc, key string, start int64, end int64, unit BitUnit) {
+func encBitCountRange(e *enc, key string, start, end int64, unit BitUnit) {
 	e.begin(cmdBitcount, intShape, -1)
 	e.str(key)
 	e.int(start)
@@ -4824,14 +4824,14 @@ func encBitCountRange(e *enc, key string, start int64, end int64, unit BitUnit) 
 
 // BitCountRange returns the number of bits set from start to end, counted in bytes (BitUnitByte, the
 // default) or bits (BitUnitBit).
-func (c Commands) BitCountRange(ctx context.Context, key string, start int64, end int64, unit BitUnit) (int64, error) {
+func (c Commands) BitCountRange(ctx context.Context, key string, start, end int64, unit BitUnit) (int64, error) {
 	cl, e := c.prepare()
 	encBitCountRange(&e, key, start, end, unit)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // BitCountRange queues BITCOUNT in the batch; see Commands.BitCountRange.
-func (b *Batch) BitCountRange(key string, start int64, end int64, unit BitUnit) *Future[int64] {
+func (b *Batch) BitCountRange(key string, start, end int64, unit BitUnit) *Future[int64] {
 	e := b.encoder()
 	encBitCountRange(&e, key, start, end, unit)
 	return queue(b, &e, decInt)
@@ -4925,7 +4925,7 @@ func (b *Batch) BitPos(key string, bit int64) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encBitPosRange(e *enc, key string, bit int64, start int64, end int64, unit BitUnit) {
+func encBitPosRange(e *enc, key string, bit, start, end int64, unit BitUnit) {
 	e.begin(cmdBitpos, intShape, -1)
 	e.str(key)
 	e.int(bit)
@@ -4937,14 +4937,14 @@ func encBitPosRange(e *enc, key string, bit int64, start int64, end int64, unit 
 }
 
 // BitPosRange returns the position of the first bit set to bit between start and end, in bytes or bits.
-func (c Commands) BitPosRange(ctx context.Context, key string, bit int64, start int64, end int64, unit BitUnit) (int64, error) {
+func (c Commands) BitPosRange(ctx context.Context, key string, bit, start, end int64, unit BitUnit) (int64, error) {
 	cl, e := c.prepare()
 	encBitPosRange(&e, key, bit, start, end, unit)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // BitPosRange queues BITPOS in the batch; see Commands.BitPosRange.
-func (b *Batch) BitPosRange(key string, bit int64, start int64, end int64, unit BitUnit) *Future[int64] {
+func (b *Batch) BitPosRange(key string, bit, start, end int64, unit BitUnit) *Future[int64] {
 	e := b.encoder()
 	encBitPosRange(&e, key, bit, start, end, unit)
 	return queue(b, &e, decInt)
@@ -4970,7 +4970,7 @@ func (b *Batch) GetBit(key string, offset int64) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encSetBit(e *enc, key string, offset int64, value int64) {
+func encSetBit(e *enc, key string, offset, value int64) {
 	e.begin(cmdSetbit, intShape, 4)
 	e.str(key)
 	e.int(offset)
@@ -4978,14 +4978,14 @@ func encSetBit(e *enc, key string, offset int64, value int64) {
 }
 
 // SetBit sets the bit at offset to value and returns its previous value.
-func (c Commands) SetBit(ctx context.Context, key string, offset int64, value int64) (int64, error) {
+func (c Commands) SetBit(ctx context.Context, key string, offset, value int64) (int64, error) {
 	cl, e := c.prepare()
 	encSetBit(&e, key, offset, value)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // SetBit queues SETBIT in the batch; see Commands.SetBit.
-func (b *Batch) SetBit(key string, offset int64, value int64) *Future[int64] {
+func (b *Batch) SetBit(key string, offset, value int64) *Future[int64] {
 	e := b.encoder()
 	encSetBit(&e, key, offset, value)
 	return queue(b, &e, decInt)
@@ -5470,41 +5470,41 @@ func (b *Batch) ScriptLoad(script string) *Future[string] {
 	return queue(b, &e, decString)
 }
 
-func encPublish(e *enc, channel string, message string) {
+func encPublish(e *enc, channel, message string) {
 	e.begin(cmdPublish, intShape, 3)
 	e.str(channel)
 	e.str(message)
 }
 
 // Publish publishes message on channel and returns how many subscribers received it.
-func (c Commands) Publish(ctx context.Context, channel string, message string) (int64, error) {
+func (c Commands) Publish(ctx context.Context, channel, message string) (int64, error) {
 	cl, e := c.prepare()
 	encPublish(&e, channel, message)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // Publish queues PUBLISH in the batch; see Commands.Publish.
-func (b *Batch) Publish(channel string, message string) *Future[int64] {
+func (b *Batch) Publish(channel, message string) *Future[int64] {
 	e := b.encoder()
 	encPublish(&e, channel, message)
 	return queue(b, &e, decInt)
 }
 
-func encSPublish(e *enc, shardChannel string, message string) {
+func encSPublish(e *enc, shardChannel, message string) {
 	e.begin(cmdSpublish, intShape, 3)
 	e.str(shardChannel)
 	e.str(message)
 }
 
 // SPublish publishes message on a shard channel and returns how many subscribers received it.
-func (c Commands) SPublish(ctx context.Context, shardChannel string, message string) (int64, error) {
+func (c Commands) SPublish(ctx context.Context, shardChannel, message string) (int64, error) {
 	cl, e := c.prepare()
 	encSPublish(&e, shardChannel, message)
 	return run(ctx, c.x, cl, &e, decInt)
 }
 
 // SPublish queues SPUBLISH in the batch; see Commands.SPublish.
-func (b *Batch) SPublish(shardChannel string, message string) *Future[int64] {
+func (b *Batch) SPublish(shardChannel, message string) *Future[int64] {
 	e := b.encoder()
 	encSPublish(&e, shardChannel, message)
 	return queue(b, &e, decInt)
@@ -5626,7 +5626,7 @@ func (b *Batch) PubSubShardNumSub(shardChannels ...string) *Future[map[string]in
 	return queue(b, &e, decIntMap)
 }
 
-func encDAuth(e *enc, username string, password string) {
+func encDAuth(e *enc, username, password string) {
 	e.begin(cmdAuth, okShape, 3)
 	e.str(username)
 	e.str(password)
@@ -5634,7 +5634,7 @@ func encDAuth(e *enc, username string, password string) {
 
 // Auth authenticates the connection as username (the default user when empty is not allowed:
 // use "default"). The connection is not handed to the next renter afterwards.
-func (d *DedicatedConn) Auth(ctx context.Context, username string, password string) error {
+func (d *DedicatedConn) Auth(ctx context.Context, username, password string) error {
 	cl := d.c.getCall()
 	e := cl.encoder()
 	encDAuth(&e, username, password)
@@ -6054,7 +6054,7 @@ func (b *Batch) ACLDelUser(users ...string) *Future[int64] {
 	return queue(b, &e, decInt)
 }
 
-func encACLDryRun(e *enc, user string, command string, args ...string) {
+func encACLDryRun(e *enc, user, command string, args ...string) {
 	e.begin(cmdAclDryrun, textShape, 4+len(args))
 	e.str(user)
 	e.str(command)
@@ -6064,14 +6064,14 @@ func encACLDryRun(e *enc, user string, command string, args ...string) {
 // ACLDryRun reports whether user may run command with args: OK, or the reason it may not.
 //
 // ACL DRYRUN is an administrative command: it needs Options.AllowAdmin.
-func (c Commands) ACLDryRun(ctx context.Context, user string, command string, args ...string) (string, error) {
+func (c Commands) ACLDryRun(ctx context.Context, user, command string, args ...string) (string, error) {
 	cl, e := c.prepare()
 	encACLDryRun(&e, user, command, args...)
 	return run(ctx, c.x, cl, &e, decStatus)
 }
 
 // ACLDryRun queues ACL DRYRUN in the batch; see Commands.ACLDryRun.
-func (b *Batch) ACLDryRun(user string, command string, args ...string) *Future[string] {
+func (b *Batch) ACLDryRun(user, command string, args ...string) *Future[string] {
 	e := b.encoder()
 	encACLDryRun(&e, user, command, args...)
 	return queue(b, &e, decStatus)
@@ -7311,7 +7311,7 @@ func (b *Batch) SlowLogReset() *Future[None] {
 	return queue(b, &e, decOK)
 }
 
-func encSwapDB(e *enc, index1 int64, index2 int64) {
+func encSwapDB(e *enc, index1, index2 int64) {
 	e.begin(cmdSwapdb, okShape, 3)
 	e.int(index1)
 	e.int(index2)
@@ -7320,7 +7320,7 @@ func encSwapDB(e *enc, index1 int64, index2 int64) {
 // SwapDB swaps two databases.
 //
 // SWAPDB is an administrative command: it needs Options.AllowAdmin.
-func (c Commands) SwapDB(ctx context.Context, index1 int64, index2 int64) error {
+func (c Commands) SwapDB(ctx context.Context, index1, index2 int64) error {
 	cl, e := c.prepare()
 	encSwapDB(&e, index1, index2)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -7328,7 +7328,7 @@ func (c Commands) SwapDB(ctx context.Context, index1 int64, index2 int64) error 
 }
 
 // SwapDB queues SWAPDB in the batch; see Commands.SwapDB.
-func (b *Batch) SwapDB(index1 int64, index2 int64) *Future[None] {
+func (b *Batch) SwapDB(index1, index2 int64) *Future[None] {
 	e := b.encoder()
 	encSwapDB(&e, index1, index2)
 	return queue(b, &e, decOK)
@@ -7595,21 +7595,21 @@ func (b *Batch) ClusterForget(nodeID string) *Future[None] {
 	return queue(b, &e, decOK)
 }
 
-func encClusterGetKeysInSlot(e *enc, slot int64, count int64) {
+func encClusterGetKeysInSlot(e *enc, slot, count int64) {
 	e.begin(cmdClusterGetkeysinslot, arrayShape, 4)
 	e.int(slot)
 	e.int(count)
 }
 
 // ClusterGetKeysInSlot returns up to count keys of a slot on the node.
-func (c Commands) ClusterGetKeysInSlot(ctx context.Context, slot int64, count int64) ([]string, error) {
+func (c Commands) ClusterGetKeysInSlot(ctx context.Context, slot, count int64) ([]string, error) {
 	cl, e := c.prepare()
 	encClusterGetKeysInSlot(&e, slot, count)
 	return run(ctx, c.x, cl, &e, decStrings)
 }
 
 // ClusterGetKeysInSlot queues CLUSTER GETKEYSINSLOT in the batch; see Commands.ClusterGetKeysInSlot.
-func (b *Batch) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] {
+func (b *Batch) ClusterGetKeysInSlot(slot, count int64) *Future[[]string] {
 	e := b.encoder()
 	encClusterGetKeysInSlot(&e, slot, count)
 	return queue(b, &e, decStrings)
@@ -8012,7 +8012,7 @@ func (b *Batch) SentinelConfigGet(parameter string) *Future[map[string]string] {
 	return queue(b, &e, decStringMap)
 }
 
-func encSentinelConfigSet(e *enc, parameter string, value string) {
+func encSentinelConfigSet(e *enc, parameter, value string) {
 	e.begin(cmdSentinelConfig, okShape, 5)
 	e.str("SET")
 	e.str(parameter)
@@ -8022,7 +8022,7 @@ func encSentinelConfigSet(e *enc, parameter string, value string) {
 // SentinelConfigSet sets a configuration parameter of the sentinel.
 //
 // SENTINEL CONFIG is an administrative command: it needs Options.AllowAdmin.
-func (c Commands) SentinelConfigSet(ctx context.Context, parameter string, value string) error {
+func (c Commands) SentinelConfigSet(ctx context.Context, parameter, value string) error {
 	cl, e := c.prepare()
 	encSentinelConfigSet(&e, parameter, value)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -8030,7 +8030,7 @@ func (c Commands) SentinelConfigSet(ctx context.Context, parameter string, value
 }
 
 // SentinelConfigSet queues SENTINEL CONFIG in the batch; see Commands.SentinelConfigSet.
-func (b *Batch) SentinelConfigSet(parameter string, value string) *Future[None] {
+func (b *Batch) SentinelConfigSet(parameter, value string) *Future[None] {
 	e := b.encoder()
 	encSentinelConfigSet(&e, parameter, value)
 	return queue(b, &e, decOK)
@@ -8157,7 +8157,7 @@ func (b *Batch) SentinelInfoCache(primaries ...string) *Future[resp.Value] {
 	return queue(b, &e, decValue)
 }
 
-func encSentinelIsMasterDownByAddr(e *enc, host string, port int64, epoch int64, runID string) {
+func encSentinelIsMasterDownByAddr(e *enc, host string, port, epoch int64, runID string) {
 	e.begin(cmdSentinelIsMasterDownByAddr, arrayShape, 6)
 	e.str(host)
 	e.int(port)
@@ -8169,14 +8169,14 @@ func encSentinelIsMasterDownByAddr(e *enc, host string, port int64, epoch int64,
 // only that) to vote for runID as the leader of epoch.
 //
 // SENTINEL IS-MASTER-DOWN-BY-ADDR is an administrative command: it needs Options.AllowAdmin.
-func (c Commands) SentinelIsMasterDownByAddr(ctx context.Context, host string, port int64, epoch int64, runID string) (SentinelDownReply, error) {
+func (c Commands) SentinelIsMasterDownByAddr(ctx context.Context, host string, port, epoch int64, runID string) (SentinelDownReply, error) {
 	cl, e := c.prepare()
 	encSentinelIsMasterDownByAddr(&e, host, port, epoch, runID)
 	return run(ctx, c.x, cl, &e, decMasterDown)
 }
 
 // SentinelIsMasterDownByAddr queues SENTINEL IS-MASTER-DOWN-BY-ADDR in the batch; see Commands.SentinelIsMasterDownByAddr.
-func (b *Batch) SentinelIsMasterDownByAddr(host string, port int64, epoch int64, runID string) *Future[SentinelDownReply] {
+func (b *Batch) SentinelIsMasterDownByAddr(host string, port, epoch int64, runID string) *Future[SentinelDownReply] {
 	e := b.encoder()
 	encSentinelIsMasterDownByAddr(&e, host, port, epoch, runID)
 	return queue(b, &e, decMasterDown)
@@ -8219,7 +8219,7 @@ func (b *Batch) SentinelMasters() *Future[[]map[string]string] {
 	return queue(b, &e, decRecords)
 }
 
-func encSentinelMonitor(e *enc, primary string, host string, port int64, quorum int64) {
+func encSentinelMonitor(e *enc, primary, host string, port, quorum int64) {
 	e.begin(cmdSentinelMonitor, okShape, 6)
 	e.str(primary)
 	e.str(host)
@@ -8230,7 +8230,7 @@ func encSentinelMonitor(e *enc, primary string, host string, port int64, quorum 
 // SentinelMonitor starts monitoring the primary at host:port as primary, with quorum.
 //
 // SENTINEL MONITOR is an administrative command: it needs Options.AllowAdmin.
-func (c Commands) SentinelMonitor(ctx context.Context, primary string, host string, port int64, quorum int64) error {
+func (c Commands) SentinelMonitor(ctx context.Context, primary, host string, port, quorum int64) error {
 	cl, e := c.prepare()
 	encSentinelMonitor(&e, primary, host, port, quorum)
 	_, err := run(ctx, c.x, cl, &e, decOK)
@@ -8238,7 +8238,7 @@ func (c Commands) SentinelMonitor(ctx context.Context, primary string, host stri
 }
 
 // SentinelMonitor queues SENTINEL MONITOR in the batch; see Commands.SentinelMonitor.
-func (b *Batch) SentinelMonitor(primary string, host string, port int64, quorum int64) *Future[None] {
+func (b *Batch) SentinelMonitor(primary, host string, port, quorum int64) *Future[None] {
 	e := b.encoder()
 	encSentinelMonitor(&e, primary, host, port, quorum)
 	return queue(b, &e, decOK)

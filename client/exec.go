@@ -30,8 +30,8 @@ import (
 //     WAIT, ...) rent a dedicated connection for the call and have no reply budget;
 //   - on *DedicatedConn, on that connection.
 //
-// Administrative commands (Info.Admin in internal/command: CONFIG SET, FLUSHALL, ACL
-// SETUSER, CLIENT KILL, ...) fail with ErrAdminDisabled unless Options.AllowAdmin. Commands
+// Administrative commands (AdminCommands: CONFIG SET, FLUSHALL, ACL SETUSER, CLIENT KILL,
+// ...) fail with ErrAdminDisabled unless Options.AllowAdmin. Commands
 // that change the state of their connection (SELECT, CLIENT SETNAME, READONLY, ...) are not
 // here: they are methods of *DedicatedConn only. Queue commands for one round trip with a
 // Batch.

@@ -51,7 +51,14 @@ func TestTypedCluster(t *testing.T) {
 		{"CLUSTER SHARDS", func(ctx context.Context, c C, k func(string) string) (any, error) {
 			v, err := c.ClusterShards(ctx)
 			return v.Len(), err
-		}, 3, nil},
+		}, nil, func(got any) error {
+			// Three shards; a replica that has not yet learned its shard may briefly count as
+			// one of its own.
+			if n := got.(int); n < 3 || n > 6 {
+				return fmt.Errorf("%d shards", n)
+			}
+			return nil
+		}},
 		{"CLUSTER KEYSLOT", func(ctx context.Context, c C, k func(string) string) (any, error) {
 			return val(c.ClusterKeySlot(ctx, "foo"))
 		}, int64(12182), nil},

@@ -475,8 +475,13 @@ func (g *gen) form(f *Form, info *command.Info) error {
 		}
 	}
 	var sig, call []string
-	for _, p := range f.Params {
-		sig = append(sig, p.Name+" "+p.Type)
+	for i, p := range f.Params {
+		// Consecutive parameters of one type share it, as gofmt'd Go writes them.
+		if i+1 < len(f.Params) && f.Params[i+1].Type == p.Type && !p.Variadic {
+			sig = append(sig, p.Name)
+		} else {
+			sig = append(sig, p.Name+" "+p.Type)
+		}
 		if p.Variadic {
 			call = append(call, p.Name+"...")
 		} else {
