@@ -544,9 +544,16 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 		return err
 	}
 	for i := range b.ents {
-		if info := b.ents[i].info; info != nil && info.Session() == command.SessionState {
+		info := b.ents[i].info
+		switch {
+		case info == nil:
+		case info.Session() == command.SessionState:
 			// Marked before sending: even a failed attempt may have changed it.
 			d.dirty = true
+		case info.Session() == command.SessionWatch:
+			// A pipelined WATCH (or UNWATCH: clearing again at Close is harmless) makes Close
+			// send UNWATCH before the next renter.
+			d.watching = true
 		}
 	}
 	if mode != modePipeline {

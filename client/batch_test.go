@@ -521,3 +521,48 @@ func TestDedicatedExecTypedFutures(t *testing.T) {
 		t.Fatalf("%v: %d %v", err, incr.Val(), get.Val())
 	}
 }
+
+// TestPipelinedWatchIsClearedAtClose: a WATCH sent in a batch on a dedicated connection is
+// cleared when the connection goes back to the pool, so the next renter's transaction does
+// not inherit it.
+func TestPipelinedWatchIsClearedAtClose(t *testing.T) {
+	redistest.Require(t)
+	srv := redistest.Start(t, redistest.Config{})
+	ctx := ctxT(t)
+	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{endpointOf(srv)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var first int64
+	err = c.WithDedicated(ctx, func(d *client.DedicatedConn) error {
+		var b client.Batch
+		id := b.ClientID()
+		b.Do("WATCH", "pw:k")
+		if err := d.Pipeline(ctx, &b); err != nil {
+			return err
+		}
+		first = id.Val()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "pw:k", "changed"); err != nil {
+		t.Fatal(err)
+	}
+	err = c.WithDedicated(ctx, func(d *client.DedicatedConn) error {
+		id, err := d.ClientID(ctx)
+		if err != nil {
+			return err
+		}
+		if id != first {
+			return fmt.Errorf("the pool handed out connection %d, not %d: the test needs the same one", id, first)
+		}
+		_, err = d.Exec(ctx, func(tx *client.Tx) { tx.Set("pw:x", "v") })
+		return err
+	})
+	if err != nil {
+		t.Fatalf("the next renter inherited the WATCH: %v", err)
+	}
+}
