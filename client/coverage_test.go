@@ -60,16 +60,21 @@ func TestEveryCommandTyped(t *testing.T) {
 		t.Errorf("%d raw commands: the raw list must stay short", len(rawCommands))
 	}
 	t.Logf("%d of %d commands typed; raw: %d", typed, len(leaves), len(rawCommands))
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(\d+) of (\d+) Redis 7\.0 commands typed`).FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md lacks the line \"N of M Redis 7.0 commands typed\"")
-	}
-	if string(m[1]) != strconv.Itoa(typed) || string(m[2]) != strconv.Itoa(len(leaves)) {
-		t.Errorf("README.md says %s of %s commands typed; the table says %d of %d", m[1], m[2], typed, len(leaves))
+	for file, pattern := range map[string]string{
+		"../README.md":        `(\d+) of (\d+) Redis 7\.0 commands typed`,
+		"../docs/commands.md": `commands of .redis-sentinel.: (\d+) of (\d+)\.`,
+	} {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(pattern).FindSubmatch(text)
+		if m == nil {
+			t.Fatalf("%s lacks the count of typed commands (%s)", file, pattern)
+		}
+		if string(m[1]) != strconv.Itoa(typed) || string(m[2]) != strconv.Itoa(len(leaves)) {
+			t.Errorf("%s says %s of %s commands typed; the table says %d of %d", file, m[1], m[2], typed, len(leaves))
+		}
 	}
 }
 
