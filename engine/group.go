@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"github.com/cockroachdb/errors"
+	"errors"
 
 	"github.com/respire-go/respire/fsm"
 )
