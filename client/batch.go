@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -580,3 +582,26 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 	}
 	return err
 }
+
+// String describes the future's state ("client.Future{pending}", "{ok}" or "{error: ...}")
+// without its value, which is user data: print Val to see it.
+func (f *Future[T]) String() string {
+	switch {
+	case f == nil:
+		return "client.Future(nil)"
+	case !f.done:
+		return "client.Future{pending}"
+	case f.err != nil:
+		return "client.Future{error: " + f.err.Error() + "}"
+	}
+	return "client.Future{ok}"
+}
+
+// GoString makes %#v print the state only too.
+func (f *Future[T]) GoString() string { return f.String() }
+
+// Format makes every fmt verb print the state only.
+func (f *Future[T]) Format(s fmt.State, verb rune) { formatRedacted(s, verb, f.String()) }
+
+// LogValue makes slog log the state only.
+func (f *Future[T]) LogValue() slog.Value { return slog.StringValue(f.String()) }

@@ -185,6 +185,7 @@ func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
 		"Options with a provider": withProvider, "*Client": c, "Credentials": creds, "*Credentials": &creds,
 		"*CredentialSource": source, "nested": all, "*nested": &all, "slice": []client.Options{opts, uri},
 		"map": map[string]any{"opts": opts, "client": c}, "*Tx": queued,
+		"*Future": client.SettledFutureForTest("future-value-" + token),
 	}
 	secrets := []string{password, sentinelPassword, token, sourcePassword}
 	leaks := func(form, out string) {
