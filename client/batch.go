@@ -52,6 +52,11 @@ type Batch struct {
 	stages []Stage
 }
 
+// MaxBatchLen bounds the commands of one Batch (a pipeline or a transaction): queueing more
+// fails the batch with a *ConfigError, and nothing of it is sent. Split larger work into
+// several batches; a few hundred commands already amortise the round trip.
+const MaxBatchLen = 1 << 16
+
 // Tx is the batch of a transaction on a DedicatedConn (see DedicatedConn.Exec).
 type Tx = Batch
 
@@ -127,12 +132,20 @@ func (b *Batch) Reset() {
 	b.err = nil
 }
 
+// bound fails an encoded command that would take the batch beyond MaxBatchLen.
+func (b *Batch) bound(e *enc) {
+	if len(b.ents) >= MaxBatchLen {
+		e.fail("Batch", "more than MaxBatchLen commands")
+	}
+}
+
 // encoder returns an encoder appending to the batch's buffer.
 func (b *Batch) encoder() enc { return enc{buf: &b.buf} }
 
 // queue adds an encoded command whose reply dec decodes and returns its future.
 func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T] {
 	f := &Future[T]{dec: dec}
+	b.bound(e)
 	if e.err != nil {
 		b.buf = b.buf[:e.start]
 		if b.err == nil {
@@ -155,6 +168,9 @@ func (b *Batch) Do(args ...any) *Future[resp.Value] {
 	f := &Future[resp.Value]{dec: decValue}
 	start := len(b.buf)
 	info, name, err := appendRaw(&b.buf, args)
+	if err == nil && len(b.ents) >= MaxBatchLen {
+		err = configErr("Batch", "more than MaxBatchLen commands")
+	}
 	if err != nil {
 		b.buf = b.buf[:start]
 		if b.err == nil {

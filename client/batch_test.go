@@ -566,3 +566,25 @@ func TestPipelinedWatchIsClearedAtClose(t *testing.T) {
 		t.Fatalf("the next renter inherited the WATCH: %v", err)
 	}
 }
+
+// TestBatchBound: a batch holds at most MaxBatchLen commands; one more fails the batch before
+// anything is sent.
+func TestBatchBound(t *testing.T) {
+	var b client.Batch
+	for i := 0; i < client.MaxBatchLen; i++ {
+		b.Ping()
+	}
+	over := b.Ping()
+	var ce *client.ConfigError
+	if !errors.As(over.Err(), &ce) || b.Len() != client.MaxBatchLen {
+		t.Fatalf("command %d: %v (Len %d)", client.MaxBatchLen+1, over.Err(), b.Len())
+	}
+	c, err := client.Create(client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Pipeline(context.Background(), &b); !errors.As(err, &ce) {
+		t.Fatalf("an oversized batch ran: %v", err)
+	}
+}
