@@ -27,7 +27,7 @@ var ErrNotRun = sentinel("respire: the batch of this result has not run")
 //	if err := c.Pipeline(ctx, &b); err != nil { ... }
 //	n, err := visits.Result()
 //
-// Pipeline writes every command in one write on one connection and reads the replies back:
+// Pipeline writes the commands back to back on one connection and reads the replies back:
 // one round trip, and each command succeeds or fails on its own. Atomic wraps them in MULTI
 // and EXEC: Redis runs them as one unit, with no command of another client in between. Both
 // run on a Client's shared connection (the frames go out as one unit, so no other caller's
@@ -200,8 +200,9 @@ const (
 	modeExec
 )
 
-// Pipeline sends the batch's commands in one write, on one connection, and reads their
-// replies; each Future then holds its command's result. It returns the first command's error
+// Pipeline sends the batch's commands to one connection as one group, written back to back
+// (one write, up to the connection's write gathering bound), and reads their replies; each
+// Future then holds its command's result. It returns the first command's error
 // in queue order, or nil when every command succeeded; a queued command with an invalid
 // argument fails the batch before anything is sent.
 //
