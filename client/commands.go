@@ -50,8 +50,9 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 //     WATCH, UNWATCH, SELECT, AUTH, HELLO, RESET, READONLY, READWRITE, ASKING, QUIT,
 //     MONITOR, SYNC, PSYNC, REPLCONF, SCRIPT DEBUG, the CLIENT subcommands REPLY, SETNAME,
 //     SETINFO, TRACKING, CACHING, NO-EVICT and NO-TOUCH, and the subscribe family. Use
-//     Options.Database, Options.ClientName, the credential options, Client.Watch and
-//     DedicatedConn.Exec, Client.Subscribe, or a dedicated connection (Client.Dedicated).
+//     Options.Database, Options.ClientName, the credential options, a Batch with
+//     Commands.Atomic, Client.Watch and DedicatedConn.Exec, Client.Subscribe, or a dedicated
+//     connection (Client.Dedicated) and its typed session methods (Select, ClientSetName, ...).
 //
 // Blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run on a rented dedicated connection, with
 // no reply budget (see DedicatedConn.Do). Commands respire does not know (module commands, or
