@@ -214,6 +214,7 @@ func setText(v reflect.Value, text string) error {
 
 type wantError string
 
+// Error implements error.
 func (e wantError) Error() string { return "the value is not " + string(e) }
 
 func errWant(what string) error { return wantError(what) }
