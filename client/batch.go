@@ -352,12 +352,12 @@ func (c *Client) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
 	from, ctxErr, timedOut := awaitCalls(ctx, cls, c.opts.CommandTimeout)
 	if from == 0 && c.eng.Withdraw(cmds[0]) {
 		// Still waiting for a connection: nothing was sent.
-		for _, cl := range cls {
-			c.putCall(cl)
-		}
 		err := ctxErr
 		if timedOut {
 			err = c.timeoutErr(cls[0].cmd.Name, StageWaitingForCapacity)
+		}
+		for _, cl := range cls {
+			c.putCall(cl)
 		}
 		b.failAll(err)
 		return err

@@ -588,3 +588,56 @@ func TestBatchBound(t *testing.T) {
 		t.Fatalf("an oversized batch ran: %v", err)
 	}
 }
+
+// TestBatchWithdrawnWhileWaiting: a batch still waiting for a connection when its context
+// ends is withdrawn whole: every entry fails with the context's error (a definite failure:
+// nothing was sent) and the server never sees a command of it.
+func TestBatchWithdrawnWhileWaiting(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var got atomic.Int64
+	go func() {
+		for {
+			nc, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // a server that never finishes the handshake: it reads and answers nothing
+				defer nc.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := nc.Read(buf)
+					got.Add(int64(strings.Count(string(buf[:n]), "INCR")))
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	c, err := client.Create(client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port}},
+		ConnectTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var b client.Batch
+	x, y := b.Incr("w1"), b.Incr("w2")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Pipeline(ctx, &b); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, client.ErrUnknownOutcome) {
+		t.Fatalf("Pipeline: %v, want the context's error alone", err)
+	}
+	for _, f := range []*client.Future[int64]{x, y} {
+		if err := f.Err(); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, client.ErrUnknownOutcome) {
+			t.Fatalf("entry: %v", err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := got.Load(); n != 0 {
+		t.Fatalf("the server saw %d commands of a withdrawn batch", n)
+	}
+}
