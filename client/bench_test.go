@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/respire-go/respire/client"
@@ -73,5 +74,58 @@ func BenchmarkDo(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+}
+
+// BenchmarkBatch measures explicit batches of 100 commands on a shared connection, reusing
+// the Batch: one op is one batch of 100 (per-command futures are the allocations left).
+func BenchmarkBatch(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "bench:batch:" + strconv.Itoa(i)
+	}
+	b.Run("Pipeline100Get", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var batch client.Batch
+			for pb.Next() {
+				for _, k := range keys {
+					batch.Get(k)
+				}
+				if err := c.Pipeline(ctx, &batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("Pipeline100Set", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var batch client.Batch
+			for pb.Next() {
+				for _, k := range keys {
+					batch.Set(k, "v")
+				}
+				if err := c.Pipeline(ctx, &batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("Atomic100Set", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var batch client.Batch
+			for pb.Next() {
+				for _, k := range keys {
+					batch.Set(k, "v")
+				}
+				if err := c.Atomic(ctx, &batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	})
 }

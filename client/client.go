@@ -20,8 +20,12 @@ import (
 // Options.Connections pipelined connections. Failed connections are replaced by respire's
 // recovery state machines under the ReconnectPolicy; accepted commands are never replayed.
 //
+// Typed commands are the methods of the embedded Commands (c.Get, c.HSet, c.XAdd, ...); raw
+// ones go through Do, and several at once through a Batch.
+//
 // A Client is safe for concurrent use. Close it to release its connections and goroutines.
 type Client struct {
+	Commands
 	opts       Options
 	ep         Endpoint
 	eng        *engine.Engine
@@ -71,6 +75,7 @@ func Create(opts Options) (*Client, error) {
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
 	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
+	c.Commands = Commands{x: c}
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: creating metrics")
@@ -191,6 +196,9 @@ type call struct {
 	// spans and argv locate a raw command's arguments in its frame (raw.go).
 	spans []argSpan
 	argv  [][]byte
+	// blocking: the command may wait on the server; it runs on a dedicated connection with
+	// no reply budget.
+	blocking bool
 }
 
 func (c *Client) getCall() *call {

@@ -44,8 +44,12 @@ func nextEpisodeBase() uint64 { return (episodeBases.Add(1) - 1) * episodeRange 
 // READONLY, READWRITE, ASKING, CLIENT SETNAME, TRACKING, CACHING, NO-EVICT, ...; see Do).
 // Calls on a discarded or closed DedicatedConn fail with ErrDedicatedClosed.
 //
+// The typed commands of the embedded Commands run on the connection; so do the methods that
+// change its state (Select, ClientSetName, ReadOnly, ...), which exist only here.
+//
 // Commands on a DedicatedConn are never retried or replayed, like every command of respire.
 type DedicatedConn struct {
+	Commands
 	c    *Client
 	id   fsm.ConnID
 	conn engine.Conn
@@ -107,7 +111,9 @@ func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
 		c.eng.Return(g.ConnID, false)
 		return nil, &ConnectionError{Endpoint: c.ep, Err: errors.New("respire: granted dedicated connection is gone")}
 	}
-	return &DedicatedConn{c: c, id: g.ConnID, conn: g.Conn}, nil
+	d := &DedicatedConn{c: c, id: g.ConnID, conn: g.Conn}
+	d.Commands = Commands{x: d}
+	return d, nil
 }
 
 // WithDedicated rents a dedicated connection, calls fn with it and gives it back (discarding it
@@ -321,7 +327,7 @@ func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error)
 func (d *DedicatedConn) doCall(ctx context.Context, cl *call, info *command.Info) (resp.Value, error) {
 	session := command.SessionNone
 	if info != nil {
-		if err := refuseDedicated(info); err != nil {
+		if err := refuseDedicated(info, pathDedicated); err != nil {
 			d.c.putCall(cl)
 			return resp.Value{}, err
 		}
@@ -336,7 +342,7 @@ func (d *DedicatedConn) doCall(ctx context.Context, cl *call, info *command.Info
 		out = ownReply(v)
 		return nil
 	}
-	if cl.mayBlock(info) {
+	if cl.blocking {
 		err := d.runBlocking(ctx, cl, decode)
 		return out, err
 	}
@@ -348,63 +354,12 @@ func (d *DedicatedConn) doCall(ctx context.Context, cl *call, info *command.Info
 	return out, err
 }
 
-// Ping sends PING on the connection.
-func (d *DedicatedConn) Ping(ctx context.Context) error {
-	cl := d.c.getCall()
-	cl.begin("PING", 1, pongShape)
-	return d.run(ctx, cl, func(v *resp.Value) error {
-		if s, ok := textOf(v); !ok || s != "PONG" {
-			return unexpected("PING", v)
-		}
-		return nil
-	})
-}
-
-// Get returns the value of key; found is false when the key does not exist. Inside a WATCH it
-// reads the value the transaction will be checked against.
-func (d *DedicatedConn) Get(ctx context.Context, key string) (value string, found bool, err error) {
-	cl := d.c.getCall()
-	cl.begin("GET", 2, bulkShape)
-	cl.arg(key)
-	err = d.run(ctx, cl, func(v *resp.Value) error {
-		value, found, err = stringReply("GET", v)
-		return err
-	})
-	return value, found, err
-}
-
-// Set sets key to value.
-func (d *DedicatedConn) Set(ctx context.Context, key, value string) error {
-	cl := d.c.getCall()
-	cl.begin("SET", 3, okShape)
-	cl.arg(key)
-	cl.arg(value)
-	return d.run(ctx, cl, okReply)
-}
-
-// RPush appends values to the list at key and returns its new length.
-func (d *DedicatedConn) RPush(ctx context.Context, key string, values ...string) (int64, error) {
-	return d.keyValuesInt(ctx, "RPUSH", key, values)
-}
-
-// LPush prepends values to the list at key and returns its new length.
-func (d *DedicatedConn) LPush(ctx context.Context, key string, values ...string) (int64, error) {
-	return d.keyValuesInt(ctx, "LPUSH", key, values)
-}
-
-func (d *DedicatedConn) keyValuesInt(ctx context.Context, name, key string, values []string) (n int64, err error) {
-	if len(values) == 0 {
-		return 0, configErr("values", name+" needs at least one value")
+// touch records what a typed session command does to the connection before it is sent (even
+// a failed attempt may have changed it): a state change makes the connection unfit for the
+// next renter, and WATCH arms a watch that Close clears.
+func (d *DedicatedConn) touch(s *cmdSpec) {
+	switch s.info.Session() {
+	case command.SessionState:
+		d.dirty = true
 	}
-	cl := d.c.getCall()
-	cl.begin(name, 2+len(values), intShape)
-	cl.arg(key)
-	for _, s := range values {
-		cl.arg(s)
-	}
-	err = d.run(ctx, cl, func(v *resp.Value) error {
-		n, err = intReply(name, v)
-		return err
-	})
-	return n, err
 }

@@ -12,6 +12,13 @@
 //		},
 //	})
 //
+// Every Redis command has a typed method on Commands, which Client and DedicatedConn embed
+// (c.Get, c.HGetAll, c.ZRangeWithScores, c.XReadGroup, ...): arguments are Go values, and
+// replies are decoded into the same Go types under RESP2 and RESP3. A Batch queues the same
+// methods and runs them in one round trip (Commands.Pipeline) or as one MULTI/EXEC transaction
+// on the shared connections (Commands.Atomic). Do sends raw commands; resp.Value's As methods
+// read their replies. See docs/commands.md.
+//
 // Failed connections are replaced on demand under the ReconnectPolicy. A command whose bytes may
 // have reached the server and whose reply is lost fails with ErrUnknownOutcome and is never
 // resent: decide retries with the command's idempotency in mind.

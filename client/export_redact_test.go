@@ -1,4 +1,9 @@
 package client
 
-// NewTxForTest returns an empty transaction of c, as DedicatedConn.Exec hands to its callback.
-func NewTxForTest(c *Client) *Tx { return &Tx{c: c} }
+// NewTxForTest returns an empty transaction, as DedicatedConn.Exec hands to its callback.
+func NewTxForTest(*Client) *Tx { return &Tx{} }
+
+// SettledFutureForTest returns a future that holds value, as a batch leaves it.
+func SettledFutureForTest(value string) *Future[string] {
+	return &Future[string]{val: value, done: true}
+}

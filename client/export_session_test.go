@@ -13,7 +13,7 @@ func DoUnguarded(ctx context.Context, c *Client, args ...any) (resp.Value, error
 	cl := c.getCall()
 	cl.cmd.Frame = resp.AppendArrayHeader(cl.cmd.Frame[:0], len(args))
 	for _, a := range args {
-		if !cl.appendArg(a) {
+		if !appendArg(&cl.cmd.Frame, a) {
 			panic("DoUnguarded: unsupported argument type")
 		}
 	}

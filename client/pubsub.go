@@ -12,7 +12,6 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
-	"github.com/respire-go/respire/netio/resp"
 )
 
 // DefaultSubscriptionBuffer is the capacity of a subscription's buffer when
@@ -418,30 +417,6 @@ func (s *Subscription) Unsubscribe(names ...string) error {
 
 // Close unsubscribes from everything: Unsubscribe with no names.
 func (s *Subscription) Close() error { return s.Unsubscribe() }
-
-// Publish posts message to channel (PUBLISH) over the command connections and returns the
-// number of subscribers that received it.
-func (c *Client) Publish(ctx context.Context, channel, message string) (int64, error) {
-	return c.publish(ctx, "PUBLISH", channel, message)
-}
-
-// SPublish posts message to a shard channel (SPUBLISH, Redis 7.0 and later) and returns the
-// number of subscribers that received it.
-func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (int64, error) {
-	return c.publish(ctx, "SPUBLISH", shardChannel, message)
-}
-
-func (c *Client) publish(ctx context.Context, name, channel, message string) (n int64, err error) {
-	cl := c.getCall()
-	cl.begin(name, 3, intShape)
-	cl.arg(channel)
-	cl.arg(message)
-	err = c.run(ctx, cl, func(v *resp.Value) error {
-		n, err = intReply(name, v)
-		return err
-	})
-	return n, err
-}
 
 // pubsubState is a client's pub/sub plumbing: the router that delivers messages to
 // subscriptions and executes the pub/sub effects of the engine.

@@ -48,6 +48,8 @@ const (
 	pathShared    = "Client.Do"
 	pathDedicated = "DedicatedConn.Do"
 	pathTx        = "Tx.Do"
+	pathPipeline  = "Commands.Pipeline"
+	pathAtomic    = "Commands.Atomic"
 )
 
 // sharedReasons says, per session class, why a command cannot run on a shared connection.
@@ -59,37 +61,38 @@ var sharedReasons = [...]string{
 	command.SessionTakeover:    "it breaks the one-reply-per-command exchange respire's connections rely on",
 }
 
-// refuseShared returns the refusal of a session-changing command on Client.Do.
-func refuseShared(info *command.Info) error {
-	return &SessionCommandError{Command: info.Name(), Path: pathShared, Reason: sharedReasons[info.Session()],
+// refuseShared returns the refusal of a session-changing command on a shared connection
+// (Client.Do, or a batch on a Client).
+func refuseShared(info *command.Info, path string) error {
+	return &SessionCommandError{Command: info.Name(), Path: path, Reason: sharedReasons[info.Session()],
 		Alternative: info.Alternative()}
 }
 
 // refuseDedicated returns the refusal of a command DedicatedConn.Do does not run, or nil: the
 // transaction commands (Exec sends them), subscriptions and the takeover commands. The others
 // run; state changes mark the connection for discarding (see DedicatedConn.Do).
-func refuseDedicated(info *command.Info) error {
+func refuseDedicated(info *command.Info, path string) error {
 	switch info.Session() {
 	case command.SessionTransaction:
-		return &SessionCommandError{Command: info.Name(), Path: pathDedicated,
-			Reason:      "transactions on a dedicated connection go through Exec, which pairs MULTI, the commands and EXEC",
-			Alternative: "DedicatedConn.Exec"}
+		return &SessionCommandError{Command: info.Name(), Path: path,
+			Reason:      "transactions on a dedicated connection go through Exec or Atomic, which pair MULTI, the commands and EXEC",
+			Alternative: "DedicatedConn.Exec or Commands.Atomic"}
 	case command.SessionSubscribe, command.SessionTakeover:
-		return &SessionCommandError{Command: info.Name(), Path: pathDedicated, Reason: sharedReasons[info.Session()],
+		return &SessionCommandError{Command: info.Name(), Path: path, Reason: sharedReasons[info.Session()],
 			Alternative: info.Alternative()}
 	}
 	return nil
 }
 
 // refuseTx returns the refusal of a command that cannot be queued in a transaction, or nil.
-func refuseTx(info *command.Info) error {
+func refuseTx(info *command.Info, path string) error {
 	switch info.Session() {
 	case command.SessionTransaction, command.SessionWatch:
-		return &SessionCommandError{Command: info.Name(), Path: pathTx,
-			Reason:      "Exec sends MULTI and EXEC itself, and WATCH must come before MULTI",
+		return &SessionCommandError{Command: info.Name(), Path: path,
+			Reason:      "the transaction sends MULTI and EXEC itself, and WATCH must come before MULTI",
 			Alternative: "DedicatedConn.Watch or Client.Watch before Exec"}
 	case command.SessionSubscribe, command.SessionTakeover:
-		return &SessionCommandError{Command: info.Name(), Path: pathTx, Reason: sharedReasons[info.Session()],
+		return &SessionCommandError{Command: info.Name(), Path: path, Reason: sharedReasons[info.Session()],
 			Alternative: info.Alternative()}
 	}
 	return nil
@@ -103,51 +106,66 @@ type argSpan struct{ start, end int }
 // command, a command of a later Redis version): it is sent as it is. Admin commands are refused
 // here, before anything is sent, unless AllowAdmin.
 func (c *Client) rawCall(args []any) (*call, *command.Info, error) {
-	if len(args) == 0 {
-		return nil, nil, configErr("args", "Do needs a command name")
-	}
 	cl := c.getCall()
-	cl.cmd.Frame = resp.AppendArrayHeader(cl.cmd.Frame[:0], len(args))
-	cl.spans = cl.spans[:0]
-	for _, a := range args {
-		before := len(cl.cmd.Frame)
-		if !cl.appendArg(a) {
-			c.putCall(cl)
-			return nil, nil, configErr("args", "unsupported argument type "+typeName(a)+
-				" (use string, []byte, int, int64, uint64, float64 or bool)")
-		}
-		// The payload follows the "$<len>\r\n" header and precedes the final CRLF.
-		start := before + bytes.IndexByte(cl.cmd.Frame[before:], '\n') + 1
-		cl.spans = append(cl.spans, argSpan{start: start, end: len(cl.cmd.Frame) - 2})
-	}
-	name := cl.span(0)
-	if len(name) == 0 {
+	cl.cmd.Frame = cl.cmd.Frame[:0]
+	info, name, err := appendRawSpans(&cl.cmd.Frame, &cl.spans, args)
+	if err != nil {
 		c.putCall(cl)
-		return nil, nil, configErr("args", "Do's first argument must be the command name")
+		return nil, nil, err
 	}
-	var sub []byte
-	if len(args) > 1 {
-		sub = cl.span(1)
-	}
-	info := command.Lookup(name, sub)
-	if info != nil {
-		cl.cmd.Name = info.Name()
-	} else {
-		cl.cmd.Name = unknownName(name)
-	}
+	cl.cmd.Name = name
 	cl.cmd.Expect = anyReply
 	if info != nil && info.Admin() && !c.opts.AllowAdmin {
 		c.putCall(cl)
 		return nil, nil, ErrAdminDisabled
 	}
+	cl.blocking = cl.mayBlock(info)
 	return cl, info, nil
 }
 
-// span returns the payload of encoded argument i.
-func (cl *call) span(i int) []byte {
-	s := cl.spans[i]
-	return cl.cmd.Frame[s.start:s.end]
+// appendRaw encodes a raw command at the end of *buf and classifies it by its encoded name and
+// subcommand; name is the name errors use. The admin rule is left to the caller.
+func appendRaw(buf *[]byte, args []any) (info *command.Info, name string, err error) {
+	var spans []argSpan
+	return appendRawSpans(buf, &spans, args)
 }
+
+// appendRawSpans is appendRaw that also locates every argument's payload in *buf.
+func appendRawSpans(buf *[]byte, spans *[]argSpan, args []any) (info *command.Info, name string, err error) {
+	if len(args) == 0 {
+		return nil, "", configErr("args", "Do needs a command name")
+	}
+	*buf = resp.AppendArrayHeader(*buf, len(args))
+	*spans = (*spans)[:0]
+	for _, a := range args {
+		before := len(*buf)
+		if !appendArg(buf, a) {
+			return nil, "", configErr("args", "unsupported argument type "+typeName(a)+
+				" (use string, []byte, int, int64, uint64, float64 or bool)")
+		}
+		// The payload follows the "$<len>\r\n" header and precedes the final CRLF.
+		start := before + bytes.IndexByte((*buf)[before:], '\n') + 1
+		*spans = append(*spans, argSpan{start: start, end: len(*buf) - 2})
+	}
+	nameArg := spanOf(*buf, (*spans)[0])
+	if len(nameArg) == 0 {
+		return nil, "", configErr("args", "Do's first argument must be the command name")
+	}
+	var sub []byte
+	if len(args) > 1 {
+		sub = spanOf(*buf, (*spans)[1])
+	}
+	info = command.Lookup(nameArg, sub)
+	if info != nil {
+		return info, info.Name(), nil
+	}
+	return nil, unknownName(nameArg), nil
+}
+
+func spanOf(buf []byte, s argSpan) []byte { return buf[s.start:s.end] }
+
+// span returns the payload of encoded argument i.
+func (cl *call) span(i int) []byte { return spanOf(cl.cmd.Frame, cl.spans[i]) }
 
 // views returns every encoded argument, as slices of the frame (valid until the frame changes).
 func (cl *call) views() [][]byte {
@@ -163,29 +181,44 @@ func (cl *call) mayBlock(info *command.Info) bool {
 	return info != nil && info.Blocking() != command.BlockingNever && info.MayBlock(cl.views())
 }
 
+// frameArgs returns the arguments of an encoded command frame (one this package encoded:
+// an array of bulk strings), as slices of it.
+func frameArgs(frame []byte) [][]byte {
+	var args [][]byte
+	i := bytes.IndexByte(frame, '\n') + 1
+	for i < len(frame) {
+		nl := bytes.IndexByte(frame[i:], '\n')
+		n, _ := strconv.Atoi(string(frame[i+1 : i+nl-1]))
+		start := i + nl + 1
+		args = append(args, frame[start:start+n])
+		i = start + n + 2
+	}
+	return args
+}
+
 // appendArg encodes one raw argument as a bulk string; it reports false for an unsupported
 // type.
-func (cl *call) appendArg(a any) bool {
+func appendArg(buf *[]byte, a any) bool {
 	switch v := a.(type) {
 	case string:
-		cl.arg(v)
+		*buf = resp.AppendBulkString(*buf, v)
 	case []byte:
-		cl.argBytes(v)
+		*buf = resp.AppendBulk(*buf, v)
 	case int:
-		cl.argInt(int64(v))
+		*buf = resp.AppendBulkInt(*buf, int64(v))
 	case int64:
-		cl.argInt(v)
+		*buf = resp.AppendBulkInt(*buf, v)
 	case uint64:
-		var buf [24]byte
-		cl.argBytes(strconv.AppendUint(buf[:0], v, 10))
+		var tmp [24]byte
+		*buf = resp.AppendBulk(*buf, strconv.AppendUint(tmp[:0], v, 10))
 	case float64:
-		var buf [32]byte
-		cl.argBytes(strconv.AppendFloat(buf[:0], v, 'g', -1, 64))
+		var tmp [32]byte
+		*buf = resp.AppendBulk(*buf, strconv.AppendFloat(tmp[:0], v, 'g', -1, 64))
 	case bool:
 		if v {
-			cl.argInt(1)
+			*buf = resp.AppendBulkInt(*buf, 1)
 		} else {
-			cl.argInt(0)
+			*buf = resp.AppendBulkInt(*buf, 0)
 		}
 	default:
 		return false

@@ -329,24 +329,24 @@ func isLoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// String lists the names of the queued commands ("client.Tx{SET INCR}"), never their arguments,
-// which hold keys and values.
-func (tx *Tx) String() string {
-	if tx == nil {
-		return "client.Tx(nil)"
+// String lists the names of the queued commands ("client.Batch{SET INCR}"), never their
+// arguments, which hold keys, values and, for AUTH, passwords.
+func (b *Batch) String() string {
+	if b == nil {
+		return "client.Batch(nil)"
 	}
-	names := make([]string, len(tx.cmds))
-	for i, q := range tx.cmds {
-		names[i] = q.name
+	names := make([]string, len(b.ents))
+	for i := range b.ents {
+		names[i] = b.ents[i].name
 	}
-	return "client.Tx{" + strings.Join(names, " ") + "}"
+	return "client.Batch{" + strings.Join(names, " ") + "}"
 }
 
 // GoString makes %#v print the command names only too.
-func (tx *Tx) GoString() string { return tx.String() }
+func (b *Batch) GoString() string { return b.String() }
 
 // Format makes every fmt verb, flag and width print the command names only.
-func (tx *Tx) Format(f fmt.State, verb rune) { formatRedacted(f, verb, tx.String()) }
+func (b *Batch) Format(f fmt.State, verb rune) { formatRedacted(f, verb, b.String()) }
 
 // LogValue makes slog log the command names only.
-func (tx *Tx) LogValue() slog.Value { return slog.StringValue(tx.String()) }
+func (b *Batch) LogValue() slog.Value { return slog.StringValue(b.String()) }

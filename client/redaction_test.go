@@ -185,6 +185,7 @@ func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
 		"Options with a provider": withProvider, "*Client": c, "Credentials": creds, "*Credentials": &creds,
 		"*CredentialSource": source, "nested": all, "*nested": &all, "slice": []client.Options{opts, uri},
 		"map": map[string]any{"opts": opts, "client": c}, "*Tx": queued,
+		"*Future": client.SettledFutureForTest("future-value-" + token),
 	}
 	secrets := []string{password, sentinelPassword, token, sourcePassword}
 	leaks := func(form, out string) {
@@ -238,7 +239,7 @@ func TestPrintedValuesNeverRevealSecrets(t *testing.T) {
 	if got := fmt.Sprintf("[%-70v]", creds); !strings.HasPrefix(got, "[user=alice password=[redacted]") || len(got) != 72 {
 		t.Errorf("width is honoured: %q", got)
 	}
-	if got := fmt.Sprint(queued); got != "client.Tx{SET AUTH}" {
+	if got := fmt.Sprint(queued); got != "client.Batch{SET AUTH}" {
 		t.Errorf("a transaction prints its command names only: %s", got)
 	}
 	if got := fmt.Sprintf("%q", creds); got != `"user=alice password=[redacted]"` {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/respire-go/respire/engine"
-	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -47,82 +45,6 @@ func (e *TxQueueError) Error() string {
 // Unwrap returns the server's refusal.
 func (e *TxQueueError) Unwrap() error { return e.Err }
 
-// Tx collects the commands of a MULTI/EXEC transaction (see DedicatedConn.Exec). Nothing is sent
-// until Exec runs them.
-type Tx struct {
-	cmds []txCommand
-	err  error
-	c    *Client
-	// dirty: a queued command changes connection state (SELECT, ...); Exec marks the
-	// connection for discarding.
-	dirty bool
-}
-
-type txCommand struct {
-	name  string
-	frame []byte
-}
-
-// Do queues a raw command; arguments are encoded and classified as by Client.Do, and admin
-// commands are refused the same way. MULTI, EXEC, DISCARD, WATCH and UNWATCH cannot be queued
-// (Exec sends MULTI and EXEC; watch keys with DedicatedConn.Watch or Client.Watch before Exec),
-// nor can the subscribe family and the commands that break the one-reply-per-command exchange.
-// A queued command that changes connection state (SELECT, ...) runs, and the connection is
-// discarded at Close instead of being handed to the next renter. A refusal is kept and
-// returned by Exec, which then sends nothing.
-func (tx *Tx) Do(args ...any) {
-	if tx.err != nil {
-		return
-	}
-	cl, info, err := tx.c.rawCall(args)
-	if err != nil {
-		tx.err = err
-		return
-	}
-	if info != nil {
-		if err := refuseTx(info); err != nil {
-			tx.err = err
-			tx.c.putCall(cl)
-			return
-		}
-		tx.dirty = tx.dirty || info.Session() == command.SessionState
-	}
-	tx.cmds = append(tx.cmds, txCommand{name: cl.cmd.Name, frame: append([]byte(nil), cl.cmd.Frame...)})
-	tx.c.putCall(cl)
-}
-
-// Set queues SET key value.
-func (tx *Tx) Set(key, value string) { tx.Do("SET", key, value) }
-
-// Del queues DEL keys.
-func (tx *Tx) Del(keys ...string) {
-	args := make([]any, 0, 1+len(keys))
-	args = append(args, "DEL")
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	tx.Do(args...)
-}
-
-// Incr queues INCR key.
-func (tx *Tx) Incr(key string) { tx.Do("INCR", key) }
-
-// IncrBy queues INCRBY key delta.
-func (tx *Tx) IncrBy(key string, delta int64) { tx.Do("INCRBY", key, delta) }
-
-// RPush queues RPUSH key values.
-func (tx *Tx) RPush(key string, values ...string) {
-	args := make([]any, 0, 2+len(values))
-	args = append(args, "RPUSH", key)
-	for _, v := range values {
-		args = append(args, v)
-	}
-	tx.Do(args...)
-}
-
-// Len returns the number of queued commands.
-func (tx *Tx) Len() int { return len(tx.cmds) }
-
 // Watch sends WATCH keys on the connection: a later Exec aborts with ErrTxConflict if any of
 // them changes in between. The watch lasts until Exec, Unwatch or Close.
 func (d *DedicatedConn) Watch(ctx context.Context, keys ...string) error {
@@ -155,76 +77,29 @@ func (d *DedicatedConn) Unwatch(ctx context.Context) error {
 // Exec runs a transaction: queue adds commands to tx, then MULTI, the commands and EXEC are sent
 // in one pipelined write and their replies read back, within CommandTimeout and ctx. It returns
 // EXEC's replies, one per queued command; a reply may itself be an error reply (resp.Value
-// IsError) for a command that failed at run time, as Redis still runs the others.
+// IsError) for a command that failed at run time, as Redis still runs the others. The futures
+// of tx's typed methods hold the same results, decoded.
 //
 // Errors: a *TxConflictError (errors.Is ErrTxConflict) when a key watched with Watch changed:
 // nothing was applied; a *TxQueueError when the server refused to queue a command: nothing was
 // applied; an *UnknownOutcomeError for EXEC when the connection failed or the wait ended after
-// EXEC may have reached the server. A transaction is never sent again: it is the application's
-// decision to retry. Exec clears the connection's watched keys, whatever the outcome.
+// EXEC may have reached the server; the refusal of a command Tx.Do does not queue (MULTI, EXEC,
+// DISCARD, WATCH, UNWATCH, the subscribe family, MONITOR, ...), of an administrative command
+// without AllowAdmin, or of a blocking command: nothing is sent then. A transaction is never
+// sent again: it is the application's decision to retry. Exec clears the connection's watched
+// keys, whatever the outcome. A queued command that changes connection state (SELECT, ...)
+// runs, and the connection is discarded at Close instead of being handed to the next renter.
 func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Value, error) {
-	tx := &Tx{c: d.c}
+	tx := &Batch{}
 	if queue != nil {
 		queue(tx)
 	}
-	if tx.err != nil {
-		return nil, tx.err
+	var raw []resp.Value
+	err := d.runBatchRaw(ctx, tx, modeExec, &raw)
+	if raw != nil {
+		return raw, nil
 	}
-	if err := d.acquire(); err != nil {
-		return nil, err
-	}
-	defer d.release()
-	cls := make([]*call, 0, len(tx.cmds)+2)
-	multi := d.c.getCall()
-	multi.begin("MULTI", 1, okShape)
-	cls = append(cls, multi)
-	for _, q := range tx.cmds {
-		cl := d.c.getCall()
-		cl.cmd.Name = q.name
-		cl.cmd.Expect = queuedShape
-		cl.cmd.Frame = append(cl.cmd.Frame[:0], q.frame...)
-		cls = append(cls, cl)
-	}
-	exec := d.c.getCall()
-	exec.begin("EXEC", 1, engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(len(tx.cmds)))
-	cls = append(cls, exec)
-	d.watching = false
-	if tx.dirty {
-		d.dirty = true
-	}
-	if err := d.roundTrip(ctx, d.budget(), cls); err != nil {
-		return nil, err
-	}
-	defer d.recycle(cls)
-	if err := d.c.replyErr("MULTI", &multi.cmd.Reply); err != nil {
-		// Without MULTI the commands ran one by one: the connection's state is unknown.
-		d.discard()
-		return nil, err
-	}
-	var queueErr *TxQueueError
-	for i, cl := range cls[1 : len(cls)-1] {
-		v := &cl.cmd.Reply
-		if v.IsError() && queueErr == nil {
-			queueErr = &TxQueueError{Index: i, Err: serverError(v, cl.cmd.Name, d.c.ep, "")}
-		}
-	}
-	v := &exec.cmd.Reply
-	switch {
-	case v.Kind == resp.KindNull:
-		return nil, &TxConflictError{Endpoint: d.c.ep}
-	case v.IsError():
-		if queueErr != nil {
-			return nil, queueErr
-		}
-		return nil, d.c.replyErr("EXEC", v)
-	case v.Kind != resp.KindArray || v.Len() != len(tx.cmds):
-		return nil, unexpected("EXEC", v)
-	}
-	out := make([]resp.Value, len(tx.cmds))
-	for i, e := range v.All() {
-		out[i] = e.Clone()
-	}
-	return out, nil
+	return nil, err
 }
 
 // Watch rents a dedicated connection, WATCHes keys on it and calls fn, which reads what it needs

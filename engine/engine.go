@@ -82,6 +82,8 @@ type item struct {
 type waiter struct {
 	cmd    *Command
 	notify func(Grant)
+	// group, when set, is the group cmd leads (SubmitGroup): sent as one unit.
+	group []*Command
 }
 
 // Grant is the answer to an acquisition: a granted slot, or the outcome and error that ended it.
@@ -150,6 +152,9 @@ type Engine struct {
 	conns   map[fsm.ConnID]Conn
 	opening map[fsm.ConnID]context.CancelFunc
 	waiters map[fsm.WaiterID]*waiter
+	// parked are granted waiters whose connection refused their command(s): it stopped taking
+	// commands after the machine granted it, and its loss is on the way (park.go).
+	parked  map[fsm.ConnID][]*waiter
 	journal *Journal
 	dirty   bool
 	closed  bool
@@ -374,7 +379,9 @@ func (e *Engine) rejectLate(it item) {
 		it.conn.Close()
 	}
 	if w := it.waiter; w != nil {
-		if w.cmd != nil {
+		if w.group != nil {
+			failGroup(w.group, &AcquireError{Outcome: fsm.OutcomeClosed})
+		} else if w.cmd != nil {
 			w.cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeClosed})
 		} else if w.notify != nil {
 			w.notify(Grant{Outcome: fsm.OutcomeClosed})
@@ -467,6 +474,7 @@ func (e *Engine) step(it *item) {
 			delete(e.conns, ev.Conn)
 			c.Close()
 		}
+		defer e.unpark(ev.Conn)
 	}
 	e.out.Reset()
 	e.machines.step(ev, &e.out)
@@ -477,6 +485,7 @@ func (e *Engine) step(it *item) {
 		e.execute(&e.out.Effects[i])
 	}
 	if ev.Kind == fsm.Disposed {
+		e.unparkAll()
 		e.abortDraining()
 		e.closed = true
 		e.dirty = true
@@ -580,6 +589,10 @@ func (e *Engine) complete(f *fsm.Effect) {
 		w.notify(g)
 		return
 	}
+	if w.group != nil {
+		e.completeGroup(f, w.group)
+		return
+	}
 	cmd := w.cmd
 	switch f.Outcome {
 	case fsm.OutcomeGranted:
@@ -587,7 +600,12 @@ func (e *Engine) complete(f *fsm.Effect) {
 		if c == nil {
 			cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeFailed})
 		} else if cmd.Enqueued() {
-			c.Send(cmd)
+			if o := offerOf(c); o == nil {
+				c.Send(cmd)
+			} else if !o.Offer(cmd) {
+				cmd.requeue()
+				e.park(f.Conn, w)
+			}
 		} else if cmd.Stage() == StageAbandoned && e.deps.Plants.Fire(plant.SendWithdrawn, cmd.ID) {
 			// Planted: the grant sends a command its caller withdrew.
 			cmd.stage.Store(uint32(StageBuffered))

@@ -62,7 +62,24 @@ func (c *simConn) Offer(cmd *engine.Command) bool {
 	return true
 }
 
-var _ engine.Offerer = (*simConn)(nil)
+// OfferGroup implements engine.GroupOfferer. The simulator runs one action at a time, so the
+// commands queued here are written together at the end of the action, with nothing between
+// them.
+func (c *simConn) OfferGroup(cmds []*engine.Command) bool {
+	if c.sub != nil || c.p.AcceptGroup(cmds) != nil {
+		return false
+	}
+	if !c.flushPending {
+		c.flushPending = true
+		c.w.flushes = append(c.w.flushes, c)
+	}
+	return true
+}
+
+var (
+	_ engine.Offerer      = (*simConn)(nil)
+	_ engine.GroupOfferer = (*simConn)(nil)
+)
 
 // The write-stall bound (client.gathered_write_stall_timeout, inheriting client.connection_idle_read_timeout) needs a
 // writer that can stall: network.send_buffer models the socket buffers. Once more than that many

@@ -120,6 +120,7 @@ type Info struct {
 	blocking    Blocking
 	admin       bool
 	extra       bool   // described by the overlay, not by the captured server
+	sentinel    bool   // a command of redis-sentinel only (testdata/sentinel.json)
 	blockToken  string // for BlockingWithToken
 	alternative string // what to use instead, for session-changing commands
 	keySpecs    []KeySpec
@@ -186,6 +187,10 @@ func (i *Info) Subcommands() []Info { return i.subs }
 // Extra reports whether the command comes from the overlay rather than from the captured
 // server (a command of a later Redis version).
 func (i *Info) Extra() bool { return i.extra }
+
+// Sentinel reports whether the command exists only on redis-sentinel (SENTINEL and its
+// subcommands).
+func (i *Info) Sentinel() bool { return i.sentinel }
 
 // KeySpecs returns the command's key specifications. Do not modify them.
 func (i *Info) KeySpecs() []KeySpec { return i.keySpecs }

@@ -161,8 +161,10 @@ var adminWant = []string{
 	"LATENCY HISTORY", "LATENCY LATEST", "LATENCY RESET", "MIGRATE", "MODULE LIST",
 	"MODULE LOAD", "MODULE LOADEX", "MODULE UNLOAD", "MONITOR", "PFDEBUG", "PFSELFTEST",
 	"PSYNC", "REPLCONF", "REPLICAOF", "RESTORE", "RESTORE-ASKING", "SAVE", "SCRIPT FLUSH",
-	"SCRIPT KILL", "SHUTDOWN", "SLAVEOF", "SLOWLOG GET", "SLOWLOG LEN", "SLOWLOG RESET",
-	"SWAPDB", "SYNC",
+	"SCRIPT KILL", "SENTINEL", "SENTINEL CONFIG", "SENTINEL DEBUG", "SENTINEL FAILOVER",
+	"SENTINEL FLUSHCONFIG", "SENTINEL IS-MASTER-DOWN-BY-ADDR", "SENTINEL MONITOR",
+	"SENTINEL REMOVE", "SENTINEL RESET", "SENTINEL SET", "SENTINEL SIMULATE-FAILURE",
+	"SHUTDOWN", "SLAVEOF", "SLOWLOG GET", "SLOWLOG LEN", "SLOWLOG RESET", "SWAPDB", "SYNC",
 }
 
 func TestAdminRule(t *testing.T) {
@@ -177,7 +179,10 @@ func TestAdminRule(t *testing.T) {
 		t.Errorf("admin commands changed:\n got %v\nwant %v", got, adminWant)
 	}
 	// The rule itself, on every row: @admin or @dangerous unless exempt, plus the additions.
-	exempt := map[string]bool{"INFO": true, "ROLE": true, "LASTSAVE": true, "KEYS": true, "SORT": true, "SORT_RO": true}
+	exempt := map[string]bool{"INFO": true, "ROLE": true, "LASTSAVE": true, "KEYS": true, "SORT": true, "SORT_RO": true,
+		"SENTINEL MASTERS": true, "SENTINEL MASTER": true, "SENTINEL REPLICAS": true, "SENTINEL SLAVES": true,
+		"SENTINEL SENTINELS": true, "SENTINEL GET-MASTER-ADDR-BY-NAME": true, "SENTINEL CKQUORUM": true,
+		"SENTINEL MYID": true, "SENTINEL INFO-CACHE": true, "SENTINEL PENDING-SCRIPTS": true}
 	for _, e := range entries() {
 		i := e.info
 		caught := i.Categories()&(CatAdmin|CatDangerous) != 0

@@ -10,9 +10,14 @@ import (
 )
 
 // TestTableUpToDate fails when table_gen.go is not what the generator makes of
-// testdata/commands.json and overlay.txt: run go generate ./internal/command.
+// testdata/commands.json, testdata/sentinel.json and overlay.txt: run go generate
+// ./internal/command.
 func TestTableUpToDate(t *testing.T) {
 	captured, err := os.ReadFile("testdata/commands.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sentinel, err := os.ReadFile("testdata/sentinel.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +25,7 @@ func TestTableUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tablegen.Generate(captured, overlay)
+	want, err := tablegen.Generate(captured, sentinel, overlay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,13 +60,21 @@ func TestOverlayIsChecked(t *testing.T) {
 		{"extra newcmd 9.0 2 sparkly -", `unknown flag "sparkly"`},
 		{"admin-add get a\nadmin-add get b", "appears twice"},
 	} {
-		_, err := tablegen.Generate(captured, []byte(tc.line+"\n"))
+		_, err := tablegen.Generate(captured, nil, []byte(tc.line+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want an error containing %q", tc.line, err, tc.want)
 		}
 	}
-	if _, err := tablegen.Generate([]byte(`{"redis_version":"7","commands":[{"name":"x","arity":1,"flags":["new_flag"]}]}`), nil); err == nil ||
+	if _, err := tablegen.Generate([]byte(`{"redis_version":"7","commands":[{"name":"x","arity":1,"flags":["new_flag"]}]}`), nil, nil); err == nil ||
 		!strings.Contains(err.Error(), `unknown flag "new_flag"`) {
 		t.Errorf("an unknown Redis flag must fail the generator: %v", err)
+	}
+	sentinel := []byte(`{"redis_version":"6.2.0","commands":[{"name":"sentinel","arity":-2}]}`)
+	if _, err := tablegen.Generate(captured, sentinel, nil); err == nil || !strings.Contains(err.Error(), "captured from 6.2.0") {
+		t.Errorf("a sentinel capture of another version must fail the generator: %v", err)
+	}
+	dup := []byte(`{"redis_version":"7.0.15","commands":[{"name":"get","arity":2}]}`)
+	if _, err := tablegen.Generate(captured, dup, nil); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		t.Errorf("a sentinel command the server has must fail the generator: %v", err)
 	}
 }

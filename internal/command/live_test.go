@@ -32,6 +32,31 @@ func TestCaptureMatchesServer(t *testing.T) {
 	}
 }
 
+// TestSentinelCaptureMatchesSentinel: testdata/sentinel.json is exactly what a
+// redis-sentinel says of the commands only sentinels have.
+func TestSentinelCaptureMatchesSentinel(t *testing.T) {
+	group := redistest.StartSentinelGroup(t, redistest.SentinelConfig{})
+	got, err := capture.CaptureSentinel(group.SentinelAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/sentinel.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("testdata/sentinel.json differs from what redis-sentinel %s describes: "+
+			"run go run ./internal/command/capture and go generate ./internal/command", redistest.RedisVersion())
+	}
+	info := command.Lookup("SENTINEL", "GET-MASTER-ADDR-BY-NAME")
+	if info == nil || !info.Sentinel() || info.Admin() {
+		t.Fatalf("SENTINEL GET-MASTER-ADDR-BY-NAME: %+v, want a sentinel command exempt from the admin rule", info)
+	}
+	if set := command.Lookup("SENTINEL", "SET"); set == nil || !set.Admin() {
+		t.Fatal("SENTINEL SET must be an admin command")
+	}
+}
+
 // keyCalls are calls for the key specifications that depend on the arguments' contents
 // (keywords, key counts) or that need valid arguments to be evaluated by the server.
 var keyCalls = []string{

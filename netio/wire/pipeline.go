@@ -111,6 +111,18 @@ func (p *Pipeline) Accept(cmd *engine.Command) error {
 	return nil
 }
 
+// AcceptGroup queues every command of cmds, all of them or none: they reach the writer together,
+// so that one write carries their frames back to back. It returns the error that rejects them
+// when the connection does not take commands. Queue side.
+func (p *Pipeline) AcceptGroup(cmds []*engine.Command) error {
+	if err := p.Rejection(); err != nil {
+		return err
+	}
+	p.queue = append(p.queue, cmds...)
+	p.accepted += uint64(len(cmds))
+	return nil
+}
+
 // Rejection returns the error Accept answers with, or nil while the connection takes commands.
 // Queue side.
 func (p *Pipeline) Rejection() error {

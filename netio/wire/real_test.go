@@ -202,7 +202,16 @@ func TestRealCluster(t *testing.T) {
 	}
 	waitFor(t, "every replica to be served", func() bool {
 		s := rc.query(first, 2, "", "", "CLUSTER", "SHARDS").String()
-		return !strings.Contains(s, `"loading"`) && strings.Count(s, `"online"`) == 6
+		if strings.Contains(s, `"loading"`) || strings.Count(s, `"online"`) != 6 {
+			return false
+		}
+		// SHARDS may call a replica online before SLOTS lists it: wait for both.
+		r, err := wire.ParseClusterSlots(rc.query(first, 2, "", "", "CLUSTER", "SLOTS"), asked)
+		if err != nil {
+			return false
+		}
+		top, _ := fsm.Topology{}.Apply(r)
+		return top.Len() == 6
 	})
 
 	// 1. Default configuration: every node by IP.

@@ -1,6 +1,8 @@
 // Command capture starts a throwaway redis-server (through netio/redistest, as the tests do),
 // asks it to describe every command and subcommand (COMMAND INFO and COMMAND DOCS) and writes
-// the answer to internal/command/testdata/commands.json, the input of the table generator.
+// the answer to internal/command/testdata/commands.json, the input of the table generator. It
+// then starts a sentinel group and writes what a redis-sentinel says of the commands only
+// sentinels have (SENTINEL and its subcommands) to internal/command/testdata/sentinel.json.
 //
 // Run it from the repository root when the Redis version the project targets changes, then
 // run go generate ./internal/command and commit both files:
@@ -8,7 +10,7 @@
 //	go run ./internal/command/capture
 //	go generate ./internal/command
 //
-// Flags: -o names the output file.
+// Flags: -o and -sentinel name the output files.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 
 func main() {
 	out := flag.String("o", "internal/command/testdata/commands.json", "output file")
+	sentinelOut := flag.String("sentinel", "internal/command/testdata/sentinel.json", "output file of the sentinel commands")
 	flag.Parse()
 	t := &runner{}
 	code := 0
@@ -45,6 +48,15 @@ func main() {
 			t.Fatalf("capture: %v", err)
 		}
 		fmt.Fprintf(os.Stderr, "capture: wrote %s (%d bytes) from redis-server %s\n", *out, len(doc), redistest.RedisVersion())
+		group := redistest.StartSentinelGroup(t, redistest.SentinelConfig{})
+		sdoc, err := capture.CaptureSentinel(group.SentinelAddrs()[0])
+		if err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		if err := os.WriteFile(*sentinelOut, sdoc, 0o644); err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "capture: wrote %s (%d bytes) from redis-sentinel\n", *sentinelOut, len(sdoc))
 	}()
 	os.Exit(code)
 }

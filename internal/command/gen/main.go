@@ -1,5 +1,5 @@
 // Command gen writes internal/command's table (table_gen.go) from the captured command
-// description (testdata/commands.json) and the overlay (overlay.txt). go generate runs it in
+// descriptions (testdata/commands.json, testdata/sentinel.json) and the overlay (overlay.txt). go generate runs it in
 // the package directory:
 //
 //	go generate ./internal/command
@@ -24,11 +24,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	sentinel, err := os.ReadFile("testdata/sentinel.json")
+	if err != nil {
+		return err
+	}
 	overlay, err := os.ReadFile("overlay.txt")
 	if err != nil {
 		return err
 	}
-	src, err := tablegen.Generate(captured, overlay)
+	src, err := tablegen.Generate(captured, sentinel, overlay)
 	if err != nil {
 		return err
 	}

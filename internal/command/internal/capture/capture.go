@@ -50,15 +50,30 @@ type Command struct {
 const Timeout = 10 * time.Second
 
 // Capture connects to addr (host:port, no authentication), switches to RESP3 and returns the
-// rendered document.
+// rendered document of every command of the server.
 func Capture(addr string) ([]byte, error) {
+	return capture(addr, "COMMAND INFO and COMMAND DOCS over RESP3")
+}
+
+// SentinelCommands are the commands a redis-sentinel has and a redis-server does not: the
+// SENTINEL container and its subcommands. (A sentinel's other commands, PING, INFO, ROLE,
+// CLIENT, ACL, AUTH, HELLO, the subscribe family and a few more, are the server's.)
+var SentinelCommands = []string{"sentinel"}
+
+// CaptureSentinel connects to the redis-sentinel at addr and returns the rendered document of
+// its SentinelCommands (testdata/sentinel.json), in the same format as Capture's.
+func CaptureSentinel(addr string) ([]byte, error) {
+	return capture(addr, "COMMAND INFO SENTINEL and COMMAND DOCS SENTINEL of redis-sentinel over RESP3", SentinelCommands...)
+}
+
+func capture(addr, source string, names ...string) ([]byte, error) {
 	conn, err := net.DialTimeout("tcp", addr, Timeout)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	s := &session{conn: conn, rd: resp.NewReader(bufio.NewReader(conn), nil)}
-	doc, err := s.document()
+	doc, err := s.document(source, names)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +115,8 @@ func (s *session) do(args ...string) (resp.Value, error) {
 	return v.Clone(), nil
 }
 
-func (s *session) document() (*Document, error) {
+// document describes the commands named (every command when none is).
+func (s *session) document(source string, names []string) (*Document, error) {
 	hello, err := s.do("HELLO", "3")
 	if err != nil {
 		return nil, err
@@ -110,11 +126,11 @@ func (s *session) document() (*Document, error) {
 		return nil, fmt.Errorf("HELLO 3: unexpected reply %s", hello.String())
 	}
 	version, _ := info["version"].(string)
-	infoReply, err := s.do("COMMAND", "INFO")
+	infoReply, err := s.do(append([]string{"COMMAND", "INFO"}, names...)...)
 	if err != nil {
 		return nil, err
 	}
-	docsReply, err := s.do("COMMAND", "DOCS")
+	docsReply, err := s.do(append([]string{"COMMAND", "DOCS"}, names...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +138,7 @@ func (s *session) document() (*Document, error) {
 	if !ok {
 		return nil, fmt.Errorf("COMMAND DOCS: unexpected %s reply", docsReply.Kind)
 	}
-	doc := &Document{RedisVersion: version, Source: "COMMAND INFO and COMMAND DOCS over RESP3"}
+	doc := &Document{RedisVersion: version, Source: source}
 	infos := elems(&infoReply)
 	for i := range infos {
 		c, err := command(&infos[i], docs)

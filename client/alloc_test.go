@@ -1,0 +1,40 @@
+//go:build !race
+
+// The race detector allocates on every synchronised access, so this file is left out of race
+// builds; the benchmarks (bench_test.go) report the same figure.
+
+package client_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/respire-go/respire/client"
+	"github.com/respire-go/respire/netio/redistest"
+)
+
+// TestTypedHotPathAllocates nothing: a typed GET, SET or INCR on a healthy shared connection
+// makes no allocation, whichever executor the generated method reaches it through.
+func TestTypedHotPathAllocatesNothing(t *testing.T) {
+	redistest.Require(t)
+	srv := redistest.Start(t, redistest.Config{})
+	ctx := context.Background()
+	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Connections: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(ctx, "alloc:k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	for name, fn := range map[string]func(){
+		"Set":  func() { _ = c.Set(ctx, "alloc:k", "v") },
+		"Get":  func() { _, _, _ = c.Get(ctx, "alloc:k") },
+		"Incr": func() { _, _ = c.Incr(ctx, "alloc:n") },
+	} {
+		fn() // warm the pool
+		if n := testing.AllocsPerRun(200, fn); n != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, n)
+		}
+	}
+}

@@ -1,0 +1,623 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/internal/command"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// ErrNotRun: the Future belongs to a batch that has not run yet. Match it with errors.Is.
+var ErrNotRun = sentinel("respire: the batch of this result has not run")
+
+// Batch is a list of commands sent together: queue them with its typed methods (the same
+// names and arguments as Commands', without the context) or with Do, then run the batch with
+// Commands.Pipeline or Commands.Atomic. Each queued command returns a *Future that holds its
+// result once the batch has run:
+//
+//	var b client.Batch
+//	name := b.HGet("user:1", "name")
+//	visits := b.Incr("visits")
+//	if err := c.Pipeline(ctx, &b); err != nil { ... }
+//	n, err := visits.Result()
+//
+// Pipeline writes the commands back to back on one connection and reads the replies back:
+// one round trip, and each command succeeds or fails on its own. Atomic wraps them in MULTI
+// and EXEC: Redis runs them as one unit, with no command of another client in between. Both
+// run on a Client's shared connection (the frames go out as one unit, so no other caller's
+// command can slip in) or on a DedicatedConn.
+//
+// The zero Batch is empty and ready to use. Running a batch empties it and keeps its memory
+// for reuse; the futures keep their results. A Batch is not safe for concurrent use.
+//
+// No command of a batch is ever sent twice: when a connection fails in the middle, commands
+// whose replies arrived keep them, and each of the others reports its own outcome (an
+// *UnknownOutcomeError for a command that may have reached the server, a definite error for
+// one that did not). An Atomic batch has one outcome for all its commands.
+type Batch struct {
+	buf  []byte
+	ents []batchEntry
+	// err is the first error of a queued command (an invalid argument): the batch is not sent.
+	err error
+	// run-time storage, kept for reuse.
+	cls    []*call
+	cmds   []*engine.Command
+	marks  []bool
+	stages []Stage
+}
+
+// MaxBatchLen bounds the commands of one Batch (a pipeline or a transaction): queueing more
+// fails the batch with a *ConfigError, and nothing of it is sent. Split larger work into
+// several batches; a few hundred commands already amortise the round trip.
+const MaxBatchLen = 1 << 16
+
+// Tx is the batch of a transaction on a DedicatedConn (see DedicatedConn.Exec).
+type Tx = Batch
+
+// batchEntry is one queued command: its frame in the batch's buffer and its result.
+type batchEntry struct {
+	start, end int
+	info       *command.Info
+	name       string
+	shape      engine.Shape
+	block      bool
+	out        settler
+}
+
+// settler receives an entry's outcome.
+type settler interface {
+	// settle decodes a reply (a server error reply becomes the entry's *ServerError).
+	settle(v *resp.Value, name string, ep Endpoint)
+	// fail records an error that replaces the reply.
+	fail(err error)
+}
+
+// Future is the result of a command queued in a Batch, available once the batch has run.
+type Future[T any] struct {
+	val  T
+	err  error
+	dec  func(*resp.Value) (T, error)
+	done bool
+}
+
+// Result returns the command's value and error. Before the batch has run, the error is
+// ErrNotRun.
+func (f *Future[T]) Result() (T, error) {
+	if !f.done {
+		var zero T
+		return zero, ErrNotRun
+	}
+	return f.val, f.err
+}
+
+// Val returns the command's value: the zero value if it failed or has not run.
+func (f *Future[T]) Val() T { return f.val }
+
+// Err returns the command's error: nil on success, ErrNotRun before the batch has run.
+func (f *Future[T]) Err() error {
+	if !f.done {
+		return ErrNotRun
+	}
+	return f.err
+}
+
+func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint) {
+	f.done = true
+	if v.IsError() {
+		f.err = serverError(v, name, ep, "")
+		return
+	}
+	f.val, f.err = f.dec(v)
+}
+
+func (f *Future[T]) fail(err error) {
+	f.done = true
+	f.err = err
+}
+
+// Len returns the number of queued commands.
+func (b *Batch) Len() int { return len(b.ents) }
+
+// Reset empties the batch without running it; its futures stay unrun.
+func (b *Batch) Reset() {
+	b.buf = b.buf[:0]
+	clear(b.ents)
+	b.ents = b.ents[:0]
+	b.err = nil
+}
+
+// bound fails an encoded command that would take the batch beyond MaxBatchLen.
+func (b *Batch) bound(e *enc) {
+	if len(b.ents) >= MaxBatchLen {
+		e.fail("Batch", "more than MaxBatchLen commands")
+	}
+}
+
+// encoder returns an encoder appending to the batch's buffer.
+func (b *Batch) encoder() enc { return enc{buf: &b.buf} }
+
+// queue adds an encoded command whose reply dec decodes and returns its future.
+func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T] {
+	f := &Future[T]{dec: dec}
+	b.bound(e)
+	if e.err != nil {
+		b.buf = b.buf[:e.start]
+		if b.err == nil {
+			b.err = e.err
+		}
+		f.fail(e.err)
+		return f
+	}
+	e.finish()
+	info := e.spec.info
+	b.ents = append(b.ents, batchEntry{start: e.start, end: len(b.buf), info: info, name: info.Name(), shape: e.shape,
+		block: e.block || info.Blocking() == command.BlockingAlways, out: f})
+	return f
+}
+
+// Do queues a raw command; arguments are encoded and classified as by Client.Do. Its reply
+// is returned as it is, owning its memory. What may run where is decided when the batch runs:
+// see Commands.Pipeline and Commands.Atomic.
+func (b *Batch) Do(args ...any) *Future[resp.Value] {
+	f := &Future[resp.Value]{dec: decValue}
+	start := len(b.buf)
+	info, name, err := appendRaw(&b.buf, args)
+	if err == nil && len(b.ents) >= MaxBatchLen {
+		err = configErr("Batch", "more than MaxBatchLen commands")
+	}
+	if err != nil {
+		b.buf = b.buf[:start]
+		if b.err == nil {
+			b.err = err
+		}
+		f.fail(err)
+		return f
+	}
+	ent := batchEntry{start: start, end: len(b.buf), info: info, name: name, shape: anyReply, out: f}
+	if info != nil && info.Blocking() != command.BlockingNever {
+		ent.block = info.MayBlock(frameArgs(b.buf[start:]))
+	}
+	b.ents = append(b.ents, ent)
+	return f
+}
+
+// batchMode says how a batch runs.
+type batchMode uint8
+
+const (
+	// modePipeline: the commands one after the other, each with its own outcome.
+	modePipeline batchMode = iota
+	// modeAtomic: MULTI, the commands, EXEC.
+	modeAtomic
+	// modeExec: as modeAtomic, for DedicatedConn.Exec (its path in refusals, and its raw
+	// results).
+	modeExec
+)
+
+// Pipeline sends the batch's commands to one connection as one group, written back to back
+// (one write, up to the connection's write gathering bound), and reads their replies; each
+// Future then holds its command's result. It returns the first command's error
+// in queue order, or nil when every command succeeded; a queued command with an invalid
+// argument fails the batch before anything is sent.
+//
+// On a Client, the batch runs on a shared connection: the session-changing commands that
+// Client.Do refuses are refused here too, as are blocking commands (they would hold up the
+// connection; run them alone), and administrative ones need Options.AllowAdmin. The whole
+// batch has one CommandTimeout budget.
+//
+// When the connection fails or the context ends in the middle, the commands whose replies
+// arrived keep them and each other command reports its own outcome: an *UnknownOutcomeError
+// (or a *TimeoutError) when it may have reached the server, a definite error when it cannot
+// have. Nothing is resent.
+func (c Commands) Pipeline(ctx context.Context, b *Batch) error {
+	return c.x.runBatch(ctx, b, modePipeline)
+}
+
+// Atomic runs the batch as one transaction: MULTI, the commands and EXEC, written as one unit
+// so that no other caller's command joins the transaction (no dedicated connection is
+// needed). Redis runs the commands together, with nothing in between; each Future holds its
+// command's result, and a command that fails at run time (WRONGTYPE, ...) fails alone, as in
+// Redis.
+//
+// Errors: the first command's error in queue order; a *TxQueueError for every command when
+// Redis refused to queue one (nothing ran); an *UnknownOutcomeError for every command when
+// EXEC's reply was lost (the transaction ran entirely or not at all); a *TxConflictError on a
+// DedicatedConn whose watched keys changed. Commands that Tx.Do refuses (MULTI, WATCH, ...),
+// blocking commands and, on a Client, session-changing ones are refused before anything is
+// sent.
+func (c Commands) Atomic(ctx context.Context, b *Batch) error {
+	return c.x.runBatch(ctx, b, modeAtomic)
+}
+
+// check refuses what the batch may not carry on this executor, before anything is sent: a
+// queued command's invalid argument, administrative commands without AllowAdmin, blocking
+// commands, and the session commands that Client.Do (shared), DedicatedConn.Do (pipelined on
+// a dedicated connection) or Tx.Do (in a transaction) refuse.
+func (b *Batch) check(c *Client, shared bool, mode batchMode) error {
+	if b.err != nil {
+		return b.err
+	}
+	path := pathPipeline
+	switch mode {
+	case modeAtomic:
+		path = pathAtomic
+	case modeExec:
+		path = pathTx
+	}
+	for i := range b.ents {
+		ent := &b.ents[i]
+		info := ent.info
+		if info == nil {
+			continue // unknown to the table: sent as it is
+		}
+		if info.Admin() && !c.opts.AllowAdmin {
+			return ErrAdminDisabled
+		}
+		if ent.block {
+			return &SessionCommandError{Command: info.Name(), Path: path,
+				Reason:      "a blocking command would hold up the batch's connection",
+				Alternative: "run it alone: Commands methods and Client.Do give blocking commands a dedicated connection"}
+		}
+		var err error
+		switch {
+		case mode != modePipeline:
+			err = refuseTx(info, path)
+			if err == nil && shared && info.SessionChanging() {
+				err = refuseShared(info, path)
+			}
+		case shared && info.SessionChanging():
+			err = refuseShared(info, path)
+		case !shared:
+			err = refuseDedicated(info, path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// calls takes pooled calls for the batch (with MULTI and EXEC around the commands for an
+// atomic run) and fills in their frames.
+func (b *Batch) calls(c *Client, mode batchMode) []*call {
+	n := len(b.ents)
+	cls := b.cls[:0]
+	if mode != modePipeline {
+		multi := c.getCall()
+		multi.begin("MULTI", 1, okShape)
+		cls = append(cls, multi)
+	}
+	for i := range b.ents {
+		ent := &b.ents[i]
+		cl := c.getCall()
+		cl.cmd.Name = ent.name
+		cl.cmd.Expect = ent.shape
+		if mode != modePipeline {
+			cl.cmd.Expect = queuedShape
+		}
+		cl.cmd.Frame = append(cl.cmd.Frame[:0], b.buf[ent.start:ent.end]...)
+		cls = append(cls, cl)
+	}
+	if mode != modePipeline {
+		exec := c.getCall()
+		exec.begin("EXEC", 1, engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(n))
+		cls = append(cls, exec)
+	}
+	b.cls = cls
+	return cls
+}
+
+// done empties the batch after a run, keeping its memory.
+func (b *Batch) done() {
+	clear(b.cls)
+	b.cls = b.cls[:0]
+	clear(b.cmds)
+	b.cmds = b.cmds[:0]
+	b.Reset()
+}
+
+// runBatch implements executor: the batch goes to one shared connection as one group.
+func (c *Client) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
+	defer b.done()
+	if err := b.check(c, true, mode); err != nil {
+		b.failAll(err)
+		return err
+	}
+	if len(b.ents) == 0 {
+		return nil
+	}
+	if c.closed.Load() {
+		b.failAll(ErrClosed)
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		b.failAll(err)
+		return err
+	}
+	cls := b.calls(c, mode)
+	cmds := b.cmds[:0]
+	for _, cl := range cls {
+		cl.cmd.Reset()
+		cmds = append(cmds, &cl.cmd)
+	}
+	b.cmds = cmds
+	c.eng.SubmitGroup(cmds)
+	from, ctxErr, timedOut := awaitCalls(ctx, cls, c.opts.CommandTimeout)
+	if from == 0 && c.eng.Withdraw(cmds[0]) {
+		// Still waiting for a connection: nothing was sent.
+		err := ctxErr
+		if timedOut {
+			err = c.timeoutErr(cls[0].cmd.Name, StageWaitingForCapacity)
+		}
+		for _, cl := range cls {
+			c.putCall(cl)
+		}
+		b.failAll(err)
+		return err
+	}
+	return b.settle(c, cls, from, ctxErr, timedOut, mode, nil)
+}
+
+// awaitCalls waits for the calls in order, within budget (zero: none) and ctx. It returns
+// len(cls) when all completed, or the index of the first call still pending and what
+// interrupted the wait.
+func awaitCalls(ctx context.Context, cls []*call, budget time.Duration) (from int, ctxErr error, timedOut bool) {
+	var timeout <-chan time.Time
+	if budget > 0 {
+		t := time.NewTimer(budget)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for i, cl := range cls {
+		select {
+		case <-cl.done:
+		case <-ctx.Done():
+			return i, ctx.Err(), false
+		case <-timeout:
+			return i, nil, true
+		}
+	}
+	return len(cls), nil, false
+}
+
+// failAll records err as the outcome of every entry (nothing was sent).
+func (b *Batch) failAll(err error) {
+	for i := range b.ents {
+		b.ents[i].out.fail(err)
+	}
+}
+
+// failEach records the outcome of a transaction that did not run as each entry's: an unknown
+// outcome or a timeout is reported under each entry's own command name.
+func (b *Batch) failEach(err error) {
+	for i := range b.ents {
+		ent := &b.ents[i]
+		var uo *UnknownOutcomeError
+		var te *TimeoutError
+		switch {
+		case errors.As(err, &uo):
+			own := *uo
+			own.CommandName = ent.name
+			ent.out.fail(&own)
+		case errors.As(err, &te):
+			own := *te
+			own.CommandName = ent.name
+			ent.out.fail(&own)
+		default:
+			ent.out.fail(err)
+		}
+	}
+}
+
+// settle turns the calls of a run into the entries' outcomes and returns the first error.
+// Calls from index from on were still pending when the wait was interrupted (ctxErr, or the
+// budget when timedOut): they are abandoned to their connection, which recycles them. raw,
+// when set, receives EXEC's replies (DedicatedConn.Exec).
+func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut bool, mode batchMode, raw *[]resp.Value) error {
+	// A call abandoned here belongs to its connection now, which recycles it and may hand it
+	// to another caller: what the outcome needs (abandoned or not, and its stage) is recorded
+	// before the call is let go, and it is never read again.
+	n := len(cls)
+	marks := append(b.marks[:0], make([]bool, n)...)
+	stages := append(b.stages[:0], make([]Stage, n)...)
+	b.marks, b.stages = marks, stages
+	for i := from; i < n; i++ {
+		stage := stageOf(cls[i].cmd.Stage())
+		if cls[i].cmd.Leave() {
+			marks[i], stages[i] = true, stage
+			continue
+		}
+		<-cls[i].done // it completed meanwhile
+	}
+	abandoned := func(i int) bool { return marks[i] }
+	// lost is the outcome of abandoned call i, which runs command name.
+	lost := func(i int, name string) error {
+		if timedOut {
+			return c.timeoutErr(name, stages[i])
+		}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stages[i], Err: ctxErr}
+	}
+	var first error
+	note := func(err error) {
+		if first == nil && err != nil {
+			first = err
+		}
+	}
+	if mode == modePipeline {
+		for i, cl := range cls {
+			out := b.ents[i].out
+			switch {
+			case abandoned(i):
+				out.fail(lost(i, b.ents[i].name))
+			case cl.cmd.Err != nil:
+				out.fail(c.commandFailure(&cl.cmd))
+			default:
+				out.settle(&cl.cmd.Reply, cl.cmd.Name, c.ep)
+			}
+			note(b.ents[i].outErr())
+		}
+	} else {
+		note(b.settleExec(c, cls, abandoned, lost, raw))
+	}
+	for i, cl := range cls {
+		if !abandoned(i) {
+			c.putCall(cl)
+		}
+	}
+	return first
+}
+
+// outErr returns the error the entry's future holds.
+func (ent *batchEntry) outErr() error {
+	if e, ok := ent.out.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
+}
+
+// settleExec settles the entries of a transaction from EXEC's reply: every entry shares the
+// transaction's fate unless EXEC ran it, when each gets its own reply.
+func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, lost func(int, string) error, raw *[]resp.Value) error {
+	exec := cls[len(cls)-1]
+	failAll := func(err error) error {
+		b.failEach(err)
+		return err
+	}
+	if abandoned(len(cls) - 1) {
+		return failAll(lost(len(cls)-1, "EXEC"))
+	}
+	if exec.cmd.Err != nil {
+		// MULTI may have run and EXEC may not have: either way, EXEC's outcome is each entry's.
+		return failAll(c.commandFailure(&exec.cmd))
+	}
+	multi := &cls[0].cmd
+	if err := c.replyErr("MULTI", &multi.Reply); err != nil {
+		return failAll(err)
+	}
+	var queueErr *TxQueueError
+	for i, cl := range cls[1 : len(cls)-1] {
+		if v := &cl.cmd.Reply; v.IsError() && queueErr == nil {
+			queueErr = &TxQueueError{Index: i, Err: serverError(v, cl.cmd.Name, c.ep, "")}
+		}
+	}
+	v := &exec.cmd.Reply
+	switch {
+	case v.Kind == resp.KindNull:
+		return failAll(&TxConflictError{Endpoint: c.ep})
+	case v.IsError():
+		if queueErr != nil {
+			return failAll(queueErr)
+		}
+		return failAll(c.replyErr("EXEC", v))
+	case v.Kind != resp.KindArray || v.Len() != len(b.ents):
+		return failAll(unexpected("EXEC", v))
+	}
+	var first error
+	if raw != nil {
+		*raw = make([]resp.Value, len(b.ents))
+	}
+	var e resp.Value // one variable for every element: settle takes its address
+	for i, x := range v.All() {
+		e = x
+		b.ents[i].out.settle(&e, b.ents[i].name, c.ep)
+		if raw != nil {
+			(*raw)[i] = e.Clone()
+		}
+		if err := b.ents[i].outErr(); first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// runBatch implements executor: the batch goes to the dedicated connection, which is the
+// caller's alone.
+func (d *DedicatedConn) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
+	return d.runBatchRaw(ctx, b, mode, nil)
+}
+
+func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMode, raw *[]resp.Value) error {
+	defer b.done()
+	c := d.c
+	if err := b.check(c, false, mode); err != nil {
+		b.failAll(err)
+		return err
+	}
+	if len(b.ents) == 0 && mode == modePipeline {
+		return nil
+	}
+	if err := d.acquire(); err != nil {
+		b.failAll(err)
+		return err
+	}
+	defer d.release()
+	if err := ctx.Err(); err != nil {
+		b.failAll(err)
+		return err
+	}
+	for i := range b.ents {
+		info := b.ents[i].info
+		switch {
+		case info == nil:
+		case info.Session() == command.SessionState:
+			// Marked before sending: even a failed attempt may have changed it.
+			d.dirty = true
+		case info.Session() == command.SessionWatch:
+			// A pipelined WATCH (or UNWATCH: clearing again at Close is harmless) makes Close
+			// send UNWATCH before the next renter.
+			d.watching = true
+		}
+	}
+	if mode != modePipeline {
+		d.watching = false // EXEC and DISCARD end every WATCH
+	}
+	cls := b.calls(c, mode)
+	d.send(cls)
+	from, ctxErr, timedOut := awaitCalls(ctx, cls, d.budget())
+	// Read what decides the connection's fate before settle recycles the calls. The
+	// connection is discarded when it failed, still owns commands, or ran the commands of a
+	// transaction one by one after MULTI failed: its state is unknown.
+	failed := from < len(cls)
+	for _, cl := range cls[:from] {
+		if cl.cmd.Err != nil {
+			failed = true
+		}
+	}
+	if mode != modePipeline && from > 0 && cls[0].cmd.Err == nil && cls[0].cmd.Reply.IsError() {
+		failed = true
+	}
+	err := b.settle(c, cls, from, ctxErr, timedOut, mode, raw)
+	if failed {
+		d.discard()
+	}
+	return err
+}
+
+// String describes the future's state ("client.Future{pending}", "{ok}" or "{error: ...}")
+// without its value, which is user data: print Val to see it.
+func (f *Future[T]) String() string {
+	switch {
+	case f == nil:
+		return "client.Future(nil)"
+	case !f.done:
+		return "client.Future{pending}"
+	case f.err != nil:
+		return "client.Future{error: " + f.err.Error() + "}"
+	}
+	return "client.Future{ok}"
+}
+
+// GoString makes %#v print the state only too.
+func (f *Future[T]) GoString() string { return f.String() }
+
+// Format makes every fmt verb print the state only.
+func (f *Future[T]) Format(s fmt.State, verb rune) { formatRedacted(s, verb, f.String()) }
+
+// LogValue makes slog log the state only.
+func (f *Future[T]) LogValue() slog.Value { return slog.StringValue(f.String()) }
