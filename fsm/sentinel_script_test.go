@@ -89,7 +89,7 @@ func parseSentinelMachine(t *testing.T, line string) Stepper {
 	fields := strings.Fields(line)
 	var sentinels []Endpoint
 	var policy *Policy
-	waiters := 0
+	name, waiters := "mymaster", 0
 	for _, f := range fields[2:] {
 		k, v, _ := strings.Cut(f, "=")
 		switch k {
@@ -97,6 +97,8 @@ func parseSentinelMachine(t *testing.T, line string) Stepper {
 			sentinels = parseEndpoints(t, v)
 		case "policy":
 			policy = parsePolicy(t, v)
+		case "name":
+			name = v
 		case "waiters":
 			waiters = atoi(t, v)
 		default:
@@ -106,6 +108,8 @@ func parseSentinelMachine(t *testing.T, line string) Stepper {
 	switch fields[1] {
 	case "resolution":
 		return NewResolution(ResolutionConfig{Sentinels: sentinels, Policy: policy, MaxWaiters: waiters})
+	case "monitor":
+		return NewMonitor(MonitorConfig{Sentinels: sentinels, PrimaryName: name, Policy: policy})
 	}
 	t.Fatalf("unknown machine %q", fields[1])
 	return nil
