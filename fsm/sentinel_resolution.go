@@ -118,6 +118,10 @@ type report struct {
 //   - Every resolution has a fresh budget: an explicit connect, an operation after a
 //     generation was retired, a rediscovery the monitor asked for. Callers that arrive while one
 //     runs share it.
+//   - Resolutions that callers start are spaced like the attempts of a command slot no policy
+//     governs: after the n-th consecutive failed resolution, callers fail at once with its
+//     outcome and error for NoPolicyWait(n) (250 ms doubling up to 5 s), so that a busy
+//     application cannot spin over Sentinels that are all down. A success resets the spacing.
 //   - The configuration epoch from SENTINEL MASTER never moves backwards: a Sentinel that
 //     names another primary than the validated one under an older epoch (or a different one
 //     under the same epoch) is stale, and its candidate fails with ErrStaleSentinel. Without
@@ -176,6 +180,13 @@ type Resolution struct {
 	// before the next (resolutionWaiting).
 	retries    int
 	retryTimer TimerID
+	// failedRuns counts the consecutive failed resolutions; until restUntil, callers get the
+	// last one's outcome and error at once. now is the time of the event being stepped.
+	failedRuns  int
+	restUntil   time.Duration
+	lastOutcome Outcome
+	lastErr     error
+	now         time.Duration
 }
 
 // NewResolution returns a Sentinel resolution machine for cfg. It panics with cfg.Validate's
@@ -218,6 +229,7 @@ func (r *Resolution) Sentinels() []Endpoint { return r.known }
 
 // Step applies ev and appends the resulting effects to out.
 func (r *Resolution) Step(ev *Event, out *Outbox) {
+	r.now = ev.At
 	if r.phase == resolutionClosed {
 		if ev.Kind == Demanded {
 			out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeClosed, Slot: -1})
@@ -382,6 +394,10 @@ func (r *Resolution) demanded(ev *Event, out *Outbox) {
 	case r.live:
 		f := out.push(Complete)
 		f.Waiter, f.Outcome, f.Slot, f.Endpoint = ev.Waiter, OutcomeGranted, -1, r.primary
+		return
+	case r.phase != resolutionRunning && r.now < r.restUntil:
+		// The last resolution failed a moment ago: no new one before its rest is over.
+		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: r.lastOutcome, Slot: -1, Err: r.lastErr})
 		return
 	case len(r.waiters) >= r.cfg.MaxWaiters:
 		out.add(Effect{Kind: Complete, Waiter: ev.Waiter, Outcome: OutcomeOverflow, Slot: -1})
@@ -605,6 +621,8 @@ func (r *Resolution) failedResolution(outcome Outcome, err error, failed Endpoin
 		out.add(Effect{Kind: Complete, Waiter: w, Outcome: outcome, Slot: -1, Err: err})
 	}
 	r.waiters = r.waiters[:0]
+	r.failedRuns++
+	r.restUntil, r.lastOutcome, r.lastErr = r.now+NoPolicyWait(r.failedRuns), outcome, err
 	if r.again {
 		r.again, r.eventNeed = false, true
 	}
@@ -645,6 +663,7 @@ func (r *Resolution) validated(out *Outbox) {
 	}
 	r.waiters = r.waiters[:0]
 	r.eventNeed, r.retries = false, 0
+	r.failedRuns, r.restUntil, r.lastErr = 0, 0, nil
 	r.becomeIdle()
 	if r.again {
 		// The monitor asked while this resolution ran: what it saw may be newer.

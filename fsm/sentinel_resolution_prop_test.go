@@ -53,6 +53,11 @@ type resolutionModel struct {
 	waiting    bool
 	retryTimer TimerID
 
+	// failedRuns counts consecutive failed resolutions; callers get lastOutcome until restUntil.
+	failedRuns  int
+	restUntil   time.Duration
+	lastOutcome Outcome
+
 	nextWaiter WaiterID
 	allConns   []ConnID
 	allTimers  []TimerID
@@ -140,6 +145,8 @@ func (m *resolutionModel) end(outcome Outcome, ev *Event, x *resExpect) {
 		x.answers[w] = outcome
 	}
 	clear(m.waiters)
+	m.failedRuns++
+	m.restUntil, m.lastOutcome = ev.At+oracleRest(m.failedRuns), outcome
 	if m.again {
 		m.again, m.eventNeed = false, true
 	}
@@ -185,6 +192,7 @@ func (m *resolutionModel) succeed(ev *Event, x *resExpect) {
 	clear(m.waiters)
 	m.running, m.stage, m.conn = false, "", 0
 	m.eventNeed, m.retries = false, 0
+	m.failedRuns, m.restUntil = 0, 0
 	if m.again {
 		m.again, m.eventNeed = false, true
 		m.start(x)
@@ -229,6 +237,9 @@ func (m *resolutionModel) apply(ev *Event, effects []Effect) {
 		case m.live:
 			x.answers[ev.Waiter] = OutcomeGranted
 			x.granted = m.primary
+		case !m.running && ev.At < m.restUntil:
+			// Callers do not start a resolution during the rest after a failed one.
+			x.answers[ev.Waiter] = m.lastOutcome
 		case len(m.waiters) >= m.maxWaiters:
 			x.answers[ev.Waiter] = OutcomeOverflow
 		default:

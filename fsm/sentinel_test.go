@@ -311,7 +311,7 @@ func TestResolutionRediscoveryBackoff(t *testing.T) {
 	}
 	// An operation's resolution that succeeds ends the retries.
 	up := sentinelWorld{sentinels: map[Endpoint]worldSentinel{ep(1): {primary: primaryEP(1)}}, roles: map[Endpoint]Role{primaryEP(1): RolePrimary}}
-	run = worldRun{}
+	run = worldRun{now: run.now + time.Minute}
 	up.drive(r, &run, 5, Event{Kind: Demanded, Waiter: 1})
 	if r.Phase() != "idle" || run.outcomes[1] != OutcomeGranted || len(run.delays) != 0 {
 		t.Fatalf("phase %s outcome %v delays %v", r.Phase(), run.outcomes[1], run.delays)
