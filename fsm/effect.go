@@ -104,8 +104,10 @@ type Effect struct {
 	// Machine is the machine that produced the effect; runtimes that host several machines set
 	// it when routing (it is not part of the effect's text).
 	Machine Machine
-	// Endpoint is the endpoint of a Dial, Record or Emit when it is not the machine's own (a
-	// Sentinel, a primary to validate), of a Warn about one, and the primary of Publish.
+	// Endpoint is the endpoint an effect concerns when it is not the machine's own: the target of
+	// a Dial (a Sentinel, a primary to validate); the Sentinel or primary a Record, Emit,
+	// Subscribe or Warn is about; the primary of Publish and Retire; and the validated primary
+	// a Sentinel resolution grants (Complete). Zero otherwise.
 	Endpoint Endpoint
 	// Sentinel is the payload of the Sentinel effects (Query, Publish, Retire, Rediscover, Warn),
 	// or nil. It is shared and must not be modified.
