@@ -27,7 +27,8 @@ const (
 	Emit
 	// Record: record Metric.
 	Record
-	// Complete: answer Waiter with Outcome (Slot and Conn when granted, Err when failed).
+	// Complete: answer Waiter with Outcome (Slot and Conn when granted, or the validated primary
+	// in Endpoint for a Sentinel resolution's grant; Err when failed).
 	Complete
 	// Subscribe: send the subscribe commands for Topics on Conn.
 	Subscribe
@@ -39,10 +40,24 @@ const (
 	// End: end every subscription of the machine (or only Topic's, when Topic.Name is set) with
 	// Reason, after what was already buffered.
 	End
+	// Query: send the query Sentinel.Query on Conn; its answer comes back as Answered.
+	Query
+	// Publish: the primary Endpoint is validated (Sentinel: generation, epoch, known Sentinels,
+	// whether it changed). Route it to the monitor as Published.
+	Publish
+	// Retire: retire the primary's generation Sentinel.Generation: it takes no new work, and the
+	// commands it accepted drain on its connections.
+	Retire
+	// Rediscover: ask the Sentinel resolution to rediscover the primary, for Sentinel.Trigger.
+	// Route it to the resolution as RediscoveryRequested.
+	Rediscover
+	// Warn: log the warning Sentinel.Warning (about Endpoint, when set).
+	Warn
 )
 
 var effectNames = [...]string{"none", "dial", "arm-timer", "cancel-timer", "close", "route",
-	"emit", "record", "complete", "subscribe", "unsubscribe", "gap", "end"}
+	"emit", "record", "complete", "subscribe", "unsubscribe", "gap", "end", "query", "publish",
+	"retire", "rediscover", "warn"}
 
 // String returns the kebab-case name of the kind.
 func (k EffectKind) String() string {
@@ -89,6 +104,14 @@ type Effect struct {
 	// Machine is the machine that produced the effect; runtimes that host several machines set
 	// it when routing (it is not part of the effect's text).
 	Machine Machine
+	// Endpoint is the endpoint an effect concerns when it is not the machine's own: the target of
+	// a Dial (a Sentinel, a primary to validate); the Sentinel or primary a Record, Emit,
+	// Subscribe or Warn is about; the primary of Publish and Retire; and the validated primary
+	// a Sentinel resolution grants (Complete). Zero otherwise.
+	Endpoint Endpoint
+	// Sentinel is the payload of the Sentinel effects (Query, Publish, Retire, Rediscover, Warn),
+	// or nil. It is shared and must not be modified.
+	Sentinel *SentinelData
 }
 
 // EndReason says why a subscription ended.
@@ -126,6 +149,7 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		dst = appendUint(dst, " attempt=", uint64(f.Attempt))
+		dst = appendAddr(dst, f.Endpoint)
 	case ArmTimer:
 		dst = f.Timer.AppendTo(append(dst, " timer="...))
 		dst = append(dst, " after="...)
@@ -145,6 +169,7 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 	case Emit:
 		dst = append(dst, ' ')
 		dst = f.Lifecycle.AppendTo(dst)
+		dst = appendAddr(dst, f.Endpoint)
 	case Record:
 		dst = append(dst, ' ')
 		dst = append(dst, f.Metric.Instrument.Name()...)
@@ -156,6 +181,15 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 		dst = append(dst, " value="...)
 		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
+		dst = appendAddr(dst, f.Endpoint)
+	case Query, Publish, Retire, Rediscover, Warn:
+		if f.Conn != 0 {
+			if f.Conn != 0 || f.Endpoint.IsZero() {
+				dst = f.Conn.AppendTo(append(dst, " conn="...))
+			}
+		}
+		dst = appendAddr(dst, f.Endpoint)
+		dst = f.Sentinel.appendEffect(dst, f.Kind)
 	case Subscribe, Unsubscribe:
 		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		for i := range f.Topics {
@@ -184,8 +218,11 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 			if f.Slot >= 0 {
 				dst = appendUint(dst, " slot=", uint64(f.Slot))
 			}
-			dst = f.Conn.AppendTo(append(dst, " conn="...))
+			if f.Conn != 0 || f.Endpoint.IsZero() {
+				dst = f.Conn.AppendTo(append(dst, " conn="...))
+			}
 		}
+		dst = appendAddr(dst, f.Endpoint)
 		if f.Err != nil {
 			dst = append(dst, " err="...)
 			dst = appendQuote(dst, f.Err.Error())
@@ -196,6 +233,14 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 
 // String returns AppendTo's description.
 func (f Effect) String() string { return string(f.AppendTo(nil)) }
+
+// appendAddr appends " addr=host:port" for an endpoint that is set.
+func appendAddr(dst []byte, e Endpoint) []byte {
+	if e.IsZero() {
+		return dst
+	}
+	return e.AppendTo(append(dst, " addr="...))
+}
 
 // Outbox collects the effects of steps. Reuse one Outbox (Reset between steps) so that stepping
 // allocates nothing once its capacity has grown.

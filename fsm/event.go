@@ -40,11 +40,28 @@ const (
 	Rejected
 	// Unsubscribed: the application removed Topic from the desired subscriptions.
 	Unsubscribed
+	// Answered: the query Sentinel.Query sent on Conn was answered: Sentinel holds the answer, or
+	// Err the failure (a refusal, a malformed reply), with Sentinel.Denied for a permission
+	// refusal (NOPERM).
+	Answered
+	// Notified: a Sentinel published the event Sentinel.Message on the monitor connection Conn.
+	Notified
+	// Published: the Sentinel resolution validated the primary Sentinel.Primary of generation
+	// Sentinel.Generation (the Publish effect, routed to the monitor); Sentinel.Peers lists every
+	// known Sentinel.
+	Published
+	// PrimaryFailed: a data connection of generation Sentinel.Generation saw the primary fail
+	// (a disconnect, a READONLY reply, a replica ROLE) with Err.
+	PrimaryFailed
+	// RediscoveryRequested: the monitor asks for a rediscovery (the Rediscover effect, routed to
+	// the resolution) for Sentinel.Trigger.
+	RediscoveryRequested
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
 	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
-	"acked", "rejected", "unsubscribed"}
+	"acked", "rejected", "unsubscribed", "answered", "notified", "published", "primary-failed",
+	"rediscovery-requested"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -127,6 +144,9 @@ type Event struct {
 	Topic Topic
 	// Topics are the subscriptions a pub/sub Demanded event asks for.
 	Topics []Topic
+	// Sentinel is the payload of the Sentinel events (Answered, Notified, Published,
+	// PrimaryFailed, RediscoveryRequested), or nil.
+	Sentinel *SentinelData
 }
 
 // AppendTo appends a deterministic, single-line description of e to dst.
@@ -151,6 +171,19 @@ func (e *Event) AppendTo(dst []byte) []byte {
 		dst = appendUint(dst, " slot=", uint64(e.Slot))
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
+	case Disposed:
+		if e.Waiter != 0 {
+			dst = appendUint(dst, " waiter=", uint64(e.Waiter))
+		}
+	case Answered, Notified, Published, PrimaryFailed, RediscoveryRequested:
+		if e.Conn != 0 {
+			dst = e.Conn.AppendTo(append(dst, " conn="...))
+		}
+		dst = e.Sentinel.appendEvent(dst, e.Kind)
+		if e.Err != nil {
+			dst = append(dst, " err="...)
+			dst = appendQuote(dst, e.Err.Error())
+		}
 	case Returned:
 		dst = e.Conn.AppendTo(append(dst, " conn="...))
 		if e.Healthy {

@@ -16,11 +16,20 @@ const (
 	MachinePubSub
 	// MachineShardedPubSub is the sharded pub/sub episode.
 	MachineShardedPubSub
-	// Machines is the number of machines.
+	// Machines is the number of machines every client hosts.
 	Machines
 )
 
-var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub"}
+// The Sentinel machines follow Machines: only a client that resolves its primary through Sentinel
+// hosts them, and the engine does not drive them yet (docs/sentinel.md).
+const (
+	// MachineSentinel is the Sentinel resolution of the primary (Resolution).
+	MachineSentinel Machine = Machines + iota
+	// MachineSentinelMonitor is the Sentinel event monitor (Monitor).
+	MachineSentinelMonitor
+)
+
+var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub", "sentinel", "sentinel-monitor"}
 
 // String returns the machine's name.
 func (m Machine) String() string {

@@ -29,7 +29,8 @@ func (t TimerID) String() string { return string(t.AppendTo(nil)) }
 func (t TimerID) AppendTo(dst []byte) []byte { return appendID(dst, uint64(t)) }
 
 // idPrefixes name each machine in its identifiers; the command slots' identifiers have none.
-var idPrefixes = [...]string{MachineMux: "", MachinePool: "dedicated", MachinePubSub: "pubsub", MachineShardedPubSub: "sharded-pubsub"}
+var idPrefixes = [...]string{MachineMux: "", MachinePool: "dedicated", MachinePubSub: "pubsub",
+	MachineShardedPubSub: "sharded-pubsub", MachineSentinel: "sentinel", MachineSentinelMonitor: "sentinel-monitor"}
 
 // appendID appends a ConnID or TimerID: its machine (unless it is the mux), '#', and its number
 // within the machine.
@@ -237,6 +238,9 @@ const (
 	// InstrumentRecycled is redis.client.connection.recycle (value: 1): a connection that reached
 	// its maximum lifetime was replaced.
 	InstrumentRecycled
+	// InstrumentSentinelFailover is respire.sentinel.failover (value: 1): a Sentinel resolution
+	// validated a primary other than the previous one. The runtime tags it with the new primary.
+	InstrumentSentinelFailover
 )
 
 // Name returns the OpenTelemetry instrument name.
@@ -250,6 +254,8 @@ func (i Instrument) Name() string {
 		return "respire.connection.reconnect.exhausted"
 	case InstrumentRecycled:
 		return "redis.client.connection.recycle"
+	case InstrumentSentinelFailover:
+		return "respire.sentinel.failover"
 	}
 	return "instrument(" + strconv.Itoa(int(i)) + ")"
 }
