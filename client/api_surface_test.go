@@ -154,12 +154,13 @@ func (w *surfaceWalker) foreign(path string, obj *types.TypeName) {
 	w.leaks = append(w.leaks, surfaceLeak{path: path, target: target})
 }
 
-// exportImporter returns an importer that reads the compiler's export data of client and
-// everything it depends on (go list -export), so that the walk sees the API exactly as the
-// compiler does, generated files and aliases included.
-func exportImporter(t *testing.T, fset *token.FileSet) types.ImporterFrom {
+// exportImporter returns an importer that reads the compiler's export data of client, of the
+// extra packages named, and of everything they depend on (go list -export), so that the walk
+// sees the API exactly as the compiler does, generated files and aliases included.
+func exportImporter(t *testing.T, fset *token.FileSet, extra ...string) types.ImporterFrom {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-export", "-deps", "-json=ImportPath,Export", ".").Output()
+	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Export", "."}, extra...)
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		t.Fatalf("go list -export: %v", err)
 	}
