@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs and starts what it needs (redis-server, redis-sentinel,
-# redis-tools from Debian), then runs formatting and vet checks, every package's tests (the
+# redis-tools from Debian), then runs formatting, vet and staticcheck, every package's tests (the
 # packages with goroutines under the race detector), short fuzzing of the parsers, and the
 # simulator over every scenario. Real-server tests never skip here: CI defaults to true.
 set -euo pipefail
@@ -21,6 +21,17 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "staticcheck"
+# Installed at a pinned version when missing, into GOBIN (or GOPATH/bin, ~/go/bin by default).
+staticcheck_version=v0.8.2
+bindir=$(go env GOBIN)
+bindir=${bindir:-$(go env GOPATH)/bin}
+staticcheck="$bindir/staticcheck"
+if ! [ -x "$staticcheck" ] || ! "$staticcheck" -version 2>/dev/null | grep -q "(${staticcheck_version#v})"; then
+  go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+fi
+"$staticcheck" ./...
 
 step "pure and simulated packages"
 go test ./fsm/... ./internal/... ./sim/... ./cmd/...

@@ -93,7 +93,7 @@ func Create(opts Options) (*Client, error) {
 		deps.Observer = c.dispatcher
 	}
 	ecfg := resolved.Engine
-	ecfg.Endpoint, ecfg.EpisodeBase = c.ep, nextEpisodeBase()
+	ecfg.Endpoint, ecfg.EpisodeBase = c.ep.engine(), nextEpisodeBase()
 	c.eng = engine.New(ecfg, deps)
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
@@ -102,7 +102,8 @@ func Create(opts Options) (*Client, error) {
 }
 
 // observe runs on the dispatcher goroutine: log, then call the application's handler.
-func (c *Client) observe(ch ConnectionStateChange) {
+func (c *Client) observe(change engine.StateChange) {
+	ch := stateChangeOf(change)
 	if l := c.opts.Logger; l != nil {
 		attrs := []any{"endpoint", ch.Endpoint.String(), "source", ch.Source.String(), "state", ch.SourceState.String(),
 			"endpoint_state", ch.State.String()}
@@ -116,7 +117,7 @@ func (c *Client) observe(ch ConnectionStateChange) {
 			attrs = append(attrs, "next_delay", ch.NextDelay)
 		}
 		switch {
-		case ch.Recycle != fsm.RecycleNone:
+		case ch.Recycle != RecycleNone:
 			logRecycle(l, ch, attrs)
 		case ch.Exhausted:
 			l.Warn("respire: reconnect limit reached", append(attrs, "error", errString(ch.Err))...)

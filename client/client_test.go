@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/client"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 )
 
@@ -294,7 +293,7 @@ func TestKillAndRestartUnderPolicy(t *testing.T) {
 	}
 	wantDelays := []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
 	for i, ev := range sched[:3] {
-		if ev.Attempt != i+1 || ev.NextDelay != wantDelays[i] || ev.Slot != 0 || ev.Source != fsm.SourceCommand {
+		if ev.Attempt != i+1 || ev.NextDelay != wantDelays[i] || ev.Slot != 0 || ev.Source != client.SourceCommand {
 			t.Fatalf("attempt %d: got attempt=%d delay=%v slot=%d source=%v", i+1, ev.Attempt, ev.NextDelay, ev.Slot, ev.Source)
 		}
 	}
@@ -305,7 +304,7 @@ func TestKillAndRestartUnderPolicy(t *testing.T) {
 		return c.Ping(pctx) == nil
 	})
 	if !log.has(func(e client.ConnectionStateChange) bool {
-		return e.SourceState == fsm.SourceConnected && e.Attempt > 0
+		return e.SourceState == client.SourceConnected && e.Attempt > 0
 	}) {
 		t.Fatal("no connected event for the successful attempt")
 	}
@@ -492,7 +491,7 @@ func TestCloseFromStateHandler(t *testing.T) {
 	ctx := ctxT(t)
 	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{endpointOf(srv)},
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
-			if ch.SourceState == fsm.SourceDisconnected {
+			if ch.SourceState == client.SourceDisconnected {
 				once.Do(func() { c.Close(); close(closed) })
 			}
 		}})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-
-	"github.com/respire-go/respire/fsm"
 )
 
 // credentialsHook adapts Options.Credentials to the transport's per-attempt hook, or returns nil.
@@ -51,7 +49,7 @@ const connectionRecycledEventID = 142
 // (the spec's ConnectionRecycled event), a failed replacement, which leaves the old connection in
 // use, as a warning with its retry delay.
 func logRecycle(l *slog.Logger, ch ConnectionStateChange, attrs []any) {
-	if ch.Recycle == fsm.RecycleRetrying {
+	if ch.Recycle == RecycleRetrying {
 		l.Warn("respire: connection lifetime replacement failed; the old connection stays in use",
 			append(attrs, "event", "ConnectionRecycleRetry", "retry_delay", ch.NextDelay, "error", errString(ch.Err))...)
 		return

@@ -836,7 +836,7 @@ type Addr struct {
 }
 
 // String returns host:port.
-func (a Addr) String() string { return Endpoint{Host: a.Host, Port: a.Port}.String() }
+func (a Addr) String() string { return Endpoint(a).String() }
 
 // decAddr decodes [host, port]; null when unknown.
 func decAddr(v *resp.Value) (Optional[Addr], error) {

@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/respire-go/respire/client"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 )
 
@@ -311,7 +310,7 @@ func TestDedicatedExhaustion(t *testing.T) {
 		defer mu.Unlock()
 		n := 0
 		for _, e := range events {
-			if e.Source == fsm.SourceDedicated && e.Exhausted {
+			if e.Source == client.SourceDedicated && e.Exhausted {
 				n++
 			}
 		}
@@ -321,10 +320,10 @@ func TestDedicatedExhaustion(t *testing.T) {
 	defer mu.Unlock()
 	episodes := map[uint64]bool{}
 	for _, e := range events {
-		if e.Source != fsm.SourceDedicated {
+		if e.Source != client.SourceDedicated {
 			continue
 		}
-		if e.Slot != -1 || e.Episode == 0 || e.State != fsm.EndpointConnected {
+		if e.Slot != -1 || e.Episode == 0 || e.State != client.EndpointConnected {
 			t.Fatalf("dedicated observation %+v: want slot -1, an episode and the connected aggregate", e)
 		}
 		episodes[e.Episode] = true
@@ -617,7 +616,7 @@ func TestDedicatedCloseStopsRents(t *testing.T) {
 		ReconnectPolicy: &client.ReconnectPolicy{InitialDelay: time.Hour, MaxAttempts: 3},
 		MeterProvider:   provider,
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
-			if ch.Source == fsm.SourceDedicated && ch.Scheduled {
+			if ch.Source == client.SourceDedicated && ch.Scheduled {
 				once.Do(func() {
 					_ = c.Close() // a handler may close the client
 					close(closedBy)

@@ -1,16 +1,23 @@
-// Package client is respire's public API: a Redis client for production Go services whose
-// connection recovery is written as pure, deterministic state machines (package fsm), driven by
-// an event loop (package engine) over real sockets (package netio).
+// Package client is respire's public API: a Redis client for production Go services that never
+// resends a command whose outcome is unknown and never floods a failing server with
+// reconnections. Every type an application uses is defined here; the module's other packages
+// are respire's implementation, except netio/resp, whose resp.Value holds raw replies.
 //
 // Connect connects before returning; Create does no I/O and connects on first use:
 //
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+//	defer stop()
 //	c, err := client.Connect(ctx, client.Options{
 //		Endpoints: []client.Endpoint{{Host: "localhost", Port: 6379}},
+//		// 100 ms doubling up to 5 s, ±20 %, never giving up (MaxAttempts 0).
 //		ReconnectPolicy: &client.ReconnectPolicy{
-//			InitialDelay: 250 * time.Millisecond, MaxDelay: 5 * time.Second,
-//			JitterRatio: 0.2, MaxAttempts: 10,
+//			InitialDelay: 100 * time.Millisecond, MaxDelay: 5 * time.Second, JitterRatio: 0.2,
 //		},
 //	})
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
 //
 // Every Redis command has a typed method on Commands, which Client and DedicatedConn embed
 // (c.Get, c.HGetAll, c.ZRangeWithScores, c.XReadGroup, ...): arguments are Go values, and
@@ -21,7 +28,9 @@
 //
 // Failed connections are replaced on demand under the ReconnectPolicy. A command whose bytes may
 // have reached the server and whose reply is lost fails with ErrUnknownOutcome and is never
-// resent: decide retries with the command's idempotency in mind.
+// resent: decide retries with the command's idempotency in mind. A policy with MaxAttempts can
+// exhaust: the client then fails every command with a *ReconnectLimitError for good, and must be
+// closed and created again (see ReconnectPolicy). OnConnectionStateChange observes recovery.
 //
 // Errors are matched with errors.Is and errors.As: *ServerError (Code, CommandName,
 // IsTransient), *TimeoutError (Stage and Diagnostics), *ConnectionError, *ReconnectLimitError

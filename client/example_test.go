@@ -52,14 +52,15 @@ func ExampleCreate() {
 }
 
 // A ReconnectPolicy delays and bounds the replacement of failed connections. Observe recovery
-// through OnConnectionStateChange; the observations carry the slot, attempt and delay.
+// through OnConnectionStateChange; the observations carry the slot, attempt and delay. This
+// policy sets no MaxAttempts, so the client never gives up; with a limit, watch for Exhausted
+// (or ErrReconnectLimit) and recreate the client.
 func ExampleReconnectPolicy() {
 	policy := &client.ReconnectPolicy{
 		InitialDelay:      250 * time.Millisecond,
 		BackoffMultiplier: 2,
 		MaxDelay:          5 * time.Second,
 		JitterRatio:       0.2,
-		MaxAttempts:       10,
 	}
 	if err := policy.Validate(); err != nil {
 		log.Fatal(err)
@@ -72,7 +73,10 @@ func ExampleReconnectPolicy() {
 		Endpoints:       []client.Endpoint{{Host: "localhost", Port: 6379}},
 		ReconnectPolicy: policy,
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
-			if ch.Scheduled {
+			switch {
+			case ch.Source == client.SourceCommand && ch.Exhausted:
+				log.Printf("slot %d gave up: recreate the client", ch.Slot)
+			case ch.Scheduled:
 				log.Printf("slot %d: attempt %d in %v", ch.Slot, ch.Attempt, ch.NextDelay)
 			}
 		},

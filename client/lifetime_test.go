@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/client"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 )
 
@@ -68,9 +67,9 @@ func TestLifetimeRecyclingRealServer(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
 			switch {
-			case ch.Recycle == fsm.RecyclePublished:
+			case ch.Recycle == client.RecyclePublished:
 				recycled.Add(1)
-			case ch.SourceState == fsm.SourceDisconnected:
+			case ch.SourceState == client.SourceDisconnected:
 				disconnected.Add(1)
 			}
 		},

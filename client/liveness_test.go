@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/client"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/redistest"
 )
@@ -39,7 +38,7 @@ func TestIdleReadTimeoutAgainstPausedServer(t *testing.T) {
 		Endpoints: []client.Endpoint{endpointOf(srv)}, CommandTimeout: 5 * time.Second,
 		ConnectionIdleReadTimeout: bound,
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
-			if ch.SourceState == fsm.SourceDisconnected && ch.Err != nil {
+			if ch.SourceState == client.SourceDisconnected && ch.Err != nil {
 				mu.Lock()
 				lost = append(lost, ch.Err)
 				mu.Unlock()

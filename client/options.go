@@ -12,9 +12,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/engine/config"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 )
 
@@ -48,9 +46,6 @@ const (
 	// DefaultSentinelPort is Sentinel's port.
 	DefaultSentinelPort = 26379
 )
-
-// Version is respire's library version, sent with CLIENT SETINFO LIB-VER.
-const Version = config.Version
 
 // NoTimeout disables the duration option it is assigned to (CommandTimeout,
 // ConnectionIdleReadTimeout, GatheredWriteStallTimeout, ClusterTopologyRefreshInterval; see each
@@ -109,37 +104,6 @@ func (m MaintenanceMode) String() string {
 	}
 	return "maintenance(" + strconv.Itoa(int(m)) + ")"
 }
-
-// Endpoint is a Redis destination: host and port, or a Unix socket path in Host with Port 0.
-type Endpoint = engine.Endpoint
-
-// ReconnectPolicy bounds and delays the replacement of failed connections. See fsm.Policy for
-// its fields, zero values and validation.
-//
-// A nil policy (the default) replaces a failed connection immediately and retries a failed
-// replacement on the next use of its slot, with no attempt limit. Each failed attempt rests its
-// slot first, 250 ms doubling up to 5 s (fsm.NoPolicyWait), so that a refusing endpoint is dialed
-// at most once per rest per slot whatever the command rate. A command that finds no ready slot,
-// no attempt in progress and no slot done resting fails at once with the last connection error
-// (a *ConnectionError for a refused connection) instead of waiting out a rest. After an outage the
-// client recovers on the first use after the rest in effect: within 5 s of the endpoint
-// accepting again.
-//
-// With a policy or without one, a command starts at most one connection attempt, and commands
-// share the attempt in progress. A policy governs replacements only: a slot's initial connection
-// (Create's lazy connection) rests between failed attempts as without a policy.
-type ReconnectPolicy = fsm.Policy
-
-// Protocol selects the RESP version: ProtocolAuto (HELLO 3 with RESP2 fallback), ProtocolRESP2
-// or ProtocolRESP3.
-type Protocol = netio.Protocol
-
-// Protocols.
-const (
-	ProtocolAuto  = netio.ProtocolAuto
-	ProtocolRESP2 = netio.ProtocolRESP2
-	ProtocolRESP3 = netio.ProtocolRESP3
-)
 
 // Options configures a Client. The zero value of every field means the documented default;
 // Validate (called by Connect and Create before any I/O) rejects bad values with a
@@ -306,10 +270,6 @@ type Options struct {
 	ignored []string
 }
 
-// ConnectionStateChange is one lifecycle observation: the endpoint, its aggregate state, and the
-// source metadata (slot, attempt, next delay, exhaustion, source, source state, episode, error).
-type ConnectionStateChange = engine.StateChange
-
 // Validate checks o without doing any I/O and returns a *ConfigError for the first bad option.
 func (o *Options) Validate() error {
 	switch {
@@ -366,7 +326,7 @@ func (o *Options) shared() *config.Options {
 		ClientName:                  o.ClientName,
 		LibraryName:                 o.LibraryName,
 		DisableLibraryInfo:          o.DisableLibraryInfo,
-		ReconnectPolicy:             o.ReconnectPolicy,
+		ReconnectPolicy:             o.ReconnectPolicy.machine(),
 		ConnectionIdleReadTimeout:   o.ConnectionIdleReadTimeout,
 		GatheredWriteStallTimeout:   o.GatheredWriteStallTimeout,
 		ConnectionMaxLifetime:       o.ConnectionMaxLifetime,
@@ -483,7 +443,7 @@ func (o Options) resolve() (Options, config.Resolved, error) {
 	}
 	s := &r.Options
 	o.Connections, o.ConnectTimeout, o.CommandTimeout = s.Connections, s.ConnectTimeout, s.CommandTimeout
-	o.LibraryName, o.ReconnectPolicy = s.LibraryName, s.ReconnectPolicy
+	o.LibraryName, o.ReconnectPolicy = s.LibraryName, policyOf(s.ReconnectPolicy)
 	o.GatheredWriteStallTimeout = s.GatheredWriteStallTimeout
 	o.DedicatedPool.MaximumIdle = s.DedicatedPool.MaximumIdle
 	if o.ClusterTopologyRefreshInterval == 0 {
@@ -517,7 +477,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		KeepAlive:         o.TCPKeepAlive,
 		MultipathTCP:      o.EnableMultipathTCP,
 		MultipathFallback: o.multipathFallbackLog(),
-		Dial:              netio.DialFunc(o.Dialer),
+		Dial:              dialFunc(o.Dialer),
 		TLS:               o.buildTLSConfig(),
 	}
 	if dialer.TLS != nil && o.CheckCertificateRevocation {

@@ -62,21 +62,6 @@ type Message struct {
 	Dropped int
 }
 
-// SubscriptionEndReason says why a subscription ended.
-type SubscriptionEndReason = fsm.EndReason
-
-// Subscription end reasons.
-const (
-	// EndUnsubscribed: the application unsubscribed (Unsubscribe or Close).
-	EndUnsubscribed = fsm.EndUnsubscribed
-	// EndClosed: the client was closed.
-	EndClosed = fsm.EndClosed
-	// EndReconnectExhausted: pub/sub recovery reached the reconnect policy's limit.
-	EndReconnectExhausted = fsm.EndReconnectExhausted
-	// EndRejected: the server refused the subscription (for example an ACL denial).
-	EndRejected = fsm.EndRejected
-)
-
 // ErrSubscriptionEnded is matched (errors.Is) by every *SubscriptionEndedError.
 var ErrSubscriptionEnded = sentinel("respire: subscription ended")
 
@@ -144,8 +129,8 @@ type Subscription struct {
 //
 // Errors:
 //   - while recovery is in progress: a *ConnectionError, without opening a competing
-//     connection; retry after an OnConnectionStateChange event with source fsm.SourcePubSub and
-//     SourceState fsm.SourceConnected;
+//     connection; retry after an OnConnectionStateChange event with Source SourcePubSub and
+//     SourceState SourceConnected;
 //   - after recovery exhausted the policy: a *ReconnectLimitError, until the client is
 //     recreated (command connections stay usable);
 //   - a refusal by the server (an ACL denial): a *ServerError;
@@ -217,7 +202,7 @@ func (c *Client) subscribe(ctx context.Context, m fsm.Machine, kind fsm.TopicKin
 	if g.Outcome != fsm.OutcomeGranted {
 		s.leave(topics)
 	}
-	s.box.End(EndUnsubscribed, nil)
+	s.box.End(fsm.EndUnsubscribed, nil)
 	if waitErr != nil {
 		return nil, waitErr
 	}
@@ -341,7 +326,7 @@ func (s *Subscription) endError(reason fsm.EndReason, err error) error {
 	if err != nil {
 		err = s.c.pubsubCause(err)
 	}
-	return &SubscriptionEndedError{Reason: reason, Err: err}
+	return &SubscriptionEndedError{Reason: SubscriptionEndReason(reason), Err: err}
 }
 
 func messageOf(d *engine.Delivery) Message {
@@ -379,7 +364,7 @@ func (s *Subscription) Topics() []string {
 // Next), and why.
 func (s *Subscription) Ended() (bool, SubscriptionEndReason) {
 	ended, reason, _ := s.box.Ended()
-	return ended, reason
+	return ended, SubscriptionEndReason(reason)
 }
 
 // Buffered returns the number of entries waiting in the buffer.
@@ -410,7 +395,7 @@ func (s *Subscription) Unsubscribe(names ...string) error {
 		s.leave(removed)
 	}
 	if len(kept) == 0 {
-		s.box.End(EndUnsubscribed, nil)
+		s.box.End(fsm.EndUnsubscribed, nil)
 	}
 	return nil
 }

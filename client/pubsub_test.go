@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/client"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 )
 
@@ -39,7 +38,7 @@ func (l *stateLog) pubsubEvents() []client.ConnectionStateChange {
 	defer l.mu.Unlock()
 	var out []client.ConnectionStateChange
 	for _, c := range l.all {
-		if c.Source == fsm.SourcePubSub {
+		if c.Source == client.SourcePubSub {
 			out = append(out, c)
 		}
 	}
@@ -231,7 +230,7 @@ func TestPubSubRecoversAfterKillWithGap(t *testing.T) {
 				if e.Slot != -1 {
 					t.Fatalf("pub/sub event with a slot: %+v", e)
 				}
-				if e.SourceState == fsm.SourceConnected {
+				if e.SourceState == client.SourceConnected {
 					connected++
 				}
 			}
@@ -298,7 +297,7 @@ func TestPubSubExhaustionWhileServerStaysDown(t *testing.T) {
 	eventually(t, "exhaustion events", 5*time.Second, func() bool {
 		n := 0
 		for _, e := range log.pubsubEvents() {
-			if e.Exhausted && e.SourceState == fsm.SourceDisconnected && e.Err != nil && e.Attempt == 2 && e.Slot == -1 {
+			if e.Exhausted && e.SourceState == client.SourceDisconnected && e.Err != nil && e.Attempt == 2 && e.Slot == -1 {
 				n++
 			}
 		}
@@ -447,7 +446,7 @@ func TestPubSubDuringRecovery(t *testing.T) {
 	}
 	eventually(t, "recovered", 5*time.Second, func() bool {
 		for _, e := range log.pubsubEvents() {
-			if e.SourceState == fsm.SourceConnected && e.Attempt == 1 {
+			if e.SourceState == client.SourceConnected && e.Attempt == 1 {
 				return true
 			}
 		}
@@ -579,7 +578,7 @@ func TestPubSubCloseFromStateHandler(t *testing.T) {
 	c, err := client.Create(client.Options{Endpoints: []client.Endpoint{endpointOf(srv)},
 		ReconnectPolicy: &client.ReconnectPolicy{InitialDelay: time.Second},
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
-			if ch.Source == fsm.SourcePubSub && ch.SourceState == fsm.SourceDisconnected {
+			if ch.Source == client.SourcePubSub && ch.SourceState == client.SourceDisconnected {
 				once.Do(func() { c.Close(); close(closed) })
 			}
 		}})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio"
 )
 
@@ -126,7 +127,7 @@ func revocationDialer(d netio.Dialer) netio.Dialer {
 		MultipathTCP: d.MultipathTCP, MultipathFallback: d.MultipathFallback, Dial: d.Dial}
 	base := d.TLS
 	checker := newRevocationChecker()
-	hook := func(ctx context.Context, ep Endpoint) (net.Conn, error) {
+	hook := func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
 		nc, err := raw.DialContext(ctx, ep)
 		if err != nil {
 			// The outer dialer wraps the failure again: hand it the cause only.

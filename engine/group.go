@@ -23,9 +23,6 @@ type GroupOfferer interface {
 // the group cannot be written as one unit. Nothing was sent.
 var ErrGroupUnsupported = errors.New("respire: the connection cannot take a group of commands as one unit")
 
-// errGroupRefused completes a granted group whose connection closed before it took it.
-var errGroupRefused = errors.New("respire: the connection closed before it took the group")
-
 // SubmitGroup sends cmds, in order, on one connection as one unit (see GroupOfferer), or
 // queues them until a connection is ready; it never blocks on the network. Every command
 // completes through its own Done, exactly once, and keeps its own stage, so that a connection

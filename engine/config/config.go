@@ -8,8 +8,10 @@ import (
 	"github.com/respire-go/respire/fsm"
 )
 
-// Version is respire's library version, sent with CLIENT SETINFO LIB-VER.
-const Version = "0.1.0"
+// Version is respire's library version, sent with CLIENT SETINFO LIB-VER. It is defined here
+// once, because the simulator's client sends it as well and cannot import package client;
+// client.Version documents it for users, and a client test keeps it in step with CHANGELOG.md.
+const Version = "0.1.0-dev"
 
 // Defaults and bounds of Options.
 const (
