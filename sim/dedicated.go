@@ -9,6 +9,7 @@ import (
 	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // Dedicated connections in the simulator: the pool's configuration (client.dedicated_pool), the
@@ -270,9 +271,6 @@ func (sc *Scenario) cloneDedicated(out *Scenario) {
 	}
 }
 
-// streamDedicated is the random stream of the renters (distinct from the kernel's streams).
-const streamDedicated uint64 = 0x44
-
 // Renter event kinds (the action's arg): issue, or the deadline of operation arg-1.
 const renterIssue uint64 = 0
 
@@ -345,7 +343,7 @@ func newDedicatedWorkload(w *world) *dedicatedWorkload {
 	}
 	dw.think = float64(spec.Renters) / float64(spec.Rate) * float64(time.Second)
 	for i := range spec.Renters {
-		r := &renter{dw: dw, idx: i, rng: rand.New(newPCG(w.seed, streamDedicated, uint64(i)))}
+		r := &renter{dw: dw, idx: i, rng: rand.New(stream.New(w.seed, stream.Dedicated, uint64(i)))}
 		dw.renters = append(dw.renters, r)
 		w.k.schedule(spec.Start+r.thinkTime(), r, renterIssue)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // action is something the scheduler runs at a virtual time. arg is the value given when the event
@@ -109,37 +110,6 @@ func (k *kernel) down(i int) {
 	}
 }
 
-// Stream identifiers: every component draws from its own generator derived from the seed, so
-// that a change in one component's consumption never shifts another's draws.
-const (
-	streamEngine uint64 = iota + 1
-	streamNetwork
-	streamWorkload
-	streamFaults
-)
-
-// mix64 is the SplitMix64 finalizer: a bijective scrambling of 64 bits.
-func mix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
-// newPCG returns the generator of one stream: component stream, instance index (a caller, a
-// connection, a fault), for the run's seed.
-func newPCG(seed, stream, index uint64) *rand.PCG {
-	return rand.NewPCG(mix64(seed^mix64(stream)), mix64(index^(stream<<56)^0x5851f42d4c957f2d))
-}
-
-// seedPCG seeds an embedded generator like newPCG, without allocating.
-func seedPCG(p *rand.PCG, seed, stream, index uint64) {
-	p.Seed(mix64(seed^mix64(stream)), mix64(index^(stream<<56)^0x5851f42d4c957f2d))
-}
-
-// unit returns a float64 drawn uniformly from [0, 1) from p.
-func unit(p *rand.PCG) float64 { return float64(p.Uint64()>>11) * (1.0 / (1 << 53)) }
-
 // simRuntime implements engine.Runtime on the kernel: virtual time, draws from the engine stream,
 // timers on the event heap. Plants may distort timer delays (late-timers, early-dial).
 type simRuntime struct {
@@ -162,7 +132,7 @@ type simTimer struct {
 func (r *simRuntime) Now() time.Duration { return r.w.k.now }
 
 // Draw implements engine.Runtime with the engine stream.
-func (r *simRuntime) Draw() float64 { return unit(&r.rng) }
+func (r *simRuntime) Draw() float64 { return stream.Unit(&r.rng) }
 
 // ArmTimer implements engine.Runtime: the fire callback runs from a scheduler event.
 func (r *simRuntime) ArmTimer(id fsm.TimerID, after time.Duration, fire func()) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // ScenarioError reports an invalid scenario: the field's dotted path ("client.reconnect_policy.
@@ -585,10 +587,10 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 	}
 	for i := range out.Faults {
 		f := &out.Faults[i]
-		p := newPCG(seed, streamFaults, uint64(i))
+		p := stream.New(seed, stream.Faults, uint64(i))
 		// Every fault draws the same fields in the same order, whether or not they are ranges.
-		f.At = f.At.resolve(unit(p))
-		forDraw, afterDraw, extraDraw, bytesDraw := unit(p), unit(p), unit(p), unit(p)
+		f.At = f.At.resolve(stream.Unit(p))
+		forDraw, afterDraw, extraDraw, bytesDraw := stream.Unit(p), stream.Unit(p), stream.Unit(p), stream.Unit(p)
 		fix := func(r *TimeRange, u float64) {
 			if r != nil {
 				*r = r.resolve(u)

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"time"
+
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // Control marks of a chunk: plain bytes, an orderly close (FIN), or a reset (RST).
@@ -225,7 +227,7 @@ func (c *simConn) oneWay() time.Duration {
 	w := c.w
 	d := w.latency
 	if w.jitter > 0 {
-		d += time.Duration(unit(&c.rng) * float64(w.jitter))
+		d += time.Duration(stream.Unit(&c.rng) * float64(w.jitter))
 	}
 	if len(w.active) > 0 {
 		d += w.extraDelay(c)

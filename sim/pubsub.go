@@ -10,10 +10,8 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/stream"
 )
-
-// streamPubSub is the generator stream of the pub/sub workload (publisher think times).
-const streamPubSub uint64 = 0x50
 
 // maxPublishesInFlight bounds the publisher's commands waiting for their replies; beyond it a
 // tick publishes nothing.
@@ -191,7 +189,7 @@ func (ps *pubsubWorld) start() {
 		}
 	}
 	if p := spec.Publisher; p != nil {
-		ps.pub = &publisher{ps: ps, spec: p, rng: rand.New(newPCG(w.seed, streamPubSub, 0)),
+		ps.pub = &publisher{ps: ps, spec: p, rng: rand.New(stream.New(w.seed, stream.PubSub, 0)),
 			targets: append(append([]string(nil), p.Channels...), p.ShardChannels...), shardFrom: len(p.Channels)}
 		w.k.schedule(p.Start, ps.pub, 0)
 	}

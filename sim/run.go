@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
@@ -118,7 +119,7 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 	w.tr = newTracer(&w.k, opts.KeepTrace)
 	w.res = &Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
-	seedPCG(&w.rt.rng, seed, streamEngine, 0)
+	stream.Init(&w.rt.rng, seed, stream.Engine, 0)
 	w.latency, w.jitter = sc.Network.Latency, sc.Network.Jitter
 	for _, spec := range sc.Topology.Nodes {
 		w.nodes = append(w.nodes, newNode(w, spec))

@@ -14,6 +14,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // Connection phases, client side.
@@ -135,7 +136,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 		c.sub = &wire.Subscriber{}
 		c.sub.Plant(w.shared)
 	}
-	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
+	stream.Init(&c.rng, w.seed, stream.Network, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
 	c.down = pipe{c: c}
 	c.node = w.nodeByHost(req.Endpoint.Host)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // Caller events.
@@ -95,7 +96,7 @@ func newWorkload(w *world) *workload {
 	wl.done = wl.completed
 	wl.timeoutText = "sim: command timed out after " + w.sc.Client.CommandTimeout.String()
 	for i := range spec.Callers {
-		c := &caller{wl: wl, idx: i, rng: rand.New(newPCG(w.seed, streamWorkload, uint64(i))), op: -1}
+		c := &caller{wl: wl, idx: i, rng: rand.New(stream.New(w.seed, stream.Workload, uint64(i))), op: -1}
 		wl.callers = append(wl.callers, c)
 		// Stagger the first operations over one think time.
 		w.k.schedule(spec.Start+c.thinkTime(), c, callerIssue)
