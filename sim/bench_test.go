@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // benchScenario runs the scenario file b.N times and reports virtual seconds per wall second,
@@ -60,7 +62,7 @@ func BenchmarkScenarioSetWithChecking(b *testing.B) {
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no scenarios: %v", err)
 	}
-	var set []*Scenario
+	var set []*scenario.Scenario
 	for _, f := range files {
 		set = append(set, mustLoad(b, f))
 	}

@@ -539,16 +539,16 @@ func (expectDedicated) Check(r *Result) []Violation {
 		"rent_failed": counts[DedicatedRentFailed], "exhausted": counts[DedicatedExhausted], "cancelled": counts[DedicatedCancelled],
 		"closed": counts[DedicatedClosed], "retried": retried, "concurrent_backoff": most}
 	var out []Violation
-	for _, nb := range e.bounds() {
-		if nb.b == nil {
+	for _, nb := range e.Named() {
+		if nb.Bounds == nil {
 			continue
 		}
-		n := values[nb.name]
-		if nb.b.Min != nil && n < *nb.b.Min {
-			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.name+": "+itoa(n)+", want at least "+itoa(*nb.b.Min)))
+		n := values[nb.Name]
+		if nb.Bounds.Min != nil && n < *nb.Bounds.Min {
+			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.Name+": "+itoa(n)+", want at least "+itoa(*nb.Bounds.Min)))
 		}
-		if nb.b.Max != nil && n > *nb.b.Max {
-			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.name+": "+itoa(n)+", want at most "+itoa(*nb.b.Max)))
+		if nb.Bounds.Max != nil && n > *nb.Bounds.Max {
+			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.Name+": "+itoa(n)+", want at most "+itoa(*nb.Bounds.Max)))
 		}
 	}
 	return out

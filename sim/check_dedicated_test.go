@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // poolSteps builds synthetic engine steps of the dedicated pool.
@@ -30,7 +31,8 @@ func (p *poolSteps) step(ev fsm.Event, effects ...fsm.Effect) {
 	p.steps = append(p.steps, Step{Event: ev, Effects: effects})
 }
 
-func pc(n uint64) fsm.ConnID  { return fsm.ConnID(fsm.IDBase(fsm.MachinePool) + n) }
+func pc(n uint64) fsm.ConnID { return fsm.ConnID(fsm.IDBase(fsm.MachinePool) + n) }
+
 func pt(n uint64) fsm.TimerID { return fsm.TimerID(fsm.IDBase(fsm.MachinePool) + n) }
 
 func dial(w fsm.WaiterID, conn fsm.ConnID, attempt int) fsm.Effect {
@@ -165,7 +167,7 @@ func TestPoolControl(t *testing.T) {
 
 func TestExpectDedicatedControl(t *testing.T) {
 	one, three := 1, 3
-	sc := &Scenario{Expect: Expect{Dedicated: &DedicatedExpect{OK: &Bounds{Min: &three}, Conflict: &Bounds{Max: &one}}}}
+	sc := &scenario.Scenario{Expect: scenario.Expect{Dedicated: &scenario.DedicatedExpect{OK: &scenario.Bounds{Min: &three}, Conflict: &scenario.Bounds{Max: &one}}}}
 	ok := &Result{Scenario: sc, Dedicated: []DedicatedOp{{Outcome: DedicatedOK}, {Outcome: DedicatedOK}, {Outcome: DedicatedOK}, {Outcome: DedicatedConflict}}}
 	expectViolations(t, expectDedicated{}, ok)
 	bad := &Result{Scenario: sc, Dedicated: []DedicatedOp{{Outcome: DedicatedOK}, {Outcome: DedicatedConflict}, {Outcome: DedicatedConflict}}}
@@ -245,48 +247,5 @@ func TestDedicatedScenarios(t *testing.T) {
 				i++
 			})
 		})
-	}
-}
-
-func TestDedicatedSchema(t *testing.T) {
-	for _, tc := range []struct{ yaml, field string }{
-		{"workload: {dedicated: {renters: 0}}", "workload.dedicated.renters"},
-		{"workload: {dedicated: {renters: 1, mix: {blpop: -1}}}", "workload.dedicated.mix"},
-		{"workload: {dedicated: {renters: 1, block: -1s}}", "workload.dedicated.block"},
-		{"workload: {dedicated: {renters: 1, stop: 2m}}", "workload.dedicated.stop"},
-		{"workload: {dedicated: {renters: 1, nope: 1}}", "workload.dedicated.nope"},
-		{"client: {dedicated_pool: {minimum_size: 5}}", "client.dedicated_pool.minimum_size"},
-		{"client: {dedicated_pool: {maximum_idle: -2}}", "client.dedicated_pool.maximum_idle"},
-		{"client: {dedicated_pool: {idle_timeout: 1us}}", "client.dedicated_pool.idle_timeout"},
-		{"expect: {dedicated: {ok: {min: -1}}}", "expect.dedicated.ok.min"},
-	} {
-		_, err := ParseScenario([]byte("name: x\nduration: 1m\n" + tc.yaml + "\n"))
-		var se *ScenarioError
-		if !errors.As(err, &se) || se.Field != tc.field {
-			t.Errorf("%s: want an error on %s, got %v", tc.yaml, tc.field, err)
-		}
-	}
-	sc, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {command_timeout: 2s, dedicated_pool: {maximum_idle: -1}}\nworkload: {dedicated: {renters: 2}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := sc.Workload.Dedicated
-	if d.Rate != 10 || d.Lists != 2 || d.Keys != 2 || *d.Block != time.Second || d.Deadline != 3*time.Second || d.Stop != time.Minute ||
-		d.Mix != (DedicatedMix{BLPop: 40, Push: 40, Tx: 20}) {
-		t.Fatalf("defaults: %+v", d)
-	}
-	if cfg := sc.EngineConfig().Pool; cfg.MaximumIdle != 0 || sc.Client.DedicatedPool.MaximumIdle != -1 {
-		t.Fatalf("maximum_idle -1 (NoIdleReuse): %+v, option %d", cfg, sc.Client.DedicatedPool.MaximumIdle)
-	}
-	data, err := MarshalScenario(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := ParseScenario(data)
-	if err != nil || back.Workload.Dedicated.Deadline != d.Deadline || back.Client.DedicatedPool.MaximumIdle != -1 {
-		t.Fatalf("round trip: %v\n%s", err, data)
-	}
-	if c := sc.Clone(); c.Workload.Dedicated == d || c.Client.DedicatedPool == sc.Client.DedicatedPool {
-		t.Fatal("Clone shares the dedicated sections")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // Names of the pub/sub checkers.
@@ -489,7 +490,7 @@ func (expectPubSub) Check(r *Result) []Violation {
 	}
 	var out []Violation
 	bad := func(msg string) { out = append(out, violation(CheckExpectPubSub, r.End, msg)) }
-	bounds := func(what string, n int, b *Bounds) {
+	bounds := func(what string, n int, b *scenario.Bounds) {
 		if b == nil {
 			return
 		}
@@ -500,7 +501,7 @@ func (expectPubSub) Check(r *Result) []Violation {
 			bad(what + ": " + itoa(n) + ", want at most " + itoa(*b.Max))
 		}
 	}
-	for i, ep := range []*EpisodeExpect{e.Regular, e.Sharded} {
+	for i, ep := range []*scenario.EpisodeExpect{e.Regular, e.Sharded} {
 		if ep == nil {
 			continue
 		}

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 var (
@@ -18,7 +18,7 @@ var (
 )
 
 func pubsubResult(rec *PubSubRecords, steps ...Step) *Result {
-	sc, _ := ParseScenario([]byte("name: synthetic\nduration: 10s\n"))
+	sc, _ := scenario.Parse([]byte("name: synthetic\nduration: 10s\n"))
 	return &Result{Scenario: sc, PubSub: rec, Steps: steps, End: 10 * time.Second}
 }
 
@@ -223,53 +223,6 @@ func TestPubSubScenarios(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestPubSubSchema: the pub/sub parts of a scenario are validated with the field named, and
-// survive a resolve and marshal round trip.
-func TestPubSubSchema(t *testing.T) {
-	for _, tc := range []struct{ yaml, field string }{
-		{"workload: {pubsub: {subscribers: [{kind: topic, topics: [a]}]}}", "workload.pubsub.subscribers[0].kind"},
-		{"workload: {pubsub: {subscribers: [{topics: []}]}}", "workload.pubsub.subscribers[0].topics"},
-		{"workload: {pubsub: {subscribers: [{topics: [a], at: 20s}]}}", "workload.pubsub.subscribers[0].at"},
-		{"workload: {pubsub: {subscribers: [{topics: [a], at: 2s, unsubscribe_at: 1s}]}}", "workload.pubsub.subscribers[0].unsubscribe_at"},
-		{"workload: {pubsub: {subscribers: [], publisher: {rate: 0, channels: [a]}}}", "workload.pubsub.publisher.rate"},
-		{"workload: {pubsub: {subscribers: [], publisher: {rate: 5/s}}}", "workload.pubsub.publisher"},
-		{"faults: [{at: 1s, subscribe_error: {node: r1, kinds: [topic]}}]", "faults[0].subscribe_error.kinds[0]"},
-		{"faults: [{at: 1s, subscribe_error: {node: r9}}]", "faults[0].subscribe_error.node"},
-		{"expect: {pubsub: {subscribers: [{subscriber: 3}]}}", "expect.pubsub.subscribers[0].subscriber"},
-		{"workload: {pubsub: {subscribers: [{topics: [a]}]}}\nexpect: {pubsub: {subscribers: [{subscriber: 0, ends: [gone]}]}}", "expect.pubsub.subscribers[0].ends[0]"},
-	} {
-		_, err := ParseScenario([]byte("name: x\nduration: 10s\n" + tc.yaml + "\n"))
-		var se *ScenarioError
-		if !errors.As(err, &se) || se.Field != tc.field {
-			t.Errorf("%s: got %v, want an error on %s", tc.yaml, err, tc.field)
-		}
-	}
-	sc := mustLoad(t, "../scenarios/pubsub-exhaustion-regular-keeps-sharded.yaml")
-	res, err := sc.Resolve(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := MarshalScenario(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := ParseScenario(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, _ := MarshalScenario(back)
-	if string(again) != string(data) || back.Workload.PubSub.Buffer != 1024 || back.Faults[1].SubscribeError == nil {
-		t.Fatalf("round trip:\n%s\n---\n%s", data, again)
-	}
-	// Clone is deep.
-	cl := sc.Clone()
-	cl.Workload.PubSub.Subscribers[0].Topics[0] = "changed"
-	cl.Faults[1].SubscribeError.Kinds[0] = "shard"
-	if sc.Workload.PubSub.Subscribers[0].Topics[0] == "changed" || sc.Faults[1].SubscribeError.Kinds[0] == "shard" {
-		t.Fatal("Clone shares pub/sub slices")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // Names of the scenario-specific expectation checks.
@@ -216,7 +217,7 @@ func (expectOutcomes) Check(r *Result) []Violation {
 		}
 	}
 	var out []Violation
-	check := func(name string, n int, b *Bounds) {
+	check := func(name string, n int, b *scenario.Bounds) {
 		if b == nil {
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/engine/enginetest"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // TestConformance runs the engine seam's conformance suite against the simulator: the same cases
@@ -28,7 +29,7 @@ const conformancePassword = "conformance-secret"
 func newConformanceHarness(t *testing.T) *conformanceHarness {
 	// The handshake deadline (command_timeout) must outlast WaitFor's bound, so that a stalled
 	// handshake ends by cancellation in the suite's cancellation case.
-	sc, err := ParseScenario([]byte("name: conformance\nduration: 1000h\nclient: {command_timeout: 1h, connect_timeout: 1h}\n"))
+	sc, err := scenario.Parse([]byte("name: conformance\nduration: 1000h\nclient: {command_timeout: 1h, connect_timeout: 1h}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +39,10 @@ func newConformanceHarness(t *testing.T) *conformanceHarness {
 	}
 	w := newWorld(rs, 1, RunOptions{})
 	w.buildFaults()
-	protected := newNode(w, NodeSpec{ID: "protected", Password: conformancePassword})
-	refused := newNode(w, NodeSpec{ID: "refused"})
+	protected := newNode(w, scenario.NodeSpec{ID: "protected", Password: conformancePassword})
+	refused := newNode(w, scenario.NodeSpec{ID: "refused"})
 	refused.down = true
-	stalled := newNode(w, NodeSpec{ID: "stalled"})
+	stalled := newNode(w, scenario.NodeSpec{ID: "stalled"})
 	stalled.paused = true
 	w.nodes = append(w.nodes, protected, refused, stalled)
 	return &conformanceHarness{w: w}
@@ -74,7 +75,7 @@ func (h *conformanceHarness) Endpoint(t testing.TB, kind enginetest.EndpointKind
 	if id == "" {
 		t.Fatalf("no endpoint of kind %v", kind)
 	}
-	return engine.Endpoint{Host: id, Port: NodePort}
+	return engine.Endpoint{Host: id, Port: scenario.NodePort}
 }
 
 func (h *conformanceHarness) Password() string { return conformancePassword }

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
-	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
 
@@ -18,99 +18,6 @@ import (
 // (expect.dedicated). The renters stand in for client.Client.Dedicated: one rent per operation,
 // commands written straight to the granted connection, the connection given back healthy after a
 // clean operation and discarded otherwise. Nothing is ever resent.
-
-// DedicatedPoolSpec is the YAML form of client.DedicatedPoolOptions (client.dedicated_pool),
-// field for field: the same names in snake_case, the same zero values, validated by the same
-// resolver (engine/config). UnblockOnCancel is not simulated.
-type DedicatedPoolSpec struct {
-	// MinimumSize is the floor kept by timed idle retirement.
-	MinimumSize int `yaml:"minimum_size,omitempty"`
-	// MaximumSize bounds connecting, rented and idle connections and backoff reservations
-	// together; zero is unlimited.
-	MaximumSize int `yaml:"maximum_size,omitempty"`
-	// MaximumIdle bounds retained idle connections: zero (omitted) means 4, -1
-	// (client.NoIdleReuse) disables idle reuse.
-	MaximumIdle int `yaml:"maximum_idle,omitempty"`
-	// IdleTimeout retires idle connections above MinimumSize; zero disables it, otherwise 1ms to
-	// 24h.
-	IdleTimeout time.Duration `yaml:"idle_timeout,omitempty"`
-}
-
-// DefaultDedicatedMaximumIdle is the pool's idle bound when client.dedicated_pool.maximum_idle
-// is zero or omitted (the client's default).
-const DefaultDedicatedMaximumIdle = config.DefaultDedicatedMaximumIdle
-
-// DedicatedWorkload describes the renters of dedicated connections (workload.dedicated). Each
-// renter rents a connection for one operation, runs it, gives the connection back, thinks, and
-// repeats.
-type DedicatedWorkload struct {
-	// Renters is the number of renters (at least 1).
-	Renters int `yaml:"renters"`
-	// Rate is the renters' total operation rate (default 10/s): each renter's think time is
-	// exponential with mean renters/rate.
-	Rate Rate `yaml:"rate"`
-	// Lists is the number of list keys l0..l{n-1} the pops and pushes use (default 2).
-	Lists int `yaml:"lists"`
-	// Keys is the number of string keys t0..t{n-1} the transactions use (default 2). They are
-	// distinct from the multiplexed workload's keys.
-	Keys int `yaml:"keys"`
-	// Mix weighs the operations. Default: blpop 40, push 40, tx 20.
-	Mix DedicatedMix `yaml:"mix"`
-	// Block is the timeout of BLPOP and BRPOP (default 1s; zero blocks indefinitely).
-	Block *time.Duration `yaml:"block,omitempty"`
-	// Deadline bounds each operation, rent included, like a caller's context (default: block
-	// plus client.command_timeout). A rent still pending is withdrawn; an operation whose
-	// commands are in flight ends with an unknown outcome and its connection is discarded.
-	Deadline time.Duration `yaml:"deadline"`
-	// Start is when the renters start (each after a seeded stagger). Default 0.
-	Start time.Duration `yaml:"start"`
-	// Stop is when the renters stop starting operations. Default: the run's duration.
-	Stop time.Duration `yaml:"stop"`
-}
-
-// DedicatedMix weighs the dedicated operations.
-type DedicatedMix struct {
-	// BLPop: BLPOP of one list with the workload's block time.
-	BLPop int `yaml:"blpop,omitempty"`
-	// BRPop: BRPOP of one list.
-	BRPop int `yaml:"brpop,omitempty"`
-	// Push: RPUSH of a unique value to one list.
-	Push int `yaml:"push,omitempty"`
-	// Tx: WATCH t, GET t, then MULTI, SET t <unique value>, EXEC.
-	Tx int `yaml:"tx,omitempty"`
-}
-
-func (m DedicatedMix) total() int { return m.BLPop + m.BRPop + m.Push + m.Tx }
-
-// DedicatedExpect bounds the dedicated operations' outcomes (expect.dedicated), checked by
-// expect-dedicated.
-type DedicatedExpect struct {
-	// OK: operations that completed (a popped element, a push, a committed transaction).
-	OK *Bounds `yaml:"ok,omitempty"`
-	// Timeout: blocking pops whose block time expired.
-	Timeout *Bounds `yaml:"timeout,omitempty"`
-	// Conflict: transactions aborted because the watched key changed.
-	Conflict *Bounds `yaml:"conflict,omitempty"`
-	// Error: operations answered with an error reply.
-	Error *Bounds `yaml:"error,omitempty"`
-	// Failed: commands that failed definitely (never written).
-	Failed *Bounds `yaml:"failed,omitempty"`
-	// Unknown: commands written whose reply never came (the connection failed, or the deadline
-	// passed).
-	Unknown *Bounds `yaml:"unknown,omitempty"`
-	// RentFailed: rents that failed at once (no policy, or a permanent rejection).
-	RentFailed *Bounds `yaml:"rent_failed,omitempty"`
-	// Exhausted: rents that exhausted their attempts.
-	Exhausted *Bounds `yaml:"exhausted,omitempty"`
-	// Cancelled: rents withdrawn by their operation's deadline.
-	Cancelled *Bounds `yaml:"cancelled,omitempty"`
-	// Closed: rents stopped by the client's close.
-	Closed *Bounds `yaml:"closed,omitempty"`
-	// Retried: operations whose rent needed more than one connection attempt.
-	Retried *Bounds `yaml:"retried,omitempty"`
-	// ConcurrentBackoff bounds the largest number of rents waiting in a backoff at once.
-	ConcurrentBackoff *Bounds `yaml:"concurrent_backoff,omitempty"`
-}
 
 // Dedicated operation outcomes (DedicatedOp.Outcome).
 const (
@@ -164,120 +71,13 @@ type DedicatedCmd struct {
 	Conn fsm.ConnID
 }
 
-// applyDedicatedDefaults fills in the dedicated workload's defaults.
-func (sc *Scenario) applyDedicatedDefaults() {
-	d := sc.Workload.Dedicated
-	if d == nil {
-		return
-	}
-	if d.Rate == 0 {
-		d.Rate = 10
-	}
-	if d.Lists == 0 {
-		d.Lists = 2
-	}
-	if d.Keys == 0 {
-		d.Keys = 2
-	}
-	if d.Mix == (DedicatedMix{}) {
-		d.Mix = DedicatedMix{BLPop: 40, Push: 40, Tx: 20}
-	}
-	if d.Block == nil {
-		b := time.Second
-		d.Block = &b
-	}
-	if d.Deadline == 0 {
-		d.Deadline = *d.Block + sc.Client.CommandTimeout
-	}
-	if d.Stop == 0 {
-		d.Stop = sc.Duration
-	}
-}
-
-// validateDedicated checks workload.dedicated and expect.dedicated (client.dedicated_pool is the
-// resolver's, with the rest of the client section).
-func (sc *Scenario) validateDedicated() error {
-	if d := sc.Workload.Dedicated; d != nil {
-		m := d.Mix
-		switch {
-		case d.Renters < 1:
-			return fieldErr("workload.dedicated.renters", "must be at least 1")
-		case d.Rate <= 0:
-			return fieldErr("workload.dedicated.rate", "must be positive (such as 20/s)")
-		case d.Lists < 1:
-			return fieldErr("workload.dedicated.lists", "must be at least 1")
-		case d.Keys < 1:
-			return fieldErr("workload.dedicated.keys", "must be at least 1")
-		case m.BLPop < 0 || m.BRPop < 0 || m.Push < 0 || m.Tx < 0:
-			return fieldErr("workload.dedicated.mix", "weights must not be negative")
-		case m.total() == 0:
-			return fieldErr("workload.dedicated.mix", "needs at least one positive weight")
-		case *d.Block < 0:
-			return fieldErr("workload.dedicated.block", "must not be negative (zero blocks indefinitely)")
-		case d.Deadline <= 0:
-			return fieldErr("workload.dedicated.deadline", "must be positive")
-		case d.Start < 0:
-			return fieldErr("workload.dedicated.start", "must not be negative")
-		case d.Stop <= d.Start:
-			return fieldErr("workload.dedicated.stop", "must be after workload.dedicated.start")
-		case d.Stop > sc.Duration:
-			return fieldErr("workload.dedicated.stop", "must not be after the end of the run")
-		}
-	}
-	if e := sc.Expect.Dedicated; e != nil {
-		for _, b := range e.bounds() {
-			if b.b == nil {
-				continue
-			}
-			f := "expect.dedicated." + b.name
-			switch {
-			case b.b.Min != nil && *b.b.Min < 0:
-				return fieldErr(f+".min", "must not be negative")
-			case b.b.Max != nil && *b.b.Max < 0:
-				return fieldErr(f+".max", "must not be negative")
-			case b.b.Min != nil && b.b.Max != nil && *b.b.Max < *b.b.Min:
-				return fieldErr(f+".max", "must not be below min")
-			}
-		}
-	}
-	return nil
-}
-
-type namedBounds struct {
-	name string
-	b    *Bounds
-}
-
-func (e *DedicatedExpect) bounds() []namedBounds {
-	return []namedBounds{{"ok", e.OK}, {"timeout", e.Timeout}, {"conflict", e.Conflict}, {"error", e.Error},
-		{"failed", e.Failed}, {"unknown", e.Unknown}, {"rent_failed", e.RentFailed}, {"exhausted", e.Exhausted},
-		{"cancelled", e.Cancelled}, {"closed", e.Closed}, {"retried", e.Retried}, {"concurrent_backoff", e.ConcurrentBackoff}}
-}
-
-// cloneDedicated deep-copies the dedicated parts of sc into out.
-func (sc *Scenario) cloneDedicated(out *Scenario) {
-	out.Client.DedicatedPool = clonePtr(sc.Client.DedicatedPool)
-	if d := sc.Workload.Dedicated; d != nil {
-		cp := *d
-		cp.Block = clonePtr(d.Block)
-		out.Workload.Dedicated = &cp
-	}
-	if e := sc.Expect.Dedicated; e != nil {
-		cp := DedicatedExpect{OK: e.OK.clone(), Timeout: e.Timeout.clone(), Conflict: e.Conflict.clone(), Error: e.Error.clone(),
-			Failed: e.Failed.clone(), Unknown: e.Unknown.clone(), RentFailed: e.RentFailed.clone(), Exhausted: e.Exhausted.clone(),
-			Cancelled: e.Cancelled.clone(), Closed: e.Closed.clone(), Retried: e.Retried.clone(),
-			ConcurrentBackoff: e.ConcurrentBackoff.clone()}
-		out.Expect.Dedicated = &cp
-	}
-}
-
 // Renter event kinds (the action's arg): issue, or the deadline of operation arg-1.
 const renterIssue uint64 = 0
 
 // dedicatedWorkload runs the renters.
 type dedicatedWorkload struct {
 	w          *world
-	spec       *DedicatedWorkload
+	spec       *scenario.DedicatedWorkload
 	renters    []*renter
 	lists      []string
 	keys       []string
@@ -328,8 +128,8 @@ func newDedicatedWorkload(w *world) *dedicatedWorkload {
 		return nil
 	}
 	dw := &dedicatedWorkload{w: w, spec: spec, nextCmd: DedicatedIDBase,
-		reRent: w.sc.Planted(PlantReRent), resend: w.sc.Planted(PlantResendBlocking),
-		useAfterReturn: w.sc.Planted(PlantUseAfterReturn)}
+		reRent: w.sc.Planted(scenario.PlantReRent), resend: w.sc.Planted(scenario.PlantResendBlocking),
+		useAfterReturn: w.sc.Planted(scenario.PlantUseAfterReturn)}
 	for i := range spec.Lists {
 		dw.lists = append(dw.lists, "l"+strconv.Itoa(i))
 	}
@@ -676,7 +476,7 @@ func (s retryPermanentSink) Failed(id fsm.ConnID, err error, class fsm.FailureCl
 
 // plantSink wraps a dedicated attempt's sink when the retry-permanent plant is set.
 func (w *world) plantSink(req engine.OpenRequest) engine.OpenRequest {
-	if req.Machine == fsm.MachinePool && w.sc.Planted(PlantRetryPermanent) {
+	if req.Machine == fsm.MachinePool && w.sc.Planted(scenario.PlantRetryPermanent) {
 		req.Sink = retryPermanentSink{Sink: req.Sink, w: w}
 	}
 	return req

@@ -68,6 +68,6 @@
 //
 // # Running
 //
-// LoadScenario and ParseScenario read a scenario strictly; Resolve fixes its ranges for a seed;
-// MarshalScenario writes it back; Run executes it and returns a Result for the checkers.
+// Package scenario (sim/scenario) loads a scenario strictly, resolves its ranges for a seed and
+// writes it back; Run executes it and returns a Result for the checkers.
 package sim

@@ -2,13 +2,15 @@ package sim
 
 import (
 	"time"
+
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // faultState is one fault of the timeline while the run executes.
 type faultState struct {
 	w    *world
 	idx  int
-	f    *Fault
+	f    *scenario.Fault
 	kind string
 	// node is the target node, or nil for a slot target.
 	node *node
@@ -37,8 +39,8 @@ func (w *world) buildFaults() {
 	for i := range w.sc.Faults {
 		f := &w.sc.Faults[i]
 		fs := &faultState{w: w, idx: i, f: f, kind: f.Kind(), slot: -1}
-		var t Target
-		var span *TimeRange
+		var t scenario.Target
+		var span *scenario.TimeRange
 		switch {
 		case f.Refuse != nil:
 			t, span = f.Refuse.Target, f.Refuse.For
@@ -59,14 +61,14 @@ func (w *world) buildFaults() {
 			t, span = f.Delay.Target, f.Delay.For
 			fs.extra = f.Delay.Extra.Value()
 		case f.Kill != nil:
-			t, span = Target{Node: f.Kill.Node}, f.Kill.RestartAfter
+			t, span = scenario.Target{Node: f.Kill.Node}, f.Kill.RestartAfter
 		case f.HandshakeError != nil:
-			t, span = Target{Node: f.HandshakeError.Node}, f.HandshakeError.For
+			t, span = scenario.Target{Node: f.HandshakeError.Node}, f.HandshakeError.For
 			fs.reply = f.HandshakeError.Reply
 		case f.Pause != nil:
-			t, span = Target{Node: f.Pause.Node}, f.Pause.For
+			t, span = scenario.Target{Node: f.Pause.Node}, f.Pause.For
 		case f.SubscribeError != nil:
-			t, span = Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
+			t, span = scenario.Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
 			fs.reply = f.SubscribeError.Reply
 		case f.Push != nil:
 			t, span = f.Push.Target, f.Push.For
@@ -345,4 +347,37 @@ func (w *world) faultWindows(end time.Duration) ([]Window, time.Duration) {
 		healed = max(healed, win.To)
 	}
 	return out, healed
+}
+
+// pushFrame is the push a push fault sends: a client-side caching invalidation of key "k0".
+var pushFrame = []byte(">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk0\r\n")
+
+// faultTick is the event of a push fault's next pushes.
+const faultTick uint64 = 3
+
+// pushTick sends one push on every RESP3 connection of the fault's target whose handshake is
+// done, then schedules the next tick while the fault lasts. A paused or dead node sends nothing.
+func (fs *faultState) pushTick() bool {
+	if fs.ended {
+		return false
+	}
+	w := fs.w
+	sent := 0
+	for _, c := range fs.targets() {
+		n := c.node
+		if n == nil || n.paused || n.down || !c.srvOpen || !c.srv.authed || c.srv.proto != 3 {
+			continue
+		}
+		c.down.write(pushFrame)
+		sent++
+	}
+	if sent > 0 {
+		b := w.tr.begin()
+		b = append(b, "fault push"...)
+		b = appendField(b, "fault", uint64(fs.idx))
+		b = appendIntField(b, "conns", int64(sent))
+		w.tr.end(b)
+	}
+	w.k.after(fs.extra, fs, faultTick)
+	return sent > 0
 }

@@ -11,13 +11,14 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // runScenarioFile runs a scenario of scenarios/ with its own seed and fails unless its checkers
 // pass.
 func runScenarioFile(t *testing.T, name string) *Result {
 	t.Helper()
-	sc, err := LoadScenario("../scenarios/" + name + ".yaml")
+	sc, err := scenario.Load("../scenarios/" + name + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestRandomRunsWithLifetimeAndLiveness(t *testing.T) {
 		i := strings.Index(text, "  protocol: ")
 		j := i + strings.Index(text[i:], "\n") + 1
 		text = text[:j] + extra + text[j:]
-		sc, err := ParseScenario([]byte(text))
+		sc, err := scenario.Parse([]byte(text))
 		if err != nil {
 			t.Fatalf("invalid scenario: %v\n%s", err, text)
 		}
@@ -235,7 +236,7 @@ func TestRandomRunsWithLifetimeAndLiveness(t *testing.T) {
 			t.Fatalf("run failed: %v\n%s", err, text)
 		}
 		if v := Judge(res); !v.Pass() {
-			resolved, _ := MarshalScenario(res.Scenario)
+			resolved, _ := scenario.Marshal(res.Scenario)
 			var lines []string
 			for _, x := range v.Unexpected {
 				lines = append(lines, x.Checker+" t="+x.At.String()+": "+x.Message)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // nodeVersion is the Redis version the simulated nodes report: the project's Redis 7.0.
@@ -94,7 +95,7 @@ var (
 	replyBadExpire = resp.ErrorValue("ERR invalid expire time in 'set' command")
 )
 
-func newNode(w *world, spec NodeSpec) *node {
+func newNode(w *world, spec scenario.NodeSpec) *node {
 	n := &node{w: w, id: spec.ID, password: spec.Password}
 	for i := range n.dbs {
 		n.dbs[i] = make(map[string]*entry)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // armedTimers maps each armed timer to the time it was armed and its delay.
@@ -22,7 +23,7 @@ func armedTimers(res *Result) map[fsm.TimerID][2]time.Duration {
 }
 
 // withoutPlants returns a copy of the scenario with its plants removed.
-func withoutPlants(sc *Scenario) *Scenario {
+func withoutPlants(sc *scenario.Scenario) *scenario.Scenario {
 	c := sc.Clone()
 	c.Plant = nil
 	return c

@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
 
@@ -159,9 +160,9 @@ func newPubSubWorld(w *world) *pubsubWorld {
 		return nil
 	}
 	ps := &pubsubWorld{w: w, router: engine.NewRouter(spec.Buffer), rec: &PubSubRecords{Publishes: map[string]int{}}}
-	ps.plantSkipGap = w.sc.Planted(PlantPubSubSkipGap)
-	ps.plantLostUnsubscribe = w.sc.Planted(PlantPubSubLostUnsubscribe)
-	ps.plantKeepAfterExhaustion = w.sc.Planted(PlantPubSubKeepAfterExhaustion)
+	ps.plantSkipGap = w.sc.Planted(scenario.PlantPubSubSkipGap)
+	ps.plantLostUnsubscribe = w.sc.Planted(scenario.PlantPubSubLostUnsubscribe)
+	ps.plantKeepAfterExhaustion = w.sc.Planted(scenario.PlantPubSubKeepAfterExhaustion)
 	w.res.PubSub = ps.rec
 	return ps
 }
@@ -176,7 +177,7 @@ func (ps *pubsubWorld) start() {
 	spec := w.sc.Workload.PubSub
 	for i := range spec.Subscribers {
 		s := &subscriber{ps: ps, idx: i, spec: &spec.Subscribers[i], op: -1}
-		kind, _ := topicKindOf(s.spec.Kind)
+		kind, _ := scenario.TopicKind(s.spec.Kind)
 		s.machine = machineOfKind(kind)
 		for _, name := range s.spec.Topics {
 			s.topics = append(s.topics, fsm.Topic{Kind: kind, Name: name})
@@ -348,7 +349,7 @@ const (
 type subscriber struct {
 	ps      *pubsubWorld
 	idx     int
-	spec    *SubscriberSpec
+	spec    *scenario.SubscriberSpec
 	machine fsm.Machine
 	topics  []fsm.Topic
 	box     *engine.Mailbox
@@ -521,7 +522,7 @@ func (s *subscriber) drain() {
 // publisher posts "m<seq>" messages through the client's command connections.
 type publisher struct {
 	ps        *pubsubWorld
-	spec      *PublisherSpec
+	spec      *scenario.PublisherSpec
 	rng       *rand.Rand
 	targets   []string
 	shardFrom int
@@ -589,7 +590,7 @@ func (w *world) recordServerAck(n *node, c *simConn, t fsm.Topic, unsubscribe bo
 // of kind on n.
 func (w *world) subscribeRefusal(n *node, kind fsm.TopicKind) (string, bool) {
 	for _, fs := range w.active {
-		if fs.kind != "subscribe_error" || fs.node != n || !fs.f.SubscribeError.refuses(kind) {
+		if fs.kind != "subscribe_error" || fs.node != n || !fs.f.SubscribeError.Refuses(kind) {
 			continue
 		}
 		if fs.reply != "" {
@@ -668,4 +669,12 @@ func (w *world) finishPubSub() {
 	if w.ps != nil {
 		w.ps.finish()
 	}
+}
+
+// machineOfKind returns the pub/sub episode serving topics of kind.
+func machineOfKind(kind fsm.TopicKind) fsm.Machine {
+	if kind == fsm.TopicShard {
+		return fsm.MachineShardedPubSub
+	}
+	return fsm.MachinePubSub
 }

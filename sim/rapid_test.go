@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // drawScenario draws a whole simulated run: client options, a fault timeline and a workload,
@@ -87,7 +89,7 @@ func drawScenario(t *rapid.T) string {
 func TestRandomRunsKeepEveryInvariant(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		text := drawScenario(t)
-		sc, err := ParseScenario([]byte(text))
+		sc, err := scenario.Parse([]byte(text))
 		if err != nil {
 			t.Fatalf("generator produced an invalid scenario: %v\n%s", err, text)
 		}
@@ -102,7 +104,7 @@ func TestRandomRunsKeepEveryInvariant(t *testing.T) {
 		}
 		v := Judge(res)
 		if !v.Pass() {
-			resolved, _ := MarshalScenario(res.Scenario)
+			resolved, _ := scenario.Marshal(res.Scenario)
 			var lines []string
 			for _, x := range v.Unexpected {
 				lines = append(lines, x.Checker+" t="+x.At.String()+": "+x.Message)

@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
 
@@ -17,11 +18,15 @@ import (
 // guard against a run that never settles.
 const DefaultMaxEvents = 200_000_000
 
-// NodePort is the port of every simulated node's endpoint ("<node id>:6379").
-const NodePort = 6379
+// Scenario and ScenarioError are package scenario's Scenario and Error under the names they had
+// in this package, for callers outside sim that use them (client's parity test).
+type (
+	Scenario      = scenario.Scenario
+	ScenarioError = scenario.Error
+)
 
-// LibraryVersion is the CLIENT SETINFO LIB-VER the simulated client sends: the client's version.
-const LibraryVersion = config.Version
+// ParseScenario is scenario.Parse, under the name it had in this package.
+func ParseScenario(data []byte) (*Scenario, error) { return scenario.Parse(data) }
 
 // RunOptions tunes a run. The zero value is a normal run.
 type RunOptions struct {
@@ -50,7 +55,7 @@ type replayFrame struct {
 // world is one run: the kernel, the simulated network and nodes, the client engine, the
 // workload, the fault timeline and the records.
 type world struct {
-	sc   *Scenario
+	sc   *scenario.Scenario
 	seed uint64
 	opts RunOptions
 
@@ -104,7 +109,7 @@ type world struct {
 //
 // The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
 // connect failure or an exceeded event budget Run returns the partial Result with the error.
-func Run(sc *Scenario, seed uint64, opts RunOptions) (*Result, error) {
+func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Result, error) {
 	rs, err := sc.Resolve(seed)
 	if err != nil {
 		return nil, err
@@ -113,7 +118,7 @@ func Run(sc *Scenario, seed uint64, opts RunOptions) (*Result, error) {
 	return w.run()
 }
 
-func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
+func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
 	w.effects.size = 1024
 	w.tr = newTracer(&w.k, opts.KeepTrace)
@@ -136,21 +141,21 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion}
 	for _, p := range sc.Plant {
 		switch p {
-		case PlantReplayAccepted:
+		case scenario.PlantReplayAccepted:
 			w.plants.replay = true
-		case PlantLateTimers:
+		case scenario.PlantLateTimers:
 			w.rt.scale = 2
-		case PlantEarlyDial:
+		case scenario.PlantEarlyDial:
 			w.rt.scale = 0
-		case PlantLoseReply:
+		case scenario.PlantLoseReply:
 			w.plants.okWithoutApply = true
-		case PlantStaleRead:
+		case scenario.PlantStaleRead:
 			w.plants.staleRead = true
-		case PlantDoubleComplete:
+		case scenario.PlantDoubleComplete:
 			w.plants.doubleComplete = true
-		case PlantEarlyCommand:
+		case scenario.PlantEarlyCommand:
 			w.plants.early = true
-		case PlantDeadAfterHeal:
+		case scenario.PlantDeadAfterHeal:
 			w.plants.deadAfterHeal = true
 		}
 	}
@@ -182,7 +187,7 @@ func (w *world) run() (*Result, error) {
 	b = appendField(b, "seed", w.seed)
 	w.tr.end(b)
 
-	if sc.Client.Connect == ConnectEager {
+	if sc.Client.Connect == scenario.ConnectEager {
 		w.eng.Acquire(fsm.NeedAll, w.connected)
 	}
 	w.settle()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // stormDials counts a run's command-slot dials: per slot within the window [from, to), and in
@@ -105,7 +106,7 @@ func TestNoPolicyDialsDoNotFollowTheCommandRate(t *testing.T) {
 	const outageFrom, outageTo = 2 * time.Second, 5 * time.Second
 	limit := spacedDials(outageTo - outageFrom)
 	var totals []int
-	for _, rate := range []Rate{300, 3000, 30000} {
+	for _, rate := range []scenario.Rate{300, 3000, 30000} {
 		sc := mustLoad(t, "../scenarios/storm-no-policy-16-slots.yaml")
 		sc.Workload.Rate = rate
 		sc.Expect.Linearizable = false // the checker is not what this test measures

@@ -11,6 +11,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // sinkEvent is one call a transport made on its Sink.
@@ -59,7 +60,7 @@ type harness struct {
 
 func newHarness(t *testing.T, yaml string) *harness {
 	t.Helper()
-	sc, err := ParseScenario([]byte("name: h\nduration: 1h\n" + yaml))
+	sc, err := scenario.Parse([]byte("name: h\nduration: 1h\n" + yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func newHarness(t *testing.T, yaml string) *harness {
 }
 
 func (h *harness) open(ctx context.Context, id fsm.ConnID, slot int) {
-	h.w.tp.Open(ctx, engine.OpenRequest{Conn: id, Slot: slot, Endpoint: engine.Endpoint{Host: "r1", Port: NodePort}, Sink: h.sink})
+	h.w.tp.Open(ctx, engine.OpenRequest{Conn: id, Slot: slot, Endpoint: engine.Endpoint{Host: "r1", Port: scenario.NodePort}, Sink: h.sink})
 }
 
 // until runs scheduler events up to virtual time t, writing what each action (and the test

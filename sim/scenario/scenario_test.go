@@ -1,4 +1,4 @@
-package sim
+package scenario
 
 import (
 	"errors"
@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/engine/config"
 )
 
 func testdataScenarios(t *testing.T) []string {
 	t.Helper()
-	paths, err := filepath.Glob("testdata/*.yaml")
+	paths, err := filepath.Glob("../testdata/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scenarios in testdata: %v", err)
 	}
@@ -20,7 +22,7 @@ func testdataScenarios(t *testing.T) []string {
 
 func mustLoad(t testing.TB, path string) *Scenario {
 	t.Helper()
-	sc, err := LoadScenario(path)
+	sc, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +39,11 @@ func TestScenarioRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: resolve: %v", path, err)
 			}
-			data, err := MarshalScenario(rs)
+			data, err := Marshal(rs)
 			if err != nil {
 				t.Fatalf("%s: marshal: %v", path, err)
 			}
-			back, err := ParseScenario(data)
+			back, err := Parse(data)
 			if err != nil {
 				t.Fatalf("%s: parse of marshalled scenario: %v\n%s", path, err, data)
 			}
@@ -63,7 +65,7 @@ func TestScenarioRoundTrip(t *testing.T) {
 
 // TestResolveRanges: ranges resolve inside their bounds, per seed, and independently per fault.
 func TestResolveRanges(t *testing.T) {
-	sc := mustLoad(t, "testdata/ranges.yaml")
+	sc := mustLoad(t, "../testdata/ranges.yaml")
 	seen := map[time.Duration]bool{}
 	for seed := uint64(0); seed < 50; seed++ {
 		rs, err := sc.Resolve(seed)
@@ -113,7 +115,7 @@ func mustResolve(t *testing.T, sc *Scenario, seed uint64) *Scenario {
 
 // TestScenarioDefaults: omitted fields get their documented defaults.
 func TestScenarioDefaults(t *testing.T) {
-	sc, err := ParseScenario([]byte("name: x\nduration: 1m\nworkload: {callers: 2, rate: 10/s}\n"))
+	sc, err := Parse([]byte("name: x\nduration: 1m\nworkload: {callers: 2, rate: 10/s}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestScenarioDefaults(t *testing.T) {
 		t.Fatalf("network default: %+v", sc.Network)
 	case sc.Client.Connections != 1 || sc.Client.Connect != ConnectEager || sc.Client.Protocol != ProtocolAuto:
 		t.Fatalf("client default: %+v", sc.Client)
-	case sc.Client.ConnectTimeout != DefaultConnectTimeout || sc.Client.CommandTimeout != DefaultCommandTimeout:
+	case sc.Client.ConnectTimeout != config.DefaultConnectTimeout || sc.Client.CommandTimeout != config.DefaultCommandTimeout:
 		t.Fatalf("timeouts default: %+v", sc.Client)
 	case sc.Client.ReconnectPolicy != nil:
 		t.Fatal("policy must default to none")
@@ -133,7 +135,7 @@ func TestScenarioDefaults(t *testing.T) {
 	case float64(sc.Workload.Rate) != 10:
 		t.Fatalf("rate %v", sc.Workload.Rate)
 	}
-	sc, err = ParseScenario([]byte("name: x\nduration: 1m\nworkload: {callers: 1, rate: 120/m}\nexpect: {invariants: [no-replay, outcomes]}\n"))
+	sc, err = Parse([]byte("name: x\nduration: 1m\nworkload: {callers: 1, rate: 120/m}\nexpect: {invariants: [no-replay, outcomes]}\n"))
 	if err != nil || float64(sc.Workload.Rate) != 2 || sc.Expect.Invariants.All || len(sc.Expect.Invariants.Names) != 2 ||
 		!sc.Expect.Invariants.Includes("outcomes") {
 		t.Fatalf("rate per minute / invariant list: %+v %v", sc, err)
@@ -198,7 +200,7 @@ func TestScenarioErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseScenario([]byte(tc.yaml))
+			_, err := Parse([]byte(tc.yaml))
 			if tc.name == "incr without counters" {
 				// counters: 0 means the default (4): valid.
 				if err != nil {
@@ -209,9 +211,9 @@ func TestScenarioErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted:\n%s", tc.yaml)
 			}
-			var se *ScenarioError
+			var se *Error
 			if !errors.As(err, &se) {
-				t.Fatalf("error %v (%T) is not a *ScenarioError", err, err)
+				t.Fatalf("error %v (%T) is not a *Error", err, err)
 			}
 			if se.Field != tc.field {
 				t.Fatalf("field %q, want %q (error: %v)", se.Field, tc.field, err)
@@ -228,20 +230,97 @@ func TestScenarioErrors(t *testing.T) {
 
 // TestLoadScenarioMissingFile: a missing file is an error naming it.
 func TestLoadScenarioMissingFile(t *testing.T) {
-	if _, err := LoadScenario("testdata/no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file") {
+	if _, err := Load("../testdata/no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file") {
 		t.Fatalf("got %v", err)
 	}
 }
 
-// TestScenarioValidateInGo: scenarios built in Go are validated by Resolve and Run.
-func TestScenarioValidateInGo(t *testing.T) {
-	sc := &Scenario{Name: "go", Duration: time.Second, Client: Client{ReconnectPolicy: &PolicySpec{JitterRatio: -1}}}
-	if _, err := Run(sc, 1, RunOptions{}); err == nil || !strings.Contains(err.Error(), "client.reconnect_policy.jitter_ratio") {
-		t.Fatalf("got %v", err)
+func TestDedicatedSchema(t *testing.T) {
+	for _, tc := range []struct{ yaml, field string }{
+		{"workload: {dedicated: {renters: 0}}", "workload.dedicated.renters"},
+		{"workload: {dedicated: {renters: 1, mix: {blpop: -1}}}", "workload.dedicated.mix"},
+		{"workload: {dedicated: {renters: 1, block: -1s}}", "workload.dedicated.block"},
+		{"workload: {dedicated: {renters: 1, stop: 2m}}", "workload.dedicated.stop"},
+		{"workload: {dedicated: {renters: 1, nope: 1}}", "workload.dedicated.nope"},
+		{"client: {dedicated_pool: {minimum_size: 5}}", "client.dedicated_pool.minimum_size"},
+		{"client: {dedicated_pool: {maximum_idle: -2}}", "client.dedicated_pool.maximum_idle"},
+		{"client: {dedicated_pool: {idle_timeout: 1us}}", "client.dedicated_pool.idle_timeout"},
+		{"expect: {dedicated: {ok: {min: -1}}}", "expect.dedicated.ok.min"},
+	} {
+		_, err := Parse([]byte("name: x\nduration: 1m\n" + tc.yaml + "\n"))
+		var se *Error
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("%s: want an error on %s, got %v", tc.yaml, tc.field, err)
+		}
 	}
-	sc.Client.ReconnectPolicy = nil
-	res, err := Run(sc, 1, RunOptions{})
-	if err != nil || res.End != time.Second || len(res.Ops) != 0 {
-		t.Fatalf("minimal Go scenario: %v %+v", err, res)
+	sc, err := Parse([]byte("name: x\nduration: 1m\nclient: {command_timeout: 2s, dedicated_pool: {maximum_idle: -1}}\nworkload: {dedicated: {renters: 2}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sc.Workload.Dedicated
+	if d.Rate != 10 || d.Lists != 2 || d.Keys != 2 || *d.Block != time.Second || d.Deadline != 3*time.Second || d.Stop != time.Minute ||
+		d.Mix != (DedicatedMix{BLPop: 40, Push: 40, Tx: 20}) {
+		t.Fatalf("defaults: %+v", d)
+	}
+	if cfg := sc.EngineConfig().Pool; cfg.MaximumIdle != 0 || sc.Client.DedicatedPool.MaximumIdle != -1 {
+		t.Fatalf("maximum_idle -1 (NoIdleReuse): %+v, option %d", cfg, sc.Client.DedicatedPool.MaximumIdle)
+	}
+	data, err := Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data)
+	if err != nil || back.Workload.Dedicated.Deadline != d.Deadline || back.Client.DedicatedPool.MaximumIdle != -1 {
+		t.Fatalf("round trip: %v\n%s", err, data)
+	}
+	if c := sc.Clone(); c.Workload.Dedicated == d || c.Client.DedicatedPool == sc.Client.DedicatedPool {
+		t.Fatal("Clone shares the dedicated sections")
+	}
+}
+
+// TestPubSubSchema: the pub/sub parts of a scenario are validated with the field named, and
+// survive a resolve and marshal round trip.
+func TestPubSubSchema(t *testing.T) {
+	for _, tc := range []struct{ yaml, field string }{
+		{"workload: {pubsub: {subscribers: [{kind: topic, topics: [a]}]}}", "workload.pubsub.subscribers[0].kind"},
+		{"workload: {pubsub: {subscribers: [{topics: []}]}}", "workload.pubsub.subscribers[0].topics"},
+		{"workload: {pubsub: {subscribers: [{topics: [a], at: 20s}]}}", "workload.pubsub.subscribers[0].at"},
+		{"workload: {pubsub: {subscribers: [{topics: [a], at: 2s, unsubscribe_at: 1s}]}}", "workload.pubsub.subscribers[0].unsubscribe_at"},
+		{"workload: {pubsub: {subscribers: [], publisher: {rate: 0, channels: [a]}}}", "workload.pubsub.publisher.rate"},
+		{"workload: {pubsub: {subscribers: [], publisher: {rate: 5/s}}}", "workload.pubsub.publisher"},
+		{"faults: [{at: 1s, subscribe_error: {node: r1, kinds: [topic]}}]", "faults[0].subscribe_error.kinds[0]"},
+		{"faults: [{at: 1s, subscribe_error: {node: r9}}]", "faults[0].subscribe_error.node"},
+		{"expect: {pubsub: {subscribers: [{subscriber: 3}]}}", "expect.pubsub.subscribers[0].subscriber"},
+		{"workload: {pubsub: {subscribers: [{topics: [a]}]}}\nexpect: {pubsub: {subscribers: [{subscriber: 0, ends: [gone]}]}}", "expect.pubsub.subscribers[0].ends[0]"},
+	} {
+		_, err := Parse([]byte("name: x\nduration: 10s\n" + tc.yaml + "\n"))
+		var se *Error
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("%s: got %v, want an error on %s", tc.yaml, err, tc.field)
+		}
+	}
+	sc := mustLoad(t, "../../scenarios/pubsub-exhaustion-regular-keeps-sharded.yaml")
+	res, err := sc.Resolve(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Marshal(back)
+	if string(again) != string(data) || back.Workload.PubSub.Buffer != 1024 || back.Faults[1].SubscribeError == nil {
+		t.Fatalf("round trip:\n%s\n---\n%s", data, again)
+	}
+	// Clone is deep.
+	cl := sc.Clone()
+	cl.Workload.PubSub.Subscribers[0].Topics[0] = "changed"
+	cl.Faults[1].SubscribeError.Kinds[0] = "shard"
+	if sc.Workload.PubSub.Subscribers[0].Topics[0] == "changed" || sc.Faults[1].SubscribeError.Kinds[0] == "shard" {
+		t.Fatal("Clone shares pub/sub slices")
 	}
 }

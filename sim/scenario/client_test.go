@@ -1,4 +1,4 @@
-package sim
+package scenario
 
 import (
 	"errors"
@@ -66,19 +66,19 @@ func TestSnakeCase(t *testing.T) {
 // the resolver. Regression: the simulator's default library name was "Respire", the client's
 // "respire".
 func TestClientDefaultsAreTheClients(t *testing.T) {
-	sc, err := ParseScenario([]byte("name: x\nduration: 1m\n"))
+	sc, err := Parse([]byte("name: x\nduration: 1m\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := sc.Client
-	if c.LibraryName != "respire" || DefaultLibraryName != "respire" {
-		t.Fatalf("library name %q (default %q), want the client's \"respire\"", c.LibraryName, DefaultLibraryName)
+	if c.LibraryName != "respire" || config.DefaultLibraryName != "respire" {
+		t.Fatalf("library name %q (default %q), want the client's \"respire\"", c.LibraryName, config.DefaultLibraryName)
 	}
 	r, err := sc.ClientConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Handshake.LibraryName != "respire" || r.Handshake.LibraryVersion != LibraryVersion {
+	if r.Handshake.LibraryName != "respire" || r.Handshake.LibraryVersion != config.Version {
 		t.Fatalf("handshake %v", r.Handshake)
 	}
 	want, err := config.Resolve(config.Options{})
@@ -111,8 +111,8 @@ func TestClientBoundsAreTheClients(t *testing.T) {
 		{"reconnect_policy: {jitter_ratio: 1.5}", "client.reconnect_policy.jitter_ratio", "must be between 0 and 1"},
 		{"protocol: resp4", "client.protocol", "must be ProtocolAuto (auto), ProtocolRESP2 (resp2) or ProtocolRESP3 (resp3)"},
 	} {
-		_, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {" + tc.yaml + "}\n"))
-		var se *ScenarioError
+		_, err := Parse([]byte("name: x\nduration: 1m\nclient: {" + tc.yaml + "}\n"))
+		var se *Error
 		if !errors.As(err, &se) || se.Field != tc.field || se.Msg != tc.reason {
 			t.Errorf("%s: got %v, want %s: %s", tc.yaml, err, tc.field, tc.reason)
 		}
@@ -120,7 +120,7 @@ func TestClientBoundsAreTheClients(t *testing.T) {
 	for _, ok := range []string{"connection_max_lifetime: 1ms", "connection_idle_read_timeout: -1ns",
 		"connection_idle_read_timeout: 1s, gathered_write_stall_timeout: -1ns", "database: 16",
 		"dedicated_pool: {maximum_idle: -1}"} {
-		if _, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {" + ok + "}\n")); err != nil {
+		if _, err := Parse([]byte("name: x\nduration: 1m\nclient: {" + ok + "}\n")); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
@@ -129,12 +129,12 @@ func TestClientBoundsAreTheClients(t *testing.T) {
 // TestNoTimeoutIsNotSimulated: a command timeout the client accepts but the simulator cannot
 // model is refused with a reason that says so.
 func TestNoTimeoutIsNotSimulated(t *testing.T) {
-	_, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {command_timeout: -1ns}\n"))
-	var se *ScenarioError
+	_, err := Parse([]byte("name: x\nduration: 1m\nclient: {command_timeout: -1ns}\n"))
+	var se *Error
 	if !errors.As(err, &se) || se.Field != "client.command_timeout" || !strings.Contains(se.Msg, "not simulated") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {command_timeout: -2ns}\n")); err == nil ||
+	if _, err := Parse([]byte("name: x\nduration: 1m\nclient: {command_timeout: -2ns}\n")); err == nil ||
 		!strings.Contains(err.Error(), "use NoTimeout to disable it") {
 		t.Fatalf("a negative timeout other than NoTimeout: %v", err)
 	}
@@ -144,7 +144,7 @@ func TestNoTimeoutIsNotSimulated(t *testing.T) {
 // not the zero values that stand for them, and reads back to the same configuration. Regression
 // (issue 15): a resolved scenario showed multiplier 0 while 2 was in effect.
 func TestResolvedScenarioShowsEffectiveValues(t *testing.T) {
-	sc, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {connection_idle_read_timeout: 2s, " +
+	sc, err := Parse([]byte("name: x\nduration: 1m\nclient: {connection_idle_read_timeout: 2s, " +
 		"reconnect_policy: {initial_delay: 100ms, max_attempts: 3}}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestResolvedScenarioShowsEffectiveValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := MarshalScenario(rs)
+	data, err := Marshal(rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestResolvedScenarioShowsEffectiveValues(t *testing.T) {
 	if strings.Contains(text, "backoff_multiplier: 0") || strings.Contains(text, "max_delay: 0s") {
 		t.Errorf("resolved scenario shows a zero value for a value in effect:\n%s", text)
 	}
-	back, err := ParseScenario(data)
+	back, err := Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +184,8 @@ func TestResolvedScenarioShowsEffectiveValues(t *testing.T) {
 func TestRenamedClientFieldsAreErrors(t *testing.T) {
 	for _, old := range []string{"max_lifetime: 1s", "idle_read_timeout: 1s", "write_stall_timeout: 1s",
 		"omit_library_info: true", "reconnect_policy: {multiplier: 2}", "reconnect_policy: {jitter: 0.1}"} {
-		_, err := ParseScenario([]byte("name: x\nduration: 1m\nclient: {" + old + "}\n"))
-		var se *ScenarioError
+		_, err := Parse([]byte("name: x\nduration: 1m\nclient: {" + old + "}\n"))
+		var se *Error
 		if !errors.As(err, &se) || !strings.Contains(se.Msg, "unknown field") {
 			t.Errorf("%s: got %v", old, err)
 		}
@@ -195,7 +195,7 @@ func TestRenamedClientFieldsAreErrors(t *testing.T) {
 // TestClientSectionDocumented: docs/scenarios.md's client-section table names every key of the
 // client section, the policy and the pool.
 func TestClientSectionDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../docs/scenarios.md")
+	doc, err := os.ReadFile("../../docs/scenarios.md")
 	if err != nil {
 		t.Fatal(err)
 	}

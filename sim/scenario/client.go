@@ -1,9 +1,8 @@
-package sim
+package scenario
 
 import (
 	"errors"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/respire-go/respire/engine"
@@ -69,24 +68,9 @@ func (c *Client) setOptions(o *config.Options) {
 		MaximumIdle: p.MaximumIdle, IdleTimeout: p.IdleTimeout}
 }
 
-// applyClientDefaults replaces the client section's zero values with the values in effect, from
-// the resolver. An invalid section is left as it is, for Validate to report with the client's
-// error: defaults never change which error a bad value gets.
-func (sc *Scenario) applyClientDefaults() {
-	c := &sc.Client
-	if c.Connect == "" {
-		c.Connect = ConnectEager
-	}
-	r, err := config.Resolve(c.options())
-	if err != nil {
-		return
-	}
-	c.setOptions(&r.Options)
-}
-
 // ClientConfig resolves the client section with the client's resolver (engine/config): the
 // defaults, bounds, errors and derived configuration of client.Options for the same values. An
-// error is a *ScenarioError naming the YAML field ("client.connection_max_lifetime") with the
+// error is a *Error naming the YAML field ("client.connection_max_lifetime") with the
 // reason a *client.ConfigError gives for the Options field.
 func (sc *Scenario) ClientConfig() (config.Resolved, error) {
 	r, err := config.Resolve(sc.Client.options())
@@ -100,22 +84,7 @@ func (sc *Scenario) ClientConfig() (config.Resolved, error) {
 	return r, nil
 }
 
-// validateClient checks the client section: the resolver's checks, then the simulator's own.
-func (sc *Scenario) validateClient() error {
-	c := &sc.Client
-	if c.Connect != ConnectEager && c.Connect != ConnectLazy {
-		return fieldErr("client.connect", "must be eager or lazy, not "+strconv.Quote(c.Connect))
-	}
-	if _, err := sc.ClientConfig(); err != nil {
-		return err
-	}
-	if c.CommandTimeout == config.NoTimeout {
-		return fieldErr("client.command_timeout", "NoTimeout is valid for the client but not simulated: the simulated callers need a finite budget")
-	}
-	return nil
-}
-
-// EngineConfig returns the engine configuration a run of sc uses (sc must be valid: ParseScenario
+// EngineConfig returns the engine configuration a run of sc uses (sc must be valid: Parse
 // and Resolve check it): the resolver's configuration for the client section, with the endpoint
 // of the first node and no engine journal (JournalSize -1; the run records every step itself).
 // engine.Replay over Result.Steps' events with it reproduces the recorded effects.
