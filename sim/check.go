@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 )
 
 // Checker names, as scenarios list them under expect.invariants and expect.fail.
@@ -43,9 +44,9 @@ type NoReplay struct{}
 func (NoReplay) Name() string { return CheckNoReplay }
 
 // Check implements Checker.
-func (NoReplay) Check(r *Result) []Violation {
+func (NoReplay) Check(r *record.Result) []Violation {
 	var out []Violation
-	sent := map[uint64]Send{}
+	sent := map[uint64]record.Send{}
 	for _, s := range r.Sends {
 		if first, ok := sent[s.CmdID]; ok {
 			out = append(out, violation(CheckNoReplay, s.At, "command "+u(s.CmdID)+" written again on conn "+
@@ -54,7 +55,7 @@ func (NoReplay) Check(r *Result) []Violation {
 		}
 		sent[s.CmdID] = s
 	}
-	applied := map[uint64]Apply{}
+	applied := map[uint64]record.Apply{}
 	for _, a := range r.Applies {
 		if a.CmdID == 0 {
 			continue
@@ -78,7 +79,7 @@ type Outcomes struct{}
 func (Outcomes) Name() string { return CheckOutcomes }
 
 // Check implements Checker.
-func (Outcomes) Check(r *Result) []Violation {
+func (Outcomes) Check(r *record.Result) []Violation {
 	var out []Violation
 	sent := map[uint64]bool{}
 	for _, s := range r.Sends {
@@ -89,14 +90,14 @@ func (Outcomes) Check(r *Result) []Violation {
 		timeout = r.Scenario.Client.CommandTimeout
 	}
 	for _, op := range r.Ops {
-		if op.Outcome != OpPending && timeout > 0 && op.Return > op.Call+timeout {
+		if op.Outcome != record.OpPending && timeout > 0 && op.Return > op.Call+timeout {
 			out = append(out, violation(CheckOutcomes, op.Return, "op "+u(op.ID)+" "+op.Name+" ended "+
 				(op.Return-op.Call).String()+" after its call, past its "+timeout.String()+" timeout"))
 		}
 		switch op.Outcome {
-		case OpPending:
+		case record.OpPending:
 			out = append(out, violation(CheckOutcomes, op.Call, "op "+u(op.ID)+" "+op.Name+" never completed"))
-		case OpUnknown:
+		case record.OpUnknown:
 			if !sent[op.ID] {
 				out = append(out, violation(CheckOutcomes, op.Return, "op "+u(op.ID)+" reported an unknown outcome but was never written"))
 			}
@@ -116,7 +117,7 @@ type Honest struct{}
 func (Honest) Name() string { return CheckHonest }
 
 // Check implements Checker.
-func (Honest) Check(r *Result) []Violation {
+func (Honest) Check(r *record.Result) []Violation {
 	var out []Violation
 	applied := map[uint64]bool{}
 	for _, a := range r.Applies {
@@ -124,9 +125,9 @@ func (Honest) Check(r *Result) []Violation {
 	}
 	for _, op := range r.Ops {
 		switch {
-		case op.Outcome == OpOK && op.ServerError == "" && !applied[op.ID]:
+		case op.Outcome == record.OpOK && op.ServerError == "" && !applied[op.ID]:
 			out = append(out, violation(CheckHonest, op.Return, "op "+u(op.ID)+" "+op.Name+" reported ok but no node applied it"))
-		case op.Outcome == OpFailed && applied[op.ID]:
+		case op.Outcome == record.OpFailed && applied[op.ID]:
 			out = append(out, violation(CheckHonest, op.Return, "op "+u(op.ID)+" "+op.Name+" reported a definite failure but was applied"))
 		}
 	}
@@ -144,19 +145,19 @@ type Pairing struct{}
 func (Pairing) Name() string { return CheckPairing }
 
 // Check implements Checker.
-func (Pairing) Check(r *Result) []Violation {
+func (Pairing) Check(r *record.Result) []Violation {
 	var out []Violation
-	ops := map[uint64]*Op{}
+	ops := map[uint64]*record.Op{}
 	for i := range r.Ops {
 		ops[r.Ops[i].ID] = &r.Ops[i]
 	}
 	type entry struct {
-		send Send
-		op   *Op
+		send record.Send
+		op   *record.Op
 	}
 	byConn := map[fsm.ConnID][]entry{}
 	for _, s := range r.Sends {
-		if op := ops[s.CmdID]; op != nil && op.Outcome == OpOK {
+		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK {
 			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
 		}
 	}
@@ -197,7 +198,7 @@ type HandshakeFirst struct{}
 func (HandshakeFirst) Name() string { return CheckHandshakeFirst }
 
 // Check implements Checker.
-func (HandshakeFirst) Check(r *Result) []Violation {
+func (HandshakeFirst) Check(r *record.Result) []Violation {
 	var out []Violation
 	for _, a := range r.Applies {
 		if a.CmdID != 0 && !a.AfterHandshake {
@@ -252,7 +253,7 @@ type slotTrack struct {
 }
 
 // Check implements Checker.
-func (c Policy) Check(r *Result) []Violation {
+func (c Policy) Check(r *record.Result) []Violation {
 	var out []Violation
 	slots := map[int]*slotTrack{}
 	track := func(i int) *slotTrack {
@@ -415,7 +416,7 @@ func routesResting(effects []fsm.Effect) bool {
 
 // loopLag is the lag of the run's event loop (Runtime.LoopLag): an event is stepped up to that
 // much after it happened, so a timer's dial may come that much after its delay.
-func loopLag(r *Result) time.Duration {
+func loopLag(r *record.Result) time.Duration {
 	if r.Scenario == nil {
 		return 0
 	}
@@ -469,7 +470,7 @@ type Liveness struct {
 func (Liveness) Name() string { return CheckLiveness }
 
 // Check implements Checker.
-func (c Liveness) Check(r *Result) []Violation {
+func (c Liveness) Check(r *record.Result) []Violation {
 	var out []Violation
 	deadline := c.After + c.Within
 	firstOK := time.Duration(-1)
@@ -481,10 +482,10 @@ func (c Liveness) Check(r *Result) []Violation {
 			continue
 		}
 		judged++
-		if op.Outcome == OpOK && op.ServerError == "" && (firstOK < 0 || op.Return < firstOK) {
+		if op.Outcome == record.OpOK && op.ServerError == "" && (firstOK < 0 || op.Return < firstOK) {
 			firstOK = op.Return
 		}
-		if op.Call >= deadline && (op.Outcome != OpOK || op.ServerError != "") {
+		if op.Call >= deadline && (op.Outcome != record.OpOK || op.ServerError != "") {
 			msg := "op " + u(op.ID) + " " + op.Name + " issued " + (op.Call - c.After).String() + " after heal ended " + op.Outcome.String()
 			if op.Err != "" {
 				msg += ": " + op.Err
@@ -512,7 +513,7 @@ type Replay struct {
 func (Replay) Name() string { return CheckReplay }
 
 // Check implements Checker.
-func (c Replay) Check(r *Result) []Violation {
+func (c Replay) Check(r *record.Result) []Violation {
 	events := make([]fsm.Event, len(r.Steps))
 	for i := range r.Steps {
 		events[i] = r.Steps[i].Event

@@ -8,6 +8,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
 )
 
 // Checker names of dedicated connections.
@@ -58,7 +59,7 @@ type rentAnswer struct {
 
 // rentIndex reconstructs the rents from the engine steps: pool demands, the dials and answers
 // the pool attributes to each, and the failures of their attempts.
-func rentIndex(r *Result) (map[fsm.WaiterID]*rentRecord, []fsm.WaiterID) {
+func rentIndex(r *record.Result) (map[fsm.WaiterID]*rentRecord, []fsm.WaiterID) {
 	rents := map[fsm.WaiterID]*rentRecord{}
 	var order []fsm.WaiterID
 	connRent := map[fsm.ConnID]fsm.WaiterID{}
@@ -136,7 +137,7 @@ type RentBudget struct {
 func (RentBudget) Name() string { return CheckRentBudget }
 
 // Check implements Checker.
-func (c RentBudget) Check(r *Result) []Violation {
+func (c RentBudget) Check(r *record.Result) []Violation {
 	var out []Violation
 	budget := rentBudget(c.Policy)
 	rents, order := rentIndex(r)
@@ -182,7 +183,7 @@ type RentPermanent struct{}
 func (RentPermanent) Name() string { return CheckRentPermanent }
 
 // Check implements Checker.
-func (RentPermanent) Check(r *Result) []Violation {
+func (RentPermanent) Check(r *record.Result) []Violation {
 	var out []Violation
 	rents, order := rentIndex(r)
 	for _, w := range order {
@@ -243,16 +244,16 @@ func (DedicatedNoResend) Name() string { return CheckDedicatedNoResend }
 var onceOnly = map[string]bool{"BLPOP": true, "BRPOP": true, "BLMOVE": true, "BZPOPMIN": true, "XREAD": true, "EXEC": true}
 
 // Check implements Checker.
-func (DedicatedNoResend) Check(r *Result) []Violation {
+func (DedicatedNoResend) Check(r *record.Result) []Violation {
 	var out []Violation
-	sends := map[uint64][]Send{}
+	sends := map[uint64][]record.Send{}
 	for _, s := range r.Sends {
-		if s.CmdID >= DedicatedIDBase {
+		if s.CmdID >= record.DedicatedIDBase {
 			sends[s.CmdID] = append(sends[s.CmdID], s)
 		}
 	}
 	for _, op := range r.Dedicated {
-		written := map[string][]Send{}
+		written := map[string][]record.Send{}
 		var names []string
 		for _, cmd := range op.Cmds {
 			if !onceOnly[cmd.Name] {
@@ -298,7 +299,7 @@ const (
 )
 
 // Check implements Checker.
-func (c Pool) Check(r *Result) []Violation {
+func (c Pool) Check(r *record.Result) []Violation {
 	var out []Violation
 	state := map[fsm.ConnID]int{}
 	owner := map[fsm.ConnID]fsm.WaiterID{}
@@ -462,11 +463,11 @@ type holdInterval struct {
 
 // checkHolders checks that every command of a dedicated operation was written on a connection
 // that one of the operation's rents held at that moment.
-func checkHolders(r *Result, holds map[fsm.ConnID][]holdInterval) []Violation {
+func checkHolders(r *record.Result, holds map[fsm.ConnID][]holdInterval) []Violation {
 	var out []Violation
-	sends := map[uint64][]Send{}
+	sends := map[uint64][]record.Send{}
 	for _, s := range r.Sends {
-		if s.CmdID >= DedicatedIDBase {
+		if s.CmdID >= record.DedicatedIDBase {
 			sends[s.CmdID] = append(sends[s.CmdID], s)
 		}
 	}
@@ -496,7 +497,7 @@ type expectDedicated struct{}
 
 func (expectDedicated) Name() string { return CheckExpectDedicated }
 
-func (expectDedicated) Check(r *Result) []Violation {
+func (expectDedicated) Check(r *record.Result) []Violation {
 	e := r.Scenario.Expect.Dedicated
 	if e == nil {
 		return nil
@@ -534,10 +535,10 @@ func (expectDedicated) Check(r *Result) []Violation {
 		}
 		most = max(most, len(backoff))
 	}
-	values := map[string]int{"ok": counts[DedicatedOK], "timeout": counts[DedicatedTimeout], "conflict": counts[DedicatedConflict],
-		"error": counts[DedicatedError], "failed": counts[DedicatedFailed], "unknown": counts[DedicatedUnknown],
-		"rent_failed": counts[DedicatedRentFailed], "exhausted": counts[DedicatedExhausted], "cancelled": counts[DedicatedCancelled],
-		"closed": counts[DedicatedClosed], "retried": retried, "concurrent_backoff": most}
+	values := map[string]int{"ok": counts[record.DedicatedOK], "timeout": counts[record.DedicatedTimeout], "conflict": counts[record.DedicatedConflict],
+		"error": counts[record.DedicatedError], "failed": counts[record.DedicatedFailed], "unknown": counts[record.DedicatedUnknown],
+		"rent_failed": counts[record.DedicatedRentFailed], "exhausted": counts[record.DedicatedExhausted], "cancelled": counts[record.DedicatedCancelled],
+		"closed": counts[record.DedicatedClosed], "retried": retried, "concurrent_backoff": most}
 	var out []Violation
 	for _, nb := range e.Named() {
 		if nb.Bounds == nil {

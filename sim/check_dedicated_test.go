@@ -10,12 +10,13 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
 // poolSteps builds synthetic engine steps of the dedicated pool.
 type poolSteps struct {
-	steps []Step
+	steps []record.Step
 	at    time.Duration
 }
 
@@ -28,7 +29,7 @@ func (p *poolSteps) step(ev fsm.Event, effects ...fsm.Effect) {
 	for i := range effects {
 		effects[i].Machine = fsm.MachinePool
 	}
-	p.steps = append(p.steps, Step{Event: ev, Effects: effects})
+	p.steps = append(p.steps, record.Step{Event: ev, Effects: effects})
 }
 
 func pc(n uint64) fsm.ConnID { return fsm.ConnID(fsm.IDBase(fsm.MachinePool) + n) }
@@ -57,22 +58,22 @@ func TestRentBudgetControl(t *testing.T) {
 	clean.step(fsm.Event{Kind: fsm.DialFailed, Conn: pc(1), Err: errRefusedTest}, fsm.Effect{Kind: fsm.ArmTimer, Timer: pt(3), After: time.Millisecond, Waiter: 1})
 	clean.step(fsm.Event{Kind: fsm.TimerFired, Timer: pt(3)}, dial(1, pc(4), 1))
 	clean.step(fsm.Event{Kind: fsm.DialFailed, Conn: pc(4), Err: errRefusedTest}, answer(1, fsm.OutcomeExhausted, 0))
-	ops := []DedicatedOp{{ID: 1, Kind: "PUSH", Waiters: []fsm.WaiterID{1}}, {ID: 2, Kind: "PUSH", Waiters: []fsm.WaiterID{2}}}
-	expectViolations(t, RentBudget{Policy: pol}, &Result{Steps: clean.steps, Dedicated: ops})
+	ops := []record.DedicatedOp{{ID: 1, Kind: "PUSH", Waiters: []fsm.WaiterID{1}}, {ID: 2, Kind: "PUSH", Waiters: []fsm.WaiterID{2}}}
+	expectViolations(t, RentBudget{Policy: pol}, &record.Result{Steps: clean.steps, Dedicated: ops})
 
 	// A rent dialing beyond its budget, one numbering attempts with a shared counter, and an
 	// operation that rented again.
 	over := clean
-	over.steps = append([]Step(nil), clean.steps...)
+	over.steps = append([]record.Step(nil), clean.steps...)
 	over.step(fsm.Event{Kind: fsm.Demanded, Waiter: 3}, dial(3, pc(5), 1))
 	over.step(fsm.Event{Kind: fsm.TimerFired, Timer: pt(9)}, dial(2, pc(6), 1), dial(2, pc(7), 2))
 	over.step(fsm.Event{Kind: fsm.Demanded, Waiter: 4}, dial(4, pc(8), 0))
-	ops = append(ops, DedicatedOp{ID: 3, Kind: "TX", Waiters: []fsm.WaiterID{3}}, DedicatedOp{ID: 4, Kind: "PUSH", Waiters: []fsm.WaiterID{1, 4}})
-	expectViolations(t, RentBudget{Policy: pol}, &Result{Steps: over.steps, Dedicated: ops},
+	ops = append(ops, record.DedicatedOp{ID: 3, Kind: "TX", Waiters: []fsm.WaiterID{3}}, record.DedicatedOp{ID: 4, Kind: "PUSH", Waiters: []fsm.WaiterID{1, 4}})
+	expectViolations(t, RentBudget{Policy: pol}, &record.Result{Steps: over.steps, Dedicated: ops},
 		"rent 2 made 3 connection attempts, budget 2", "rent 3 dialed attempt 1 as its attempt 1",
 		"op 2 PUSH made 3 connection attempts", "op 4 PUSH made 3 connection attempts across 2 rents")
 	// Without a policy the budget is one attempt.
-	expectViolations(t, RentBudget{}, &Result{Steps: clean.steps[:2]})
+	expectViolations(t, RentBudget{}, &record.Result{Steps: clean.steps[:2]})
 }
 
 func TestRentPermanentControl(t *testing.T) {
@@ -81,7 +82,7 @@ func TestRentPermanentControl(t *testing.T) {
 	clean.step(fsm.Event{Kind: fsm.DialFailed, Conn: pc(1), Err: errLoading}, fsm.Effect{Kind: fsm.ArmTimer, Timer: pt(2), Waiter: 1})
 	clean.step(fsm.Event{Kind: fsm.TimerFired, Timer: pt(2)}, dial(1, pc(3), 1))
 	clean.step(fsm.Event{Kind: fsm.DialFailed, Conn: pc(3), Err: errWrongPass, Class: fsm.Permanent}, answer(1, fsm.OutcomeFailed, 0))
-	expectViolations(t, RentPermanent{}, &Result{Steps: clean.steps})
+	expectViolations(t, RentPermanent{}, &record.Result{Steps: clean.steps})
 
 	// The transport called WRONGPASS transient: the rent retried it.
 	var planted poolSteps
@@ -89,8 +90,8 @@ func TestRentPermanentControl(t *testing.T) {
 	planted.step(fsm.Event{Kind: fsm.DialFailed, Conn: pc(1), Err: errWrongPass}, fsm.Effect{Kind: fsm.ArmTimer, Timer: pt(2), Waiter: 1})
 	planted.step(fsm.Event{Kind: fsm.TimerFired, Timer: pt(2)}, dial(1, pc(3), 1))
 	planted.step(fsm.Event{Kind: fsm.Demanded, Waiter: 4}, dial(4, pc(4), 0))
-	ops := []DedicatedOp{{ID: 1, Waiters: []fsm.WaiterID{1, 4}}}
-	expectViolations(t, RentPermanent{}, &Result{Steps: planted.steps, Dedicated: ops},
+	ops := []record.DedicatedOp{{ID: 1, Waiters: []fsm.WaiterID{1, 4}}}
+	expectViolations(t, RentPermanent{}, &record.Result{Steps: planted.steps, Dedicated: ops},
 		"rent 1 was not answered at once", "rent 1 dialed attempt 1 after a permanent failure", "op 1 dialed again (rent 4)")
 	if !permanentFailure(errWrongPass) || permanentFailure(errLoading) || permanentFailure(errRefusedTest) {
 		t.Fatal("independent classification")
@@ -98,20 +99,20 @@ func TestRentPermanentControl(t *testing.T) {
 }
 
 func TestDedicatedNoResendControl(t *testing.T) {
-	id := uint64(DedicatedIDBase)
-	clean := &Result{
-		Sends: []Send{{CmdID: id + 1, Conn: 1}, {CmdID: id + 2, Conn: 1}, {CmdID: id + 3, Conn: 2}},
-		Dedicated: []DedicatedOp{
-			{ID: 1, Kind: "BLPOP", Cmds: []DedicatedCmd{{ID: id + 1, Name: "BLPOP"}}},
-			{ID: 2, Kind: "TX", Cmds: []DedicatedCmd{{ID: id + 2, Name: "WATCH"}, {ID: id + 3, Name: "EXEC"}, {ID: id + 9, Name: "EXEC"}}},
+	id := uint64(record.DedicatedIDBase)
+	clean := &record.Result{
+		Sends: []record.Send{{CmdID: id + 1, Conn: 1}, {CmdID: id + 2, Conn: 1}, {CmdID: id + 3, Conn: 2}},
+		Dedicated: []record.DedicatedOp{
+			{ID: 1, Kind: "BLPOP", Cmds: []record.DedicatedCmd{{ID: id + 1, Name: "BLPOP"}}},
+			{ID: 2, Kind: "TX", Cmds: []record.DedicatedCmd{{ID: id + 2, Name: "WATCH"}, {ID: id + 3, Name: "EXEC"}, {ID: id + 9, Name: "EXEC"}}},
 		},
 	}
 	expectViolations(t, DedicatedNoResend{}, clean)
-	planted := &Result{
-		Sends: []Send{{CmdID: id + 1, Conn: 1}, {CmdID: id + 4, Conn: 3, At: ms(5)}, {CmdID: id + 3, Conn: 2}, {CmdID: id + 3, Conn: 4}},
-		Dedicated: []DedicatedOp{
-			{ID: 1, Kind: "BLPOP", Cmds: []DedicatedCmd{{ID: id + 1, Name: "BLPOP"}, {ID: id + 4, Name: "BLPOP"}}},
-			{ID: 2, Kind: "TX", Cmds: []DedicatedCmd{{ID: id + 3, Name: "EXEC"}}},
+	planted := &record.Result{
+		Sends: []record.Send{{CmdID: id + 1, Conn: 1}, {CmdID: id + 4, Conn: 3, At: ms(5)}, {CmdID: id + 3, Conn: 2}, {CmdID: id + 3, Conn: 4}},
+		Dedicated: []record.DedicatedOp{
+			{ID: 1, Kind: "BLPOP", Cmds: []record.DedicatedCmd{{ID: id + 1, Name: "BLPOP"}, {ID: id + 4, Name: "BLPOP"}}},
+			{ID: 2, Kind: "TX", Cmds: []record.DedicatedCmd{{ID: id + 3, Name: "EXEC"}}},
 		},
 	}
 	expectViolations(t, DedicatedNoResend{}, planted, "op 1 wrote its BLPOP 2 times", "op 2 wrote its EXEC 2 times")
@@ -129,17 +130,17 @@ func TestPoolControl(t *testing.T) {
 	clean.step(fsm.Event{Kind: fsm.DialFailed, Conn: pc(2), Err: errRefusedTest})
 	clean.step(fsm.Event{Kind: fsm.Returned, Conn: pc(1), Healthy: true})
 	clean.step(fsm.Event{Kind: fsm.Disposed}, fsm.Effect{Kind: fsm.Close, Conn: pc(1)})
-	id := uint64(DedicatedIDBase)
-	owned := []DedicatedOp{{ID: 1, Outcome: DedicatedOK, Waiters: []fsm.WaiterID{1}, Cmds: []DedicatedCmd{{ID: id + 1, Name: "RPUSH"}}},
-		{ID: 2, Outcome: DedicatedOK, Waiters: []fsm.WaiterID{3}, Cmds: []DedicatedCmd{{ID: id + 2, Name: "RPUSH"}}}}
+	id := uint64(record.DedicatedIDBase)
+	owned := []record.DedicatedOp{{ID: 1, Outcome: record.DedicatedOK, Waiters: []fsm.WaiterID{1}, Cmds: []record.DedicatedCmd{{ID: id + 1, Name: "RPUSH"}}},
+		{ID: 2, Outcome: record.DedicatedOK, Waiters: []fsm.WaiterID{3}, Cmds: []record.DedicatedCmd{{ID: id + 2, Name: "RPUSH"}}}}
 	// Op 1 writes while it holds conn 1 (granted at 2ms, returned at 5ms), op 2 after conn 1 was
 	// handed to it at 5ms.
-	sends := []Send{{CmdID: id + 1, Conn: pc(1), At: ms(2)}, {CmdID: id + 2, Conn: pc(1), At: ms(6)}}
-	expectViolations(t, Pool{Config: cfg}, &Result{Steps: clean.steps, Dedicated: owned, Sends: sends})
+	sends := []record.Send{{CmdID: id + 1, Conn: pc(1), At: ms(2)}, {CmdID: id + 2, Conn: pc(1), At: ms(6)}}
+	expectViolations(t, Pool{Config: cfg}, &record.Result{Steps: clean.steps, Dedicated: owned, Sends: sends})
 	// Op 1 writes again on conn 1 after giving it back.
-	sends = append(sends, Send{CmdID: id + 3, Conn: pc(1), At: ms(6)})
-	owned[0].Cmds = append(owned[0].Cmds, DedicatedCmd{ID: id + 3, Name: "LLEN"})
-	expectViolations(t, Pool{Config: cfg}, &Result{Steps: clean.steps, Dedicated: owned, Sends: sends},
+	sends = append(sends, record.Send{CmdID: id + 3, Conn: pc(1), At: ms(6)})
+	owned[0].Cmds = append(owned[0].Cmds, record.DedicatedCmd{ID: id + 3, Name: "LLEN"})
+	expectViolations(t, Pool{Config: cfg}, &record.Result{Steps: clean.steps, Dedicated: owned, Sends: sends},
 		"op 1 wrote LLEN (command "+u(id+3)+") on conn "+u(uint64(pc(1)))+", which it did not hold")
 
 	var planted poolSteps
@@ -152,8 +153,8 @@ func TestPoolControl(t *testing.T) {
 		answer(3, fsm.OutcomeCancelled, 0), answer(3, fsm.OutcomeCancelled, 0))
 	planted.step(fsm.Event{Kind: fsm.Demanded, Waiter: 4})
 	planted.step(fsm.Event{Kind: fsm.Disposed}, dial(3, pc(5), 1))
-	ops := []DedicatedOp{{ID: 1, Kind: "PUSH", Outcome: DedicatedOK}, {ID: 2, Kind: "TX"}}
-	expectViolations(t, Pool{Config: cfg}, &Result{Steps: planted.steps, Dedicated: ops},
+	ops := []record.DedicatedOp{{ID: 1, Kind: "PUSH", Outcome: record.DedicatedOK}, {ID: 2, Kind: "TX"}}
+	expectViolations(t, Pool{Config: cfg}, &record.Result{Steps: planted.steps, Dedicated: ops},
 		"conn "+u(uint64(pc(1)))+" granted to rent 2 while rent 1 holds it",
 		"dedicated capacity 3 above maximum_size 2",
 		"a withdrawal or shutdown emitted a dedicated Disconnected event",
@@ -168,9 +169,9 @@ func TestPoolControl(t *testing.T) {
 func TestExpectDedicatedControl(t *testing.T) {
 	one, three := 1, 3
 	sc := &scenario.Scenario{Expect: scenario.Expect{Dedicated: &scenario.DedicatedExpect{OK: &scenario.Bounds{Min: &three}, Conflict: &scenario.Bounds{Max: &one}}}}
-	ok := &Result{Scenario: sc, Dedicated: []DedicatedOp{{Outcome: DedicatedOK}, {Outcome: DedicatedOK}, {Outcome: DedicatedOK}, {Outcome: DedicatedConflict}}}
+	ok := &record.Result{Scenario: sc, Dedicated: []record.DedicatedOp{{Outcome: record.DedicatedOK}, {Outcome: record.DedicatedOK}, {Outcome: record.DedicatedOK}, {Outcome: record.DedicatedConflict}}}
 	expectViolations(t, expectDedicated{}, ok)
-	bad := &Result{Scenario: sc, Dedicated: []DedicatedOp{{Outcome: DedicatedOK}, {Outcome: DedicatedConflict}, {Outcome: DedicatedConflict}}}
+	bad := &record.Result{Scenario: sc, Dedicated: []record.DedicatedOp{{Outcome: record.DedicatedOK}, {Outcome: record.DedicatedConflict}, {Outcome: record.DedicatedConflict}}}
 	expectViolations(t, expectDedicated{}, bad, "dedicated ok: 1, want at least 3", "dedicated conflict: 2, want at most 1")
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 )
 
 // CheckLifetime is the name of the lifetime-recycling checker.
@@ -47,7 +48,7 @@ type lifetimeSlot struct {
 }
 
 // Check implements Checker.
-func (c Lifetime) Check(r *Result) []Violation {
+func (c Lifetime) Check(r *record.Result) []Violation {
 	var out []Violation
 	slots := map[int]*lifetimeSlot{}
 	slot := func(i int) *lifetimeSlot {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/respire-go/respire/sim/record"
 )
 
 // LinearizabilityTimeout bounds one porcupine check. A check that times out is reported as a
@@ -32,7 +34,7 @@ type Linearizable struct{}
 func (Linearizable) Name() string { return CheckLinearizable }
 
 // Check implements Checker.
-func (Linearizable) Check(r *Result) []Violation {
+func (Linearizable) Check(r *record.Result) []Violation {
 	ops := linearOps(r)
 	if len(ops) == 0 {
 		return nil
@@ -49,7 +51,7 @@ func (Linearizable) Check(r *Result) []Violation {
 }
 
 // WriteLinearizability writes porcupine's HTML visualization of the run's per-key histories.
-func WriteLinearizability(r *Result, w io.Writer) error {
+func WriteLinearizability(r *record.Result, w io.Writer) error {
 	_, info := porcupine.CheckOperationsVerbose(registerModel, linearOps(r), LinearizabilityTimeout)
 	return porcupine.Visualize(registerModel, info, w)
 }
@@ -87,7 +89,7 @@ type linOut struct {
 	// applied: the operation is known to have taken effect (ground truth, or a multi-key DEL
 	// that replied), though its per-key output is unknown.
 	applied bool
-	datum   Datum
+	datum   record.Datum
 }
 
 // register is the model state of one key. Counters hold their decimal text.
@@ -106,7 +108,7 @@ func callTick(t time.Duration) int64   { return int64(t) * tickScale }
 func returnTick(t time.Duration) int64 { return int64(t)*tickScale + tickScale - 1 }
 
 // linearOps turns the workload into per-key porcupine operations.
-func linearOps(r *Result) []porcupine.Operation {
+func linearOps(r *record.Result) []porcupine.Operation {
 	var ops []porcupine.Operation
 	end := returnTick(r.End + 1)
 	// appliedTick is each command's position in the apply log, as a tick: its apply instant
@@ -125,10 +127,10 @@ func linearOps(r *Result) []porcupine.Operation {
 	}
 	groundTruth := len(r.Applies) > 0
 	for _, op := range r.Ops {
-		if op.Outcome == OpFailed || (op.Outcome == OpOK && op.ServerError != "") {
+		if op.Outcome == record.OpFailed || (op.Outcome == record.OpOK && op.ServerError != "") {
 			continue
 		}
-		unknown := op.Outcome != OpOK
+		unknown := op.Outcome != record.OpOK
 		applied := false
 		ret := returnTick(op.Return)
 		if unknown {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -34,7 +35,7 @@ type PubSubSubscriptions struct{}
 func (PubSubSubscriptions) Name() string { return CheckPubSubSubscriptions }
 
 // Check implements Checker.
-func (PubSubSubscriptions) Check(r *Result) []Violation {
+func (PubSubSubscriptions) Check(r *record.Result) []Violation {
 	if r.PubSub == nil {
 		return nil
 	}
@@ -100,7 +101,7 @@ type streamState struct {
 }
 
 // Check implements Checker.
-func (PubSubGaps) Check(r *Result) []Violation {
+func (PubSubGaps) Check(r *record.Result) []Violation {
 	ps := r.PubSub
 	if ps == nil {
 		return nil
@@ -187,7 +188,7 @@ type PubSubExhaustion struct{}
 func (PubSubExhaustion) Name() string { return CheckPubSubExhaustion }
 
 // Check implements Checker.
-func (PubSubExhaustion) Check(r *Result) []Violation {
+func (PubSubExhaustion) Check(r *record.Result) []Violation {
 	ps := r.PubSub
 	if ps == nil {
 		return nil
@@ -208,9 +209,9 @@ func (PubSubExhaustion) Check(r *Result) []Violation {
 			}
 		}
 	}
-	ends := map[int]Received{}
+	ends := map[int]record.Received{}
 	for _, x := range ps.Received {
-		if x.Kind == ReceivedEnd {
+		if x.Kind == record.ReceivedEnd {
 			ends[x.Op] = x
 		}
 	}
@@ -277,7 +278,7 @@ type episodeTrack struct {
 }
 
 // Check implements Checker.
-func (c PubSubPolicy) Check(r *Result) []Violation {
+func (c PubSubPolicy) Check(r *record.Result) []Violation {
 	var out []Violation
 	tracks := map[fsm.Machine]*episodeTrack{}
 	for _, m := range pubsubMachines {
@@ -458,7 +459,7 @@ type episodeObs struct {
 	established, broken bool
 }
 
-func (expectPubSub) Check(r *Result) []Violation {
+func (expectPubSub) Check(r *record.Result) []Violation {
 	e := r.Scenario.Expect.PubSub
 	if e == nil {
 		return nil
@@ -546,7 +547,7 @@ func (expectPubSub) Check(r *Result) []Violation {
 				lastMessage = x.At
 			case "gap":
 				gaps++
-			case ReceivedEnd:
+			case record.ReceivedEnd:
 				ends = append(ends, x.Reason.String())
 			}
 		}

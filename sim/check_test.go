@@ -8,11 +8,12 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 )
 
 // expectViolations asserts that checker c finds exactly want violations in r, each mentioning
 // its substring.
-func expectViolations(t *testing.T, c Checker, r *Result, want ...string) {
+func expectViolations(t *testing.T, c Checker, r *record.Result, want ...string) {
 	t.Helper()
 	got := c.Check(r)
 	if len(got) != len(want) {
@@ -28,70 +29,70 @@ func expectViolations(t *testing.T, c Checker, r *Result, want ...string) {
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func TestNoReplayControl(t *testing.T) {
-	clean := &Result{
-		Sends:   []Send{{CmdID: 1, Conn: 1}, {CmdID: 2, Conn: 1}},
-		Applies: []Apply{{CmdID: 1}, {CmdID: 2}, {CmdID: 0}, {CmdID: 0}},
+	clean := &record.Result{
+		Sends:   []record.Send{{CmdID: 1, Conn: 1}, {CmdID: 2, Conn: 1}},
+		Applies: []record.Apply{{CmdID: 1}, {CmdID: 2}, {CmdID: 0}, {CmdID: 0}},
 	}
 	expectViolations(t, NoReplay{}, clean)
-	planted := &Result{
-		Sends:   []Send{{CmdID: 1, Conn: 1}, {CmdID: 1, Conn: 2, At: ms(5)}},
-		Applies: []Apply{{CmdID: 1}, {CmdID: 1, At: ms(6)}},
+	planted := &record.Result{
+		Sends:   []record.Send{{CmdID: 1, Conn: 1}, {CmdID: 1, Conn: 2, At: ms(5)}},
+		Applies: []record.Apply{{CmdID: 1}, {CmdID: 1, At: ms(6)}},
 	}
 	expectViolations(t, NoReplay{}, planted, "written again on conn 2", "applied twice")
 }
 
 func TestOutcomesControl(t *testing.T) {
-	clean := &Result{
-		Sends: []Send{{CmdID: 2}},
-		Ops:   []Op{{ID: 1, Outcome: OpFailed}, {ID: 2, Outcome: OpUnknown}, {ID: 3, Outcome: OpOK}},
+	clean := &record.Result{
+		Sends: []record.Send{{CmdID: 2}},
+		Ops:   []record.Op{{ID: 1, Outcome: record.OpFailed}, {ID: 2, Outcome: record.OpUnknown}, {ID: 3, Outcome: record.OpOK}},
 	}
 	expectViolations(t, Outcomes{}, clean)
-	planted := &Result{
-		Ops:        []Op{{ID: 1, Outcome: OpPending, Name: "GET"}, {ID: 2, Outcome: OpUnknown}},
-		Duplicates: []Duplicate{{CmdID: 3}},
+	planted := &record.Result{
+		Ops:        []record.Op{{ID: 1, Outcome: record.OpPending, Name: "GET"}, {ID: 2, Outcome: record.OpUnknown}},
+		Duplicates: []record.Duplicate{{CmdID: 3}},
 	}
 	expectViolations(t, Outcomes{}, planted, "never completed", "never written", "more than once")
 }
 
 func TestHonestControl(t *testing.T) {
-	clean := &Result{
-		Applies: []Apply{{CmdID: 1}, {CmdID: 3}},
-		Ops: []Op{{ID: 1, Outcome: OpOK}, {ID: 2, Outcome: OpFailed}, {ID: 3, Outcome: OpUnknown},
-			{ID: 4, Outcome: OpUnknown}, {ID: 5, Outcome: OpOK, ServerError: "LOADING"}},
+	clean := &record.Result{
+		Applies: []record.Apply{{CmdID: 1}, {CmdID: 3}},
+		Ops: []record.Op{{ID: 1, Outcome: record.OpOK}, {ID: 2, Outcome: record.OpFailed}, {ID: 3, Outcome: record.OpUnknown},
+			{ID: 4, Outcome: record.OpUnknown}, {ID: 5, Outcome: record.OpOK, ServerError: "LOADING"}},
 	}
 	expectViolations(t, Honest{}, clean)
-	planted := &Result{
-		Applies: []Apply{{CmdID: 2}},
-		Ops:     []Op{{ID: 1, Outcome: OpOK, Name: "SET"}, {ID: 2, Outcome: OpFailed, Name: "SET"}},
+	planted := &record.Result{
+		Applies: []record.Apply{{CmdID: 2}},
+		Ops:     []record.Op{{ID: 1, Outcome: record.OpOK, Name: "SET"}, {ID: 2, Outcome: record.OpFailed, Name: "SET"}},
 	}
 	expectViolations(t, Honest{}, planted, "ok but no node applied", "definite failure but was applied")
 }
 
 func TestPairingControl(t *testing.T) {
-	clean := &Result{
-		Sends: []Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)}, {CmdID: 3, Conn: 2, At: ms(3)}},
-		Ops: []Op{{ID: 1, Outcome: OpOK, Return: ms(5)}, {ID: 2, Outcome: OpOK, Return: ms(5)},
-			{ID: 3, Outcome: OpOK, Return: ms(4)}},
+	clean := &record.Result{
+		Sends: []record.Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)}, {CmdID: 3, Conn: 2, At: ms(3)}},
+		Ops: []record.Op{{ID: 1, Outcome: record.OpOK, Return: ms(5)}, {ID: 2, Outcome: record.OpOK, Return: ms(5)},
+			{ID: 3, Outcome: record.OpOK, Return: ms(4)}},
 	}
 	expectViolations(t, Pairing{}, clean)
-	planted := &Result{
-		Sends: []Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)}, {CmdID: 3, Conn: 2, At: ms(9)}},
-		Ops: []Op{{ID: 1, Outcome: OpOK, Return: ms(7)}, {ID: 2, Outcome: OpOK, Return: ms(6)},
-			{ID: 3, Outcome: OpOK, Return: ms(8)}},
+	planted := &record.Result{
+		Sends: []record.Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)}, {CmdID: 3, Conn: 2, At: ms(9)}},
+		Ops: []record.Op{{ID: 1, Outcome: record.OpOK, Return: ms(7)}, {ID: 2, Outcome: record.OpOK, Return: ms(6)},
+			{ID: 3, Outcome: record.OpOK, Return: ms(8)}},
 	}
 	expectViolations(t, Pairing{}, planted, "op 2 completed before op 1", "op 3 completed before it was written")
 }
 
 func TestHandshakeFirstControl(t *testing.T) {
-	expectViolations(t, HandshakeFirst{}, &Result{Applies: []Apply{{CmdID: 0}, {CmdID: 1, AfterHandshake: true}}})
-	expectViolations(t, HandshakeFirst{}, &Result{Applies: []Apply{{CmdID: 7, Name: "SET"}}}, "before its handshake")
+	expectViolations(t, HandshakeFirst{}, &record.Result{Applies: []record.Apply{{CmdID: 0}, {CmdID: 1, AfterHandshake: true}}})
+	expectViolations(t, HandshakeFirst{}, &record.Result{Applies: []record.Apply{{CmdID: 7, Name: "SET"}}}, "before its handshake")
 }
 
 // machineRun records the steps of a real Mux over a scripted timeline, so the policy checker is
 // exercised on genuine machine output before violations are planted into it.
 type machineRun struct {
 	m     *fsm.Mux
-	steps []Step
+	steps []record.Step
 	now   time.Duration
 	conn  fsm.ConnID
 	timer fsm.TimerID
@@ -101,7 +102,7 @@ func (mr *machineRun) step(ev fsm.Event) {
 	ev.At = mr.now
 	var out fsm.Outbox
 	mr.m.Step(&ev, &out)
-	mr.steps = append(mr.steps, Step{Event: ev, Effects: append([]fsm.Effect(nil), out.Effects...)})
+	mr.steps = append(mr.steps, record.Step{Event: ev, Effects: append([]fsm.Effect(nil), out.Effects...)})
 	for _, f := range out.Effects {
 		switch f.Kind {
 		case fsm.Dial:
@@ -135,22 +136,22 @@ func exhaustRun(p *fsm.Policy) *machineRun {
 func TestPolicyControl(t *testing.T) {
 	p := &fsm.Policy{InitialDelay: 100 * time.Millisecond, BackoffMultiplier: 2, MaxDelay: time.Second, JitterRatio: 0.2, MaxAttempts: 3}
 	mr := exhaustRun(p)
-	expectViolations(t, Policy{Policy: p}, &Result{Steps: mr.steps})
+	expectViolations(t, Policy{Policy: p}, &record.Result{Steps: mr.steps})
 
 	// Late timer: the dial of attempt 2 happens at twice its delay.
 	late := exhaustRun(p)
 	shiftDial(late.steps, 2, 200*time.Millisecond)
-	expectViolations(t, Policy{Policy: p}, &Result{Steps: late.steps}, "dialed after", "outside")
+	expectViolations(t, Policy{Policy: p}, &record.Result{Steps: late.steps}, "dialed after", "outside")
 
 	// A dial after exhaustion.
 	after := exhaustRun(p)
-	after.steps = append(after.steps, Step{Event: fsm.Event{Kind: fsm.Noticed, At: 10 * time.Second},
+	after.steps = append(after.steps, record.Step{Event: fsm.Event{Kind: fsm.Noticed, At: 10 * time.Second},
 		Effects: []fsm.Effect{{Kind: fsm.Dial, Slot: 0, Conn: 99, Attempt: 4}}})
-	expectViolations(t, Policy{Policy: p}, &Result{Steps: after.steps}, "dialed after exhaustion", "beyond MaxAttempts", "without scheduling it")
+	expectViolations(t, Policy{Policy: p}, &record.Result{Steps: after.steps}, "dialed after exhaustion", "beyond MaxAttempts", "without scheduling it")
 
 	// A scheduled delay without a policy.
 	none := exhaustRun(p)
-	got := Policy{}.Check(&Result{Steps: none.steps})
+	got := Policy{}.Check(&record.Result{Steps: none.steps})
 	if len(got) == 0 || !strings.Contains(got[0].Message, "without a reconnect policy") {
 		t.Fatalf("timers without policy not caught: %v", got)
 	}
@@ -167,7 +168,7 @@ func TestPolicyControl(t *testing.T) {
 }
 
 // shiftDial moves the step that dials attempt n (and every later step) later by d.
-func shiftDial(steps []Step, n int, d time.Duration) {
+func shiftDial(steps []record.Step, n int, d time.Duration) {
 	shift := false
 	for i := range steps {
 		for _, f := range steps[i].Effects {
@@ -182,64 +183,66 @@ func shiftDial(steps []Step, n int, d time.Duration) {
 }
 
 func TestLinearizableControl(t *testing.T) {
-	s := func(id uint64, key, val string, call, ret int, outcome OpOutcome) Op {
-		return Op{ID: id, Name: "SET", Keys: []string{key}, Values: []string{val}, Call: ms(call), Return: ms(ret), Outcome: outcome}
+	s := func(id uint64, key, val string, call, ret int, outcome record.OpOutcome) record.Op {
+		return record.Op{ID: id, Name: "SET", Keys: []string{key}, Values: []string{val}, Call: ms(call), Return: ms(ret), Outcome: outcome}
 	}
-	g := func(id uint64, key string, d Datum, call, ret int) Op {
-		return Op{ID: id, Name: "GET", Keys: []string{key}, Reply: []Datum{d}, Call: ms(call), Return: ms(ret), Outcome: OpOK}
+	g := func(id uint64, key string, d record.Datum, call, ret int) record.Op {
+		return record.Op{ID: id, Name: "GET", Keys: []string{key}, Reply: []record.Datum{d}, Call: ms(call), Return: ms(ret), Outcome: record.OpOK}
 	}
-	incr := func(id uint64, key string, n int64, call, ret int, outcome OpOutcome) Op {
-		return Op{ID: id, Name: "INCR", Keys: []string{key}, Reply: []Datum{{Int: n, IsInt: true}}, Call: ms(call), Return: ms(ret), Outcome: outcome}
+	incr := func(id uint64, key string, n int64, call, ret int, outcome record.OpOutcome) record.Op {
+		return record.Op{ID: id, Name: "INCR", Keys: []string{key}, Reply: []record.Datum{{Int: n, IsInt: true}}, Call: ms(call), Return: ms(ret), Outcome: outcome}
 	}
-	clean := &Result{End: ms(100), Ops: []Op{
-		s(1, "k", "v1", 0, 10, OpOK),
-		g(2, "k", Datum{Str: "v1"}, 20, 30),
-		s(3, "k", "v2", 40, 45, OpUnknown), // may or may not have applied
-		g(4, "k", Datum{Str: "v1"}, 50, 55),
-		g(5, "k", Datum{Str: "v2"}, 60, 65), // the unknown write took effect late: allowed
-		s(6, "k", "v3", 66, 67, OpFailed),   // never applied
-		g(7, "k", Datum{Str: "v2"}, 70, 75),
-		incr(8, "c", 1, 0, 5, OpOK),
-		incr(9, "c", 0, 6, 7, OpUnknown),
-		incr(10, "c", 3, 8, 9, OpOK), // the unknown INCR applied
-		g(11, "absent", Datum{Null: true}, 0, 1),
+	clean := &record.Result{End: ms(100), Ops: []record.Op{
+		s(1, "k", "v1", 0, 10, record.OpOK),
+		g(2, "k", record.Datum{Str: "v1"}, 20, 30),
+		s(3, "k", "v2", 40, 45, record.OpUnknown), // may or may not have applied
+		g(4, "k", record.Datum{Str: "v1"}, 50, 55),
+		g(5, "k", record.Datum{Str: "v2"}, 60, 65), // the unknown write took effect late: allowed
+		s(6, "k", "v3", 66, 67, record.OpFailed),   // never applied
+		g(7, "k", record.Datum{Str: "v2"}, 70, 75),
+		incr(8, "c", 1, 0, 5, record.OpOK),
+		incr(9, "c", 0, 6, 7, record.OpUnknown),
+		incr(10, "c", 3, 8, 9, record.OpOK), // the unknown INCR applied
+		g(11, "absent", record.Datum{Null: true}, 0, 1),
 	}}
 	expectViolations(t, Linearizable{}, clean)
-	stale := &Result{End: ms(100), Ops: []Op{
-		s(1, "k", "v1", 0, 10, OpOK),
-		s(2, "k", "v2", 20, 30, OpOK),
-		g(3, "k", Datum{Str: "v1"}, 40, 50), // stale read after v2 completed
-		g(4, "other", Datum{Null: true}, 0, 1),
+	stale := &record.Result{End: ms(100), Ops: []record.Op{
+		s(1, "k", "v1", 0, 10, record.OpOK),
+		s(2, "k", "v2", 20, 30, record.OpOK),
+		g(3, "k", record.Datum{Str: "v1"}, 40, 50), // stale read after v2 completed
+		g(4, "other", record.Datum{Null: true}, 0, 1),
 	}}
 	expectViolations(t, Linearizable{}, stale, "key(s) k")
-	lostWrite := &Result{End: ms(100), Ops: []Op{
-		s(1, "k", "v1", 0, 10, OpFailed),
-		g(2, "k", Datum{Str: "v1"}, 20, 30), // a definite failure must not be observed
+	lostWrite := &record.Result{End: ms(100), Ops: []record.Op{
+		s(1, "k", "v1", 0, 10, record.OpFailed),
+		g(2, "k", record.Datum{Str: "v1"}, 20, 30), // a definite failure must not be observed
 	}}
 	expectViolations(t, Linearizable{}, lostWrite, "key(s) k")
-	counter := &Result{End: ms(100), Ops: []Op{
-		incr(1, "c", 1, 0, 5, OpOK),
-		incr(2, "c", 3, 6, 7, OpOK), // skipped 2 with no unknown INCR in between
+	counter := &record.Result{End: ms(100), Ops: []record.Op{
+		incr(1, "c", 1, 0, 5, record.OpOK),
+		incr(2, "c", 3, 6, 7, record.OpOK), // skipped 2 with no unknown INCR in between
 	}}
 	expectViolations(t, Linearizable{}, counter, "key(s) c")
 }
 
 func TestLivenessControl(t *testing.T) {
-	ok := func(call, ret int) Op { return Op{Name: "GET", Call: ms(call), Return: ms(ret), Outcome: OpOK} }
-	fail := func(call int) Op {
-		return Op{Name: "GET", Call: ms(call), Return: ms(call), Outcome: OpFailed, Err: "refused"}
+	ok := func(call, ret int) record.Op {
+		return record.Op{Name: "GET", Call: ms(call), Return: ms(ret), Outcome: record.OpOK}
+	}
+	fail := func(call int) record.Op {
+		return record.Op{Name: "GET", Call: ms(call), Return: ms(call), Outcome: record.OpFailed, Err: "refused"}
 	}
 	c := Liveness{After: ms(100), Within: ms(50)}
-	expectViolations(t, c, &Result{Ops: []Op{fail(90), fail(110), ok(120, 121), ok(200, 201)}})
-	expectViolations(t, c, &Result{Ops: []Op{fail(110), fail(160), fail(200)}}, "issued 60ms after heal", "issued 100ms after heal", "no operation succeeded")
-	expectViolations(t, c, &Result{Ops: []Op{ok(10, 20)}}, "no operation was issued")
+	expectViolations(t, c, &record.Result{Ops: []record.Op{fail(90), fail(110), ok(120, 121), ok(200, 201)}})
+	expectViolations(t, c, &record.Result{Ops: []record.Op{fail(110), fail(160), fail(200)}}, "issued 60ms after heal", "issued 100ms after heal", "no operation succeeded")
+	expectViolations(t, c, &record.Result{Ops: []record.Op{ok(10, 20)}}, "no operation was issued")
 }
 
 func TestReplayControl(t *testing.T) {
 	p := &fsm.Policy{InitialDelay: 100 * time.Millisecond, MaxAttempts: 3, JitterRatio: 0.5}
 	mr := exhaustRun(p)
 	cfg := engine.Config{Slots: 1, Policy: p}
-	expectViolations(t, Replay{Config: cfg}, &Result{Steps: mr.steps})
+	expectViolations(t, Replay{Config: cfg}, &record.Result{Steps: mr.steps})
 	// Tamper with one recorded effect: the replay no longer matches.
 	tampered := false
 	for i := range mr.steps[2].Effects {
@@ -251,5 +254,5 @@ func TestReplayControl(t *testing.T) {
 	if !tampered {
 		t.Fatal("no timer to tamper with")
 	}
-	expectViolations(t, Replay{Config: cfg}, &Result{Steps: mr.steps}, "replayed to")
+	expectViolations(t, Replay{Config: cfg}, &record.Result{Steps: mr.steps}, "replayed to")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -14,6 +15,25 @@ const (
 	CheckExpectEvents   = "expect-events"
 	CheckExpectOutcomes = "expect-outcomes"
 )
+
+// Violation is one checker finding.
+type Violation struct {
+	// Checker is the checker's name.
+	Checker string
+	// At is the virtual time of the offending observation, when known.
+	At time.Duration
+	// Message says what was violated, deterministically.
+	Message string
+}
+
+// Checker checks one property of a Result. Checkers are global and independent of the code they
+// check: they recompute what must hold from the scenario and the records.
+type Checker interface {
+	// Name returns the checker's name, as scenarios refer to it.
+	Name() string
+	// Check returns the violations found in r.
+	Check(r *record.Result) []Violation
+}
 
 // Verdict is the result of checking one run against its scenario.
 type Verdict struct {
@@ -35,7 +55,7 @@ func (v *Verdict) Pass() bool { return len(v.Unexpected) == 0 && len(v.Missing) 
 
 // Checkers returns the checkers a scenario selects: its invariants ("all" when unspecified),
 // linearizability and liveness when asked for, and every checker named under expect.fail.
-func Checkers(r *Result) []Checker {
+func Checkers(r *record.Result) []Checker {
 	sc := r.Scenario
 	byName := map[string]Checker{
 		CheckNoReplay:       NoReplay{},
@@ -119,7 +139,7 @@ func KnownCheckers() []string {
 }
 
 // Judge runs the scenario's checkers over r and compares their findings with its expectations.
-func Judge(r *Result) *Verdict {
+func Judge(r *record.Result) *Verdict {
 	v := &Verdict{Ops: len(r.Ops) + len(r.Dedicated)}
 	expectedFail := map[string]bool{}
 	for _, n := range r.Scenario.Expect.Fail {
@@ -151,7 +171,7 @@ type expectEvents struct{}
 
 func (expectEvents) Name() string { return CheckExpectEvents }
 
-func (expectEvents) Check(r *Result) []Violation {
+func (expectEvents) Check(r *record.Result) []Violation {
 	type obs struct {
 		attempts  []int
 		delays    []time.Duration
@@ -202,13 +222,13 @@ type expectOutcomes struct{}
 func (expectOutcomes) Name() string { return CheckExpectOutcomes }
 
 // IsReconnectLimit reports whether a failed operation's error is the reconnect-limit error.
-func IsReconnectLimit(op *Op) bool {
-	return op.Outcome == OpFailed && strings.Contains(op.Err, "no connection: exhausted")
+func IsReconnectLimit(op *record.Op) bool {
+	return op.Outcome == record.OpFailed && strings.Contains(op.Err, "no connection: exhausted")
 }
 
-func (expectOutcomes) Check(r *Result) []Violation {
+func (expectOutcomes) Check(r *record.Result) []Violation {
 	e := r.Scenario.Expect.Outcomes
-	counts := map[OpOutcome]int{}
+	counts := map[record.OpOutcome]int{}
 	limit := 0
 	for i := range r.Ops {
 		counts[r.Ops[i].Outcome]++
@@ -228,9 +248,9 @@ func (expectOutcomes) Check(r *Result) []Violation {
 			out = append(out, violation(CheckExpectOutcomes, r.End, name+" operations: "+itoa(n)+", want at most "+itoa(*b.Max)))
 		}
 	}
-	check("ok", counts[OpOK], e.OK)
-	check("failed", counts[OpFailed], e.Failed)
-	check("unknown", counts[OpUnknown], e.Unknown)
+	check("ok", counts[record.OpOK], e.OK)
+	check("failed", counts[record.OpFailed], e.Failed)
+	check("unknown", counts[record.OpUnknown], e.Unknown)
 	check("reconnect-limit", limit, e.ReconnectLimit)
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
@@ -18,58 +19,6 @@ import (
 // (expect.dedicated). The renters stand in for client.Client.Dedicated: one rent per operation,
 // commands written straight to the granted connection, the connection given back healthy after a
 // clean operation and discarded otherwise. Nothing is ever resent.
-
-// Dedicated operation outcomes (DedicatedOp.Outcome).
-const (
-	DedicatedOK         = "ok"
-	DedicatedTimeout    = "timeout"
-	DedicatedConflict   = "conflict"
-	DedicatedError      = "error"
-	DedicatedFailed     = "failed"
-	DedicatedUnknown    = "unknown"
-	DedicatedRentFailed = "rent-failed"
-	DedicatedExhausted  = "exhausted"
-	DedicatedCancelled  = "cancelled"
-	DedicatedClosed     = "closed"
-	DedicatedOverflow   = "overflow"
-)
-
-// DedicatedIDBase is the first command id of dedicated operations, far above the multiplexed
-// workload's ids (1, 2, 3...).
-const DedicatedIDBase = 1 << 40
-
-// DedicatedOp is one operation of a renter: its rents, connections, commands and outcome.
-type DedicatedOp struct {
-	// ID numbers the operations 1, 2, 3... in issue order.
-	ID int
-	// Renter is the renter that ran it.
-	Renter int
-	// Kind is BLPOP, BRPOP, PUSH or TX.
-	Kind string
-	// Key is the list or transaction key.
-	Key string
-	// Waiters are the rents made for it: one (a planted bug may rent again).
-	Waiters []fsm.WaiterID
-	// Conns are the connections granted to it.
-	Conns []fsm.ConnID
-	// Cmds are the commands it handed to connections, in order.
-	Cmds []DedicatedCmd
-	// Call and Return are when it started and ended.
-	Call, Return time.Duration
-	// Outcome is one of the Dedicated* outcomes; empty if it never ended (a violation).
-	Outcome string
-	// Err is the failure's text.
-	Err string
-	// Value is the popped element of an ok pop.
-	Value string
-}
-
-// DedicatedCmd is one command of a dedicated operation.
-type DedicatedCmd struct {
-	ID   uint64
-	Name string
-	Conn fsm.ConnID
-}
 
 // Renter event kinds (the action's arg): issue, or the deadline of operation arg-1.
 const renterIssue uint64 = 0
@@ -127,7 +76,7 @@ func newDedicatedWorkload(w *world) *dedicatedWorkload {
 	if spec == nil {
 		return nil
 	}
-	dw := &dedicatedWorkload{w: w, spec: spec, nextCmd: DedicatedIDBase,
+	dw := &dedicatedWorkload{w: w, spec: spec, nextCmd: record.DedicatedIDBase,
 		reRent: w.sc.Planted(scenario.PlantReRent), resend: w.sc.Planted(scenario.PlantResendBlocking),
 		useAfterReturn: w.sc.Planted(scenario.PlantUseAfterReturn)}
 	for i := range spec.Lists {
@@ -173,7 +122,7 @@ func (r *renter) issue() bool {
 	for v >= dw.cumulative[kind] {
 		kind++
 	}
-	op := DedicatedOp{ID: len(w.res.Dedicated) + 1, Renter: r.idx, Kind: dedicatedKinds[kind], Call: w.k.now}
+	op := record.DedicatedOp{ID: len(w.res.Dedicated) + 1, Renter: r.idx, Kind: dedicatedKinds[kind], Call: w.k.now}
 	if op.Kind == "TX" {
 		op.Key = dw.keys[r.rng.IntN(len(dw.keys))]
 	} else {
@@ -199,7 +148,7 @@ func (r *renter) issue() bool {
 		dw.nextCmd++
 		cmd := &engine.Command{ID: dw.nextCmd, Name: "LLEN", Frame: resp.AppendCommand(nil, "LLEN", op.Key), Done: func(*engine.Command) {}}
 		rec := &w.res.Dedicated[r.returnedOp]
-		rec.Cmds = append(rec.Cmds, DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: r.returnedID})
+		rec.Cmds = append(rec.Cmds, record.DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: r.returnedID})
 		w.tracePlant("use-after-return", cmd.ID)
 		cmd.Enqueued()
 		r.returned.Send(cmd)
@@ -207,7 +156,7 @@ func (r *renter) issue() bool {
 	return true
 }
 
-func (run *dedicatedRun) op() *DedicatedOp { return &run.r.dw.w.res.Dedicated[run.idx] }
+func (run *dedicatedRun) op() *record.DedicatedOp { return &run.r.dw.w.res.Dedicated[run.idx] }
 
 // rent asks the engine's pool for a connection.
 func (run *dedicatedRun) rent() {
@@ -233,7 +182,7 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 			w.eng.Return(g.ConnID, true)
 		}
 		if !run.ended {
-			run.end(DedicatedCancelled, "deadline")
+			run.end(record.DedicatedCancelled, "deadline")
 		}
 		return
 	}
@@ -267,15 +216,15 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 func rentOutcome(o fsm.Outcome) string {
 	switch o {
 	case fsm.OutcomeFailed:
-		return DedicatedRentFailed
+		return record.DedicatedRentFailed
 	case fsm.OutcomeExhausted:
-		return DedicatedExhausted
+		return record.DedicatedExhausted
 	case fsm.OutcomeCancelled:
-		return DedicatedCancelled
+		return record.DedicatedCancelled
 	case fsm.OutcomeOverflow:
-		return DedicatedOverflow
+		return record.DedicatedOverflow
 	}
-	return DedicatedClosed
+	return record.DedicatedClosed
 }
 
 // start sends the commands of the operation's current step.
@@ -305,7 +254,7 @@ func (run *dedicatedRun) send(cmds ...[]string) {
 		cmd := &engine.Command{ID: dw.nextCmd, Name: args[0], Frame: resp.AppendCommand(nil, args...), Done: run.cmdDone}
 		run.cmds = append(run.cmds, cmd)
 		op := run.op()
-		op.Cmds = append(op.Cmds, DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: run.connID})
+		op.Cmds = append(op.Cmds, record.DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: run.connID})
 	}
 	conn := run.conn
 	for _, cmd := range run.cmds {
@@ -326,11 +275,11 @@ func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 	}
 	run.pending--
 	if v := cmd.Verdict(); v != engine.VerdictReplied {
-		outcome := DedicatedFailed
+		outcome := record.DedicatedFailed
 		if v == engine.VerdictUnknown {
-			outcome = DedicatedUnknown
+			outcome = record.DedicatedUnknown
 		}
-		if dw.resend && !run.resent && outcome == DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" || cmd.Name == "EXEC") {
+		if dw.resend && !run.resent && outcome == record.DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" || cmd.Name == "EXEC") {
 			// Planted bug: the accepted command is sent again on a new connection.
 			run.resent = true
 			w.tracePlant("resend-blocking", cmd.ID)
@@ -349,31 +298,31 @@ func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 	last := &run.cmds[len(run.cmds)-1].Reply
 	for _, c := range run.cmds {
 		if c.Reply.IsError() {
-			run.end(DedicatedError, c.Reply.ErrorMessage())
+			run.end(record.DedicatedError, c.Reply.ErrorMessage())
 			return
 		}
 	}
 	switch {
 	case op.Kind == "PUSH":
-		run.end(DedicatedOK, "")
+		run.end(record.DedicatedOK, "")
 	case op.Kind == "TX" && run.step == 0:
 		run.step = 1
 		run.start()
 	case op.Kind == "TX":
 		if last.Kind == resp.KindNull {
-			run.end(DedicatedConflict, "")
+			run.end(record.DedicatedConflict, "")
 		} else {
-			run.end(DedicatedOK, "")
+			run.end(record.DedicatedOK, "")
 		}
 	default:
 		if last.Kind == resp.KindNull {
-			run.end(DedicatedTimeout, "")
+			run.end(record.DedicatedTimeout, "")
 			return
 		}
 		if last.Kind == resp.KindArray && last.Len() == 2 {
 			op.Value = string(last.Elem(1).Str)
 		}
-		run.end(DedicatedOK, "")
+		run.end(record.DedicatedOK, "")
 	}
 }
 
@@ -413,7 +362,7 @@ func (r *renter) deadline(idx int) bool {
 	for _, cmd := range run.cmds {
 		cmd.Leave()
 	}
-	run.end(DedicatedUnknown, "deadline")
+	run.end(record.DedicatedUnknown, "deadline")
 	return true
 }
 
@@ -428,7 +377,7 @@ func (run *dedicatedRun) end(outcome, errText string) {
 	op.Outcome, op.Err, op.Return = outcome, errText, w.k.now
 	r.returned = nil
 	if run.conn != nil {
-		healthy := outcome == DedicatedOK || outcome == DedicatedTimeout || outcome == DedicatedConflict
+		healthy := outcome == record.DedicatedOK || outcome == record.DedicatedTimeout || outcome == record.DedicatedConflict
 		w.eng.Return(run.connID, healthy)
 		if healthy {
 			r.returned, r.returnedID, r.returnedOp = run.conn, run.connID, run.idx

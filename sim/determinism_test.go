@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -54,7 +55,7 @@ func shortened(t *testing.T, path string, maxSeconds int) *scenario.Scenario {
 	return sc
 }
 
-func run(t testing.TB, sc *scenario.Scenario, seed uint64, keep bool) *Result {
+func run(t testing.TB, sc *scenario.Scenario, seed uint64, keep bool) *record.Result {
 	t.Helper()
 	res, err := Run(sc, seed, RunOptions{KeepTrace: keep})
 	if err != nil {

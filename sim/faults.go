@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -26,7 +27,7 @@ type faultState struct {
 	pending bool
 
 	started, ended bool
-	window         Window
+	window         record.Window
 }
 
 // Fault events.
@@ -332,14 +333,14 @@ func (w *world) handshakeReply(n *node) (string, bool) {
 
 // faultWindows returns the fault windows in scenario order; faults still open at the end of the
 // run close at end.
-func (w *world) faultWindows(end time.Duration) ([]Window, time.Duration) {
-	var out []Window
+func (w *world) faultWindows(end time.Duration) ([]record.Window, time.Duration) {
+	var out []record.Window
 	healed := time.Duration(0)
 	for _, fs := range w.faults {
 		win := fs.window
 		switch {
 		case !fs.started:
-			win = Window{From: end, To: end}
+			win = record.Window{From: end, To: end}
 		case !fs.ended:
 			win.To = end
 		}

@@ -11,12 +11,13 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
 // runScenarioFile runs a scenario of scenarios/ with its own seed and fails unless its checkers
 // pass.
-func runScenarioFile(t *testing.T, name string) *Result {
+func runScenarioFile(t *testing.T, name string) *record.Result {
 	t.Helper()
 	sc, err := scenario.Load("../scenarios/" + name + ".yaml")
 	if err != nil {
@@ -33,7 +34,7 @@ func runScenarioFile(t *testing.T, name string) *Result {
 }
 
 // recycles returns the lifetime observations of a run's command slots, in order.
-func recycles(r *Result) (out []fsm.Lifecycle, at []time.Duration) {
+func recycles(r *record.Result) (out []fsm.Lifecycle, at []time.Duration) {
 	for _, st := range r.Steps {
 		for _, f := range st.Effects {
 			if f.Kind == fsm.Emit && f.Machine == fsm.MachineMux && f.Lifecycle.Recycle != fsm.RecycleNone {
@@ -146,7 +147,7 @@ func TestLivenessBlackholeWithoutBound(t *testing.T) {
 	}
 	timedOut := 0
 	for _, op := range r.Ops {
-		if op.Outcome == OpUnknown && strings.Contains(op.Err, "timed out") {
+		if op.Outcome == record.OpUnknown && strings.Contains(op.Err, "timed out") {
 			timedOut++
 		}
 	}
@@ -172,11 +173,11 @@ func TestLifetimeControl(t *testing.T) {
 	closeConn := func(conn fsm.ConnID, drain bool) fsm.Effect {
 		return fsm.Effect{Kind: fsm.Close, Conn: conn, Drain: drain}
 	}
-	step := func(at time.Duration, kind fsm.EventKind, conn fsm.ConnID, effects ...fsm.Effect) Step {
-		return Step{Event: fsm.Event{Kind: kind, At: at, Conn: conn}, Effects: effects}
+	step := func(at time.Duration, kind fsm.EventKind, conn fsm.ConnID, effects ...fsm.Effect) record.Step {
+		return record.Step{Event: fsm.Event{Kind: kind, At: at, Conn: conn}, Effects: effects}
 	}
 	s := time.Second
-	clean := &Result{Steps: []Step{
+	clean := &record.Result{Steps: []record.Step{
 		step(0, fsm.HandshakeDone, 1, route(1)),
 		step(10*s+s/2, fsm.TimerFired, 0, dial(2)),
 		step(10*s+s/2, fsm.DialFailed, 2),
@@ -185,10 +186,10 @@ func TestLifetimeControl(t *testing.T) {
 		step(12*s+s/2, fsm.TimerFired, 0, dial(4)), // 1.25 s: in [1 s, 2 s]
 		step(12*s+s, fsm.HandshakeDone, 4, route(4), closeConn(1, true)),
 		step(23*s, fsm.TimerFired, 0, dial(5)), // 10 s after publication
-	}, Sends: []Send{{CmdID: 1, Conn: 1, At: 13 * s}}}
+	}, Sends: []record.Send{{CmdID: 1, Conn: 1, At: 13 * s}}}
 	expectViolations(t, c, clean)
 
-	planted := &Result{Steps: []Step{
+	planted := &record.Result{Steps: []record.Step{
 		step(0, fsm.HandshakeDone, 1, route(1)),
 		step(9*s, fsm.TimerFired, 0, dial(2)), // too early
 		step(9*s, fsm.TimerFired, 0, dial(3)), // a second replacement in flight
@@ -197,7 +198,7 @@ func TestLifetimeControl(t *testing.T) {
 		step(12*s, fsm.TimerFired, 0, dial(4)),                         // retry 3 s after the failure of 3: cap was 1 s
 		step(12*s, fsm.HandshakeDone, 4, closeConn(1, true), route(4)), // closed before publication
 		step(20*s, fsm.ConnLost, 9, closeConn(4, false), route(0)),     // a served connection aborted
-	}, Sends: []Send{{CmdID: 7, Conn: 1, At: 13 * s}}}
+	}, Sends: []record.Send{{CmdID: 7, Conn: 1, At: 13 * s}}}
 	expectViolations(t, c, planted, "at age 9s", "while replacement 2 was in flight", "retried its replacement after 3s",
 		"closed while it still serves slot 0", "closed while it still serves slot 0", "aborted instead of drained",
 		"written to conn 1 after it started draining")

@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
@@ -18,127 +19,12 @@ import (
 // tick publishes nothing.
 const maxPublishesInFlight = 16
 
-// PubSubRecords is what a run recorded about pub/sub: the ground truth of the simulated nodes
-// (acknowledged subscriptions, published messages and their deliveries, subscription sets) and
-// what the simulated application saw (subscription attempts and deliveries).
-type PubSubRecords struct {
-	// Subscribes are the subscription attempts, in issue order.
-	Subscribes []SubscribeOp
-	// Received are the subscribers' deliveries (messages, markers and ends), in order.
-	Received []Received
-	// Published are the messages the nodes delivered, in order.
-	Published []Published
-	// ServerAcks are the (un)subscriptions the nodes acknowledged, in order.
-	ServerAcks []ServerAck
-	// Snapshots are the nodes' subscription sets of the client's pub/sub connections, taken
-	// after each completed (re)connection once no subscription command was in flight, and at the
-	// end of the run, with the subscriptions the application wanted at that moment.
-	Snapshots []SubscriptionSnapshot
-	// Publishes counts the publisher's commands by outcome: ok, failed.
-	Publishes map[string]int
-}
-
-// SubscribeOp is one subscription attempt of a subscriber.
-type SubscribeOp struct {
-	// Subscriber is the subscriber's index.
-	Subscriber int
-	// Machine is the episode it went to.
-	Machine fsm.Machine
-	// Topics are its topics.
-	Topics []fsm.Topic
-	// Call and Return are when it was issued and answered.
-	Call, Return time.Duration
-	// Outcome is the machine's answer (granted, failed, exhausted, closed, ...), or "" if none
-	// came.
-	Outcome string
-	// Conn is the connection a granted subscription was established on.
-	Conn fsm.ConnID
-	// Err is the error of a failed answer.
-	Err string
-}
-
-// Received kinds beyond the engine's deliveries.
-const (
-	// ReceivedEnd is the end of a subscription.
-	ReceivedEnd = "end"
-)
-
-// Received is one item a subscriber took from its subscription.
-type Received struct {
-	// Subscriber is the subscriber's index; Op the index of the SubscribeOp of the subscription.
-	Subscriber, Op int
-	// At is when it was taken.
-	At time.Duration
-	// Kind is message, gap, overflow or end.
-	Kind string
-	// Topic is the subscription's topic (messages, gaps).
-	Topic fsm.Topic
-	// Channel and Payload are a message's.
-	Channel, Payload string
-	// Conn is the connection a message arrived on.
-	Conn fsm.ConnID
-	// Dropped is an overflow marker's count.
-	Dropped int
-	// Reason is an end's reason.
-	Reason fsm.EndReason
-}
-
-// Published is one message a node delivered (PUBLISH or SPUBLISH).
-type Published struct {
-	// At is when the node executed it.
-	At time.Duration
-	// Node is the node.
-	Node string
-	// Shard marks SPUBLISH.
-	Shard bool
-	// Channel and Payload are the message.
-	Channel, Payload string
-	// Conns are the connections it was written to.
-	Conns []fsm.ConnID
-}
-
-// ServerAck is one (un)subscription a node acknowledged.
-type ServerAck struct {
-	// At is when.
-	At time.Duration
-	// Node is the node.
-	Node string
-	// Conn is the client connection.
-	Conn fsm.ConnID
-	// Topic is the topic.
-	Topic fsm.Topic
-	// Unsubscribe marks an unsubscription.
-	Unsubscribe bool
-}
-
-// SubscriptionSnapshot compares, at one moment, the nodes' subscriptions of the client's
-// connections of one episode with the topics the application's live subscriptions wanted.
-type SubscriptionSnapshot struct {
-	// At is when it was taken.
-	At time.Duration
-	// Machine is the episode.
-	Machine fsm.Machine
-	// Server lists the nodes' subscriptions: one entry per connection and topic, so a topic
-	// subscribed on two connections appears twice.
-	Server []ServerSub
-	// Desired are the topics the live subscriptions wanted, sorted.
-	Desired []fsm.Topic
-	// End marks the snapshot taken at the end of the run.
-	End bool
-}
-
-// ServerSub is one topic subscribed on one node connection.
-type ServerSub struct {
-	Conn  fsm.ConnID
-	Topic fsm.Topic
-}
-
 // pubsubWorld runs the pub/sub side of a simulation: the router (the same engine.Router the
 // client uses), the subscribers and the publisher, the plants of its checkers, and the records.
 type pubsubWorld struct {
 	w      *world
 	router *engine.Router
-	rec    *PubSubRecords
+	rec    *record.PubSubRecords
 	subs   []*subscriber
 	pub    *publisher
 
@@ -159,7 +45,7 @@ func newPubSubWorld(w *world) *pubsubWorld {
 	if spec == nil {
 		return nil
 	}
-	ps := &pubsubWorld{w: w, router: engine.NewRouter(spec.Buffer), rec: &PubSubRecords{Publishes: map[string]int{}}}
+	ps := &pubsubWorld{w: w, router: engine.NewRouter(spec.Buffer), rec: &record.PubSubRecords{Publishes: map[string]int{}}}
 	ps.plantSkipGap = w.sc.Planted(scenario.PlantPubSubSkipGap)
 	ps.plantLostUnsubscribe = w.sc.Planted(scenario.PlantPubSubLostUnsubscribe)
 	ps.plantKeepAfterExhaustion = w.sc.Planted(scenario.PlantPubSubKeepAfterExhaustion)
@@ -282,7 +168,7 @@ func (ps *pubsubWorld) quiescent(m fsm.Machine) bool {
 // snapshot records the nodes' subscriptions of m's connections and the desired topics.
 func (ps *pubsubWorld) snapshot(m fsm.Machine, end bool) {
 	w := ps.w
-	snap := SubscriptionSnapshot{At: w.k.now, Machine: m, End: end}
+	snap := record.SubscriptionSnapshot{At: w.k.now, Machine: m, End: end}
 	for _, n := range w.nodes {
 		for _, c := range n.conns {
 			if c.machine != m || c.clientClosed {
@@ -290,7 +176,7 @@ func (ps *pubsubWorld) snapshot(m fsm.Machine, end bool) {
 			}
 			if s := n.ps.subs[c]; s != nil {
 				for _, t := range s.topics() {
-					snap.Server = append(snap.Server, ServerSub{Conn: c.id, Topic: t})
+					snap.Server = append(snap.Server, record.ServerSub{Conn: c.id, Topic: t})
 				}
 			}
 		}
@@ -386,7 +272,7 @@ func (s *subscriber) subscribe() bool {
 		return false
 	}
 	op := len(ps.rec.Subscribes)
-	ps.rec.Subscribes = append(ps.rec.Subscribes, SubscribeOp{Subscriber: s.idx, Machine: s.machine,
+	ps.rec.Subscribes = append(ps.rec.Subscribes, record.SubscribeOp{Subscriber: s.idx, Machine: s.machine,
 		Topics: append([]fsm.Topic(nil), s.topics...), Call: w.k.now})
 	s.op, s.granted, s.waiting = op, false, true
 	s.box = engine.NewMailbox(w.sc.Workload.PubSub.Buffer)
@@ -484,11 +370,11 @@ func (s *subscriber) drain() {
 		if !ok && !ended {
 			return
 		}
-		r := Received{Subscriber: s.idx, Op: s.op, At: w.k.now}
+		r := record.Received{Subscriber: s.idx, Op: s.op, At: w.k.now}
 		if ok {
 			r.Kind, r.Topic, r.Channel, r.Payload, r.Conn, r.Dropped = d.Kind.String(), d.Topic, d.Channel, d.Payload, d.Conn, d.Dropped
 		} else {
-			r.Kind, r.Reason = ReceivedEnd, reason
+			r.Kind, r.Reason = record.ReceivedEnd, reason
 		}
 		ps.rec.Received = append(ps.rec.Received, r)
 		b := w.tr.begin()
@@ -567,7 +453,7 @@ func (w *world) recordPublished(n *node, shard bool, channel, payload string, co
 	if w.ps == nil {
 		return
 	}
-	w.ps.rec.Published = append(w.ps.rec.Published, Published{At: w.k.now, Node: n.id, Shard: shard, Channel: channel,
+	w.ps.rec.Published = append(w.ps.rec.Published, record.Published{At: w.k.now, Node: n.id, Shard: shard, Channel: channel,
 		Payload: payload, Conns: conns})
 	b := w.tr.begin()
 	b = append(b, "pubsub published"...)
@@ -583,7 +469,7 @@ func (w *world) recordServerAck(n *node, c *simConn, t fsm.Topic, unsubscribe bo
 	if w.ps == nil {
 		return
 	}
-	w.ps.rec.ServerAcks = append(w.ps.rec.ServerAcks, ServerAck{At: w.k.now, Node: n.id, Conn: c.id, Topic: t, Unsubscribe: unsubscribe})
+	w.ps.rec.ServerAcks = append(w.ps.rec.ServerAcks, record.ServerAck{At: w.k.now, Node: n.id, Conn: c.id, Topic: t, Unsubscribe: unsubscribe})
 }
 
 // subscribeRefusal returns the error reply an active subscribe_error fault gives subscriptions

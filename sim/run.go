@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
@@ -62,7 +63,7 @@ type world struct {
 	k   kernel
 	rt  *simRuntime
 	tr  *tracer
-	res *Result
+	res *record.Result
 
 	nodes     []*node
 	tp        *transport
@@ -109,7 +110,7 @@ type world struct {
 //
 // The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
 // connect failure or an exceeded event budget Run returns the partial Result with the error.
-func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Result, error) {
+func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, error) {
 	rs, err := sc.Resolve(seed)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
 	w.effects.size = 1024
 	w.tr = newTracer(&w.k, opts.KeepTrace)
-	w.res = &Result{Scenario: sc, Seed: seed}
+	w.res = &record.Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
 	stream.Init(&w.rt.rng, seed, stream.Engine, 0)
 	w.latency, w.jitter = sc.Network.Latency, sc.Network.Jitter
@@ -175,7 +176,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 // sharedPlantFired traces a plant of shared code acting on command id.
 func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tracePlant(b.String(), id) }
 
-func (w *world) run() (*Result, error) {
+func (w *world) run() (*record.Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
 	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink(),
@@ -307,7 +308,7 @@ func (w *world) flushAll() bool {
 // onStep records an engine step: the Step, and its trace line.
 func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	w.stepped = true
-	w.res.Steps = append(w.res.Steps, Step{Event: *ev, Effects: w.effects.copyOf(effects)})
+	w.res.Steps = append(w.res.Steps, record.Step{Event: *ev, Effects: w.effects.copyOf(effects)})
 	if w.ps != nil {
 		w.ps.onStep(effects)
 	}
@@ -336,7 +337,7 @@ func (w *world) finish() {
 	res := w.res
 	res.End = end
 	for i := range res.Ops {
-		if res.Ops[i].Outcome == OpPending {
+		if res.Ops[i].Outcome == record.OpPending {
 			res.Ops[i].Return = end
 		}
 	}
@@ -368,13 +369,13 @@ func digest(b []byte) uint64 {
 }
 
 // recordReply appends a reply of command id to recs.
-func (w *world) recordReply(recs *[]ReplyRecord, id uint64, c *simConn, reply []byte) {
-	*recs = append(*recs, ReplyRecord{CmdID: id, Conn: c.id, At: w.k.now, Digest: digest(reply)})
+func (w *world) recordReply(recs *[]record.ReplyRecord, id uint64, c *simConn, reply []byte) {
+	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: c.id, At: w.k.now, Digest: digest(reply)})
 }
 
 // recordApply appends to the apply log.
 func (w *world) recordApply(n *node, c *simConn, id uint64, name string, afterHandshake bool) {
-	w.res.Applies = append(w.res.Applies, Apply{Node: n.id, CmdID: id, Name: name, Conn: c.id, At: w.k.now, AfterHandshake: afterHandshake})
+	w.res.Applies = append(w.res.Applies, record.Apply{Node: n.id, CmdID: id, Name: name, Conn: c.id, At: w.k.now, AfterHandshake: afterHandshake})
 	b := w.tr.begin()
 	b = append(b, "apply"...)
 	b = appendStrField(b, "node", n.id)
@@ -436,4 +437,15 @@ func (w *world) maybeDoubleComplete(cmd *engine.Command) {
 	w.plants.doubleCompleteUsed = true
 	w.tracePlant("double-complete", cmd.ID)
 	cmd.Done(cmd)
+}
+
+// sharedPlants pairs the plants of shared code with their bugs.
+var sharedPlants = map[scenario.Plant]plant.Bug{
+	scenario.PlantLateReplyToNextCaller: plant.LateReplyToNextCaller,
+	scenario.PlantTimeoutKeepsPairing:   plant.TimeoutKeepsPairing,
+	scenario.PlantPushCompletesCommand:  plant.PushCompletesCommand,
+	scenario.PlantAckToWrongBatch:       plant.AckToWrongBatch,
+	scenario.PlantSendWithdrawn:         plant.SendWithdrawn,
+	scenario.PlantIgnoreCancel:          plant.IgnoreCancel,
+	scenario.PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
 }

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/respire-go/respire/internal/plant"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -53,7 +54,7 @@ func TestEverySharedPlantHasAScenario(t *testing.T) {
 }
 
 // plantLines counts the trace lines of plant p acting.
-func plantLines(res *Result, p scenario.Plant) int {
+func plantLines(res *record.Result, p scenario.Plant) int {
 	n := 0
 	for _, l := range res.Trace {
 		if strings.Contains(l, " plant "+string(p)+" ") {

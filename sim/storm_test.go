@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
 // stormDials counts a run's command-slot dials: per slot within the window [from, to), and in
 // all.
-func stormDials(r *Result, slots int, from, to time.Duration) (inWindow []int, total int) {
+func stormDials(r *record.Result, slots int, from, to time.Duration) (inWindow []int, total int) {
 	inWindow = make([]int, slots)
 	for _, st := range r.Steps {
 		for _, f := range st.Effects {
@@ -68,7 +69,7 @@ func TestNoPolicyRefusingEndpointDoesNotStorm(t *testing.T) {
 		for _, op := range r.Ops {
 			if op.Call >= outageFrom && op.Call < outageTo {
 				issued++
-				if op.Outcome == OpFailed {
+				if op.Outcome == record.OpFailed {
 					failed++
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/stream"
 )
 
@@ -457,7 +458,7 @@ func (c *simConn) flush() bool {
 func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	w := c.w
 	if id != 0 {
-		w.res.Sends = append(w.res.Sends, Send{CmdID: id, Conn: c.id, At: w.k.now})
+		w.res.Sends = append(w.res.Sends, record.Send{CmdID: id, Conn: c.id, At: w.k.now})
 		if !c.up.dead {
 			start := c.up.offset()
 			c.frames = append(c.frames, frame{start: start, end: start + uint64(len(f)), id: id, afterHandshake: afterHandshake})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/stream"
 )
 
@@ -36,7 +37,7 @@ type workload struct {
 	// completion path that finished them has returned.
 	free, retired []*engine.Command
 	// datums and values hold the operations' replies and written values.
-	datums arena[Datum]
+	datums arena[record.Datum]
 	values arena[string]
 }
 
@@ -65,7 +66,7 @@ var opNames = [...]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}
 
 func newWorkload(w *world) *workload {
 	spec := &w.sc.Workload
-	wl := &workload{w: w, datums: arena[Datum]{size: 512}, values: arena[string]{size: 512}}
+	wl := &workload{w: w, datums: arena[record.Datum]{size: 512}, values: arena[string]{size: 512}}
 	if spec.Callers == 0 {
 		return wl
 	}
@@ -80,11 +81,11 @@ func newWorkload(w *world) *workload {
 	// Size the records for the expected number of operations.
 	expected := int(float64(spec.Rate)*(spec.Stop-spec.Start).Seconds()*1.05) + spec.Callers
 	expected = min(expected, 1<<20)
-	w.res.Ops = make([]Op, 0, expected)
-	w.res.Applies = make([]Apply, 0, expected)
-	w.res.Sends = make([]Send, 0, expected)
-	w.res.Served = make([]ReplyRecord, 0, expected)
-	w.res.Paired = make([]ReplyRecord, 0, expected)
+	w.res.Ops = make([]record.Op, 0, expected)
+	w.res.Applies = make([]record.Apply, 0, expected)
+	w.res.Sends = make([]record.Send, 0, expected)
+	w.res.Served = make([]record.ReplyRecord, 0, expected)
+	w.res.Paired = make([]record.ReplyRecord, 0, expected)
 	wl.live = make([]liveOp, 0, expected)
 	m := spec.Mix
 	sum := 0
@@ -133,7 +134,7 @@ func (c *caller) issue() bool {
 	}
 	idx := len(w.res.Ops)
 	id := uint64(idx + 1)
-	w.res.Ops = append(w.res.Ops, Op{ID: id, Caller: c.idx, Call: w.k.now})
+	w.res.Ops = append(w.res.Ops, record.Op{ID: id, Caller: c.idx, Call: w.k.now})
 	op := &w.res.Ops[idx]
 	kind := c.pick()
 	op.Name = opNames[kind]
@@ -246,7 +247,7 @@ func (c *caller) distinctKeys(n int) []string {
 }
 
 // appendOpFrame encodes the operation's request.
-func appendOpFrame(dst []byte, op *Op) []byte {
+func appendOpFrame(dst []byte, op *record.Op) []byte {
 	switch op.Name {
 	case "SET":
 		dst = resp.AppendArrayHeader(dst, 3)
@@ -286,7 +287,7 @@ func (wl *workload) completed(cmd *engine.Command) {
 	op := &w.res.Ops[idx]
 	outcome, errText := classify(cmd)
 	if lo.completions > 1 {
-		w.res.Duplicates = append(w.res.Duplicates, Duplicate{CmdID: cmd.ID, At: w.k.now})
+		w.res.Duplicates = append(w.res.Duplicates, record.Duplicate{CmdID: cmd.ID, At: w.k.now})
 		wl.traceDone("op duplicate-completion", cmd.ID, outcome, cmd.FinalStage().String(), errText)
 		return
 	}
@@ -301,7 +302,7 @@ func (wl *workload) completed(cmd *engine.Command) {
 	op.Outcome = outcome
 	op.Stage = cmd.FinalStage().String()
 	op.Err = errText
-	if outcome == OpOK {
+	if outcome == record.OpOK {
 		if cmd.Reply.IsError() {
 			op.ServerError = cmd.Reply.ErrorMessage()
 		} else {
@@ -314,13 +315,13 @@ func (wl *workload) completed(cmd *engine.Command) {
 }
 
 // verdictOutcomes maps the engine's verdicts to operation outcomes.
-var verdictOutcomes = [...]OpOutcome{engine.VerdictReplied: OpOK, engine.VerdictFailed: OpFailed, engine.VerdictUnknown: OpUnknown}
+var verdictOutcomes = [...]record.OpOutcome{engine.VerdictReplied: record.OpOK, engine.VerdictFailed: record.OpFailed, engine.VerdictUnknown: record.OpUnknown}
 
 // classify maps a completed command to an operation outcome.
-func classify(cmd *engine.Command) (OpOutcome, string) {
+func classify(cmd *engine.Command) (record.OpOutcome, string) {
 	v := cmd.Verdict()
 	if v == engine.VerdictReplied {
-		return OpOK, ""
+		return record.OpOK, ""
 	}
 	return verdictOutcomes[v], cmd.Err.Error()
 }
@@ -363,7 +364,7 @@ func (wl *workload) next(c *caller) {
 	wl.w.k.after(c.thinkTime(), c, callerIssue)
 }
 
-func (wl *workload) traceDone(what string, id uint64, outcome OpOutcome, stage, errText string) {
+func (wl *workload) traceDone(what string, id uint64, outcome record.OpOutcome, stage, errText string) {
 	w := wl.w
 	b := w.tr.begin()
 	b = append(b, what...)
@@ -377,11 +378,11 @@ func (wl *workload) traceDone(what string, id uint64, outcome OpOutcome, stage, 
 }
 
 // decodeReply turns a reply into data: one Datum for a scalar, one per element for an array.
-func (wl *workload) decodeReply(v *resp.Value) []Datum {
+func (wl *workload) decodeReply(v *resp.Value) []record.Datum {
 	switch v.Kind {
 	case resp.KindArray, resp.KindSet:
 		if v.Len() == 0 {
-			return []Datum{}
+			return []record.Datum{}
 		}
 		out := wl.datums.take(v.Len())
 		for i, e := range v.All() {
@@ -394,17 +395,17 @@ func (wl *workload) decodeReply(v *resp.Value) []Datum {
 	return out
 }
 
-func datum(v *resp.Value) Datum {
+func datum(v *resp.Value) record.Datum {
 	switch v.Kind {
 	case resp.KindNull:
-		return Datum{Null: true}
+		return record.Datum{Null: true}
 	case resp.KindInteger:
-		return Datum{Int: v.Int, IsInt: true}
+		return record.Datum{Int: v.Int, IsInt: true}
 	case resp.KindBoolean:
 		if v.Bool {
-			return Datum{Int: 1, IsInt: true}
+			return record.Datum{Int: 1, IsInt: true}
 		}
-		return Datum{IsInt: true}
+		return record.Datum{IsInt: true}
 	}
-	return Datum{Str: string(v.Str)}
+	return record.Datum{Str: string(v.Str)}
 }

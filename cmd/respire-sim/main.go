@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/sim"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -123,7 +124,7 @@ type job struct {
 // outcome is what one run produced.
 type outcome struct {
 	job     job
-	res     *sim.Result
+	res     *record.Result
 	verdict *sim.Verdict
 	err     error
 	wall    time.Duration

@@ -1,12 +1,53 @@
-package sim
+// Package record holds what a simulated run recorded (Result): the workload's operations and
+// their outcomes, the simulated servers' ground truth (apply logs, the replies they wrote,
+// subscriptions, published messages), the engine steps, the fault windows and the trace hash. The
+// runner (package sim) fills it in; the checkers (sim/check) and reports read it.
+package record
 
 import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/sim/scenario"
 )
+
+// Result is everything a run recorded: the input to the checkers and to reports.
+type Result struct {
+	// Scenario is the resolved scenario that ran (fixed seed, fixed fault times).
+	Scenario *scenario.Scenario
+	// Seed is the run's seed.
+	Seed uint64
+	// Ops are the workload operations, in issue order.
+	Ops []Op
+	// Applies are every node's apply log, in time order.
+	Applies []Apply
+	// Sends are the command frames written, in time order.
+	Sends []Send
+	// Served are the replies the nodes wrote for commands with an id, in time order (a reply
+	// the node dropped, or wrote later for a blocked command, is not among them).
+	Served []ReplyRecord
+	// Paired are the replies the client paired with commands with an id, in time order.
+	Paired []ReplyRecord
+	// Steps are the engine steps, in order.
+	Steps []Step
+	// Faults are the windows during which faults were active; HealedAt is when the last ended.
+	Faults   []Window
+	HealedAt time.Duration
+	// End is the virtual time the run stopped.
+	End time.Duration
+	// Trace is the run's deterministic trace: every step, fault, delivery and operation as lines.
+	Trace []string
+	// TraceHash is the hex SHA-256 of the trace lines joined by newlines.
+	TraceHash string
+	// Events counts the scheduler events the run processed.
+	Events uint64
+	// Duplicates lists commands whose Done was called more than once (always a bug).
+	Duplicates []Duplicate
+	// Dedicated are the dedicated-connection operations, in issue order.
+	Dedicated []DedicatedOp
+	// PubSub is what the pub/sub workload and the nodes recorded, or nil without one.
+	PubSub *PubSubRecords
+}
 
 // OpOutcome is how a workload operation ended, as its caller saw it.
 type OpOutcome uint8
@@ -119,79 +160,10 @@ type Window struct {
 	From, To time.Duration
 }
 
-// Result is everything a run recorded: the input to the checkers and to reports.
-type Result struct {
-	// Scenario is the resolved scenario that ran (fixed seed, fixed fault times).
-	Scenario *scenario.Scenario
-	// Seed is the run's seed.
-	Seed uint64
-	// Ops are the workload operations, in issue order.
-	Ops []Op
-	// Applies are every node's apply log, in time order.
-	Applies []Apply
-	// Sends are the command frames written, in time order.
-	Sends []Send
-	// Served are the replies the nodes wrote for commands with an id, in time order (a reply
-	// the node dropped, or wrote later for a blocked command, is not among them).
-	Served []ReplyRecord
-	// Paired are the replies the client paired with commands with an id, in time order.
-	Paired []ReplyRecord
-	// Steps are the engine steps, in order.
-	Steps []Step
-	// Faults are the windows during which faults were active; HealedAt is when the last ended.
-	Faults   []Window
-	HealedAt time.Duration
-	// End is the virtual time the run stopped.
-	End time.Duration
-	// Trace is the run's deterministic trace: every step, fault, delivery and operation as lines.
-	Trace []string
-	// TraceHash is the hex SHA-256 of the trace lines joined by newlines.
-	TraceHash string
-	// Events counts the scheduler events the run processed.
-	Events uint64
-	// Duplicates lists commands whose Done was called more than once (always a bug).
-	Duplicates []Duplicate
-	// Dedicated are the dedicated-connection operations, in issue order (see dedicated.go).
-	Dedicated []DedicatedOp
-	// PubSub is what the pub/sub workload and the nodes recorded, or nil without one (see
-	// pubsub.go).
-	PubSub *PubSubRecords
-}
-
 // Duplicate is a command completed more than once.
 type Duplicate struct {
 	// CmdID is the command id.
 	CmdID uint64
 	// At is the virtual time of the extra completion.
 	At time.Duration
-}
-
-// Violation is one checker finding.
-type Violation struct {
-	// Checker is the checker's name.
-	Checker string
-	// At is the virtual time of the offending observation, when known.
-	At time.Duration
-	// Message says what was violated, deterministically.
-	Message string
-}
-
-// Checker checks one property of a Result. Checkers are global and independent of the code they
-// check: they recompute what must hold from the scenario and the records.
-type Checker interface {
-	// Name returns the checker's name, as scenarios refer to it.
-	Name() string
-	// Check returns the violations found in r.
-	Check(r *Result) []Violation
-}
-
-// sharedPlants pairs the plants of shared code with their bugs.
-var sharedPlants = map[scenario.Plant]plant.Bug{
-	scenario.PlantLateReplyToNextCaller: plant.LateReplyToNextCaller,
-	scenario.PlantTimeoutKeepsPairing:   plant.TimeoutKeepsPairing,
-	scenario.PlantPushCompletesCommand:  plant.PushCompletesCommand,
-	scenario.PlantAckToWrongBatch:       plant.AckToWrongBatch,
-	scenario.PlantSendWithdrawn:         plant.SendWithdrawn,
-	scenario.PlantIgnoreCancel:          plant.IgnoreCancel,
-	scenario.PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
 }
