@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -74,7 +75,7 @@ func BenchmarkScenarioSetWithChecking(b *testing.B) {
 			n := next.Add(1)
 			sc := set[n%uint64(len(set))]
 			res, err := Run(sc, n, RunOptions{})
-			if err != nil || !Judge(res).Pass() {
+			if err != nil || !check.Judge(res).Pass() {
 				failed.Add(1)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -102,7 +103,7 @@ func TestRandomRunsKeepEveryInvariant(t *testing.T) {
 			}
 			t.Fatalf("run failed: %v\n%s", err, text)
 		}
-		v := Judge(res)
+		v := check.Judge(res)
 		if !v.Pass() {
 			resolved, _ := scenario.Marshal(res.Scenario)
 			var lines []string

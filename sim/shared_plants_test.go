@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/respire-go/respire/internal/plant"
+	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -90,7 +91,7 @@ func TestRandomRunsCatchSharedPlants(t *testing.T) {
 				if err != nil {
 					continue // a vacuous draw: the eager connect failed under faults
 				}
-				if v := Judge(res); !v.Pass() {
+				if v := check.Judge(res); !v.Pass() {
 					t.Logf("caught at draw %d by %s: %s", i, v.Unexpected[0].Checker, v.Unexpected[0].Message)
 					return
 				}

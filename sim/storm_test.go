@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -93,7 +94,7 @@ func TestNoPolicyRefusingEndpointDoesNotStorm(t *testing.T) {
 		if bound := slots * (limit + 3); total > bound {
 			t.Fatalf("%s: %d dials in the run, want at most %d", name, total, bound)
 		}
-		if v := Judge(r); !v.Pass() {
+		if v := check.Judge(r); !v.Pass() {
 			t.Fatalf("%s: %v %v", name, v.Unexpected, v.Missing)
 		}
 		t.Logf("%s: %d dials in all, at most %d per slot in the outage (%d commands issued in it)", name, total, most, issued)
@@ -123,7 +124,7 @@ func TestNoPolicyDialsDoNotFollowTheCommandRate(t *testing.T) {
 			}
 			sum += n
 		}
-		if v := Judge(r); !v.Pass() {
+		if v := check.Judge(r); !v.Pass() {
 			t.Fatalf("rate %v: %v %v", rate, v.Unexpected, v.Missing)
 		}
 		totals = append(totals, sum)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/sim"
+	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -125,7 +126,7 @@ type job struct {
 type outcome struct {
 	job     job
 	res     *record.Result
-	verdict *sim.Verdict
+	verdict *check.Verdict
 	err     error
 	wall    time.Duration
 }
@@ -193,7 +194,7 @@ func runOne(sc *scenario.Scenario, j job) outcome {
 	res, err := sim.Run(sc, j.seed, sim.RunOptions{})
 	o := outcome{job: j, res: res, err: err, wall: time.Since(start)}
 	if err == nil {
-		o.verdict = sim.Judge(res)
+		o.verdict = check.Judge(res)
 	}
 	return o
 }
@@ -290,7 +291,7 @@ func writeReport(sc *scenario.Scenario, o *outcome, root string) (string, error)
 		}
 		html, herr := os.Create(filepath.Join(dir, "linearizability.html"))
 		if herr == nil {
-			_ = sim.WriteLinearizability(res, html)
+			_ = check.WriteLinearizability(res, html)
 			html.Close()
 		}
 	}
@@ -300,7 +301,7 @@ func writeReport(sc *scenario.Scenario, o *outcome, root string) (string, error)
 	}
 	if o.verdict != nil {
 		fmt.Fprintf(&b, "checkers: %s\n", strings.Join(o.verdict.Checked, ", "))
-		vs := append([]sim.Violation(nil), o.verdict.Violations...)
+		vs := append([]check.Violation(nil), o.verdict.Violations...)
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
 		for _, v := range vs {
 			fmt.Fprintf(&b, "%s t=%s %s\n", v.Checker, v.At, v.Message)

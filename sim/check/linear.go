@@ -1,4 +1,4 @@
-package sim
+package check
 
 import (
 	"hash/fnv"
@@ -104,7 +104,8 @@ type register struct {
 // last, so observed windows still cover everything that happened at their edges.
 const tickScale = 1024
 
-func callTick(t time.Duration) int64   { return int64(t) * tickScale }
+func callTick(t time.Duration) int64 { return int64(t) * tickScale }
+
 func returnTick(t time.Duration) int64 { return int64(t)*tickScale + tickScale - 1 }
 
 // linearOps turns the workload into per-key porcupine operations.

@@ -1,4 +1,4 @@
-package sim
+package check
 
 import (
 	"errors"
@@ -487,69 +487,6 @@ func checkHolders(r *record.Result, holds map[fsm.ConnID][]holdInterval) []Viola
 						") on conn "+u(uint64(s.Conn))+", which it did not hold"))
 				}
 			}
-		}
-	}
-	return out
-}
-
-// expectDedicated checks the scenario's expect.dedicated bounds.
-type expectDedicated struct{}
-
-func (expectDedicated) Name() string { return CheckExpectDedicated }
-
-func (expectDedicated) Check(r *record.Result) []Violation {
-	e := r.Scenario.Expect.Dedicated
-	if e == nil {
-		return nil
-	}
-	counts := map[string]int{}
-	for _, op := range r.Dedicated {
-		counts[op.Outcome]++
-	}
-	rents, _ := rentIndex(r)
-	retried := 0
-	for _, op := range r.Dedicated {
-		n := 0
-		for _, w := range op.Waiters {
-			if rr := rents[w]; rr != nil {
-				n += len(rr.dials)
-			}
-		}
-		if n > 1 {
-			retried++
-		}
-	}
-	backoff, most := map[fsm.TimerID]bool{}, 0
-	for _, st := range r.Steps {
-		if st.Event.Kind == fsm.TimerFired {
-			delete(backoff, st.Event.Timer)
-		}
-		for _, f := range st.Effects {
-			switch {
-			case f.Machine != fsm.MachinePool:
-			case f.Kind == fsm.ArmTimer && f.Waiter != 0:
-				backoff[f.Timer] = true
-			case f.Kind == fsm.CancelTimer:
-				delete(backoff, f.Timer)
-			}
-		}
-		most = max(most, len(backoff))
-	}
-	values := map[string]int{"ok": counts[record.DedicatedOK], "timeout": counts[record.DedicatedTimeout], "conflict": counts[record.DedicatedConflict],
-		"error": counts[record.DedicatedError], "failed": counts[record.DedicatedFailed], "unknown": counts[record.DedicatedUnknown],
-		"rent_failed": counts[record.DedicatedRentFailed], "exhausted": counts[record.DedicatedExhausted], "cancelled": counts[record.DedicatedCancelled],
-		"closed": counts[record.DedicatedClosed], "retried": retried, "concurrent_backoff": most}
-	var out []Violation
-	for _, nb := range e.Named() {
-		if nb.Bounds == nil {
-			continue
-		}
-		n := values[nb.Name]
-		if nb.Bounds.Min != nil && n < *nb.Bounds.Min {
-			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.Name+": "+itoa(n)+", want at least "+itoa(*nb.Bounds.Min)))
-		}
-		if nb.Bounds.Max != nil && n > *nb.Bounds.Max {
-			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.Name+": "+itoa(n)+", want at most "+itoa(*nb.Bounds.Max)))
 		}
 	}
 	return out

@@ -1,13 +1,11 @@
-package sim
+package check
 
 import (
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/record"
-	"github.com/respire-go/respire/sim/scenario"
 )
 
 // Names of the pub/sub checkers.
@@ -18,10 +16,6 @@ const (
 	CheckPubSubPolicy        = "pubsub-policy"
 	CheckExpectPubSub        = "expect-pubsub"
 )
-
-// PubSubInvariants are the pub/sub checkers "invariants: all" selects; they find nothing to
-// check in a run without pub/sub.
-var PubSubInvariants = []string{CheckPubSubSubscriptions, CheckPubSubGaps, CheckPubSubExhaustion, CheckPubSubPolicy}
 
 var pubsubMachines = [2]fsm.Machine{fsm.MachinePubSub, fsm.MachineShardedPubSub}
 
@@ -257,15 +251,6 @@ type PubSubPolicy struct {
 // Name implements Checker.
 func (PubSubPolicy) Name() string { return CheckPubSubPolicy }
 
-// noPolicyWait is the spec's wait after n failed attempts without a policy.
-func noPolicyWait(n int) time.Duration {
-	d := 250 * time.Millisecond
-	for i := 1; i < n && d < 5*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 5*time.Second)
-}
-
 type episodeTrack struct {
 	established, recovering, exhausted, closed bool
 	failures                                   int
@@ -441,127 +426,6 @@ func (c PubSubPolicy) Check(r *record.Result) []Violation {
 				}
 				t.closed, t.scheduled = true, false
 			}
-		}
-	}
-	return out
-}
-
-// expectPubSub checks the scenario's pub/sub assertions.
-type expectPubSub struct{}
-
-func (expectPubSub) Name() string { return CheckExpectPubSub }
-
-type episodeObs struct {
-	attempts            []int
-	delays              []time.Duration
-	exhausted           bool
-	dials, recovered    int
-	established, broken bool
-}
-
-func (expectPubSub) Check(r *record.Result) []Violation {
-	e := r.Scenario.Expect.PubSub
-	if e == nil {
-		return nil
-	}
-	obs := map[fsm.Machine]*episodeObs{fsm.MachinePubSub: {}, fsm.MachineShardedPubSub: {}}
-	for _, st := range r.Steps {
-		for _, f := range st.Effects {
-			o := obs[f.Machine]
-			if o == nil {
-				continue
-			}
-			switch {
-			case f.Kind == fsm.Dial:
-				o.dials++
-			case f.Kind == fsm.Emit && f.Lifecycle.Scheduled:
-				o.attempts = append(o.attempts, f.Lifecycle.Attempt)
-				o.delays = append(o.delays, f.Lifecycle.NextDelay)
-			case f.Kind == fsm.Emit && f.Lifecycle.Exhausted:
-				o.exhausted = true
-			case f.Kind == fsm.Emit && f.Lifecycle.SourceState == fsm.SourceConnected:
-				if o.broken {
-					o.recovered++
-				}
-				o.established, o.broken = true, false
-			case f.Kind == fsm.Emit && f.Lifecycle.SourceState == fsm.SourceDisconnected && o.established:
-				o.established, o.broken = false, true
-			}
-		}
-	}
-	var out []Violation
-	bad := func(msg string) { out = append(out, violation(CheckExpectPubSub, r.End, msg)) }
-	bounds := func(what string, n int, b *scenario.Bounds) {
-		if b == nil {
-			return
-		}
-		if b.Min != nil && n < *b.Min {
-			bad(what + ": " + itoa(n) + ", want at least " + itoa(*b.Min))
-		}
-		if b.Max != nil && n > *b.Max {
-			bad(what + ": " + itoa(n) + ", want at most " + itoa(*b.Max))
-		}
-	}
-	for i, ep := range []*scenario.EpisodeExpect{e.Regular, e.Sharded} {
-		if ep == nil {
-			continue
-		}
-		m := pubsubMachines[i]
-		o := obs[m]
-		name := m.String()
-		if ep.Attempts != nil && !equalInts(o.attempts, ep.Attempts) {
-			bad(name + " scheduled attempts " + ints(o.attempts) + ", want " + ints(ep.Attempts))
-		}
-		if ep.Delays != nil && !equalDurations(o.delays, ep.Delays) {
-			bad(name + " scheduled delays " + durations(o.delays) + ", want " + durations(ep.Delays))
-		}
-		if ep.Exhausted != nil && o.exhausted != *ep.Exhausted {
-			bad(name + " exhausted=" + boolString(o.exhausted) + ", want " + boolString(*ep.Exhausted))
-		}
-		bounds(name+" dials", o.dials, ep.Dials)
-		bounds(name+" recoveries", o.recovered, ep.Recovered)
-	}
-	ps := r.PubSub
-	if ps == nil {
-		if len(e.Subscribers) > 0 {
-			bad("no pub/sub records")
-		}
-		return out
-	}
-	for _, se := range e.Subscribers {
-		var outcomes, ends []string
-		messages, gaps := 0, 0
-		var lastMessage time.Duration = -1
-		for _, op := range ps.Subscribes {
-			if op.Subscriber == se.Subscriber {
-				outcomes = append(outcomes, op.Outcome)
-			}
-		}
-		for _, x := range ps.Received {
-			if x.Subscriber != se.Subscriber {
-				continue
-			}
-			switch x.Kind {
-			case "message":
-				messages++
-				lastMessage = x.At
-			case "gap":
-				gaps++
-			case record.ReceivedEnd:
-				ends = append(ends, x.Reason.String())
-			}
-		}
-		name := "subscriber " + itoa(se.Subscriber)
-		if se.Outcomes != nil && strings.Join(outcomes, ",") != strings.Join(se.Outcomes, ",") {
-			bad(name + " subscriptions answered [" + strings.Join(outcomes, " ") + "], want [" + strings.Join(se.Outcomes, " ") + "]")
-		}
-		if se.Ends != nil && strings.Join(ends, ",") != strings.Join(se.Ends, ",") {
-			bad(name + " subscriptions ended [" + strings.Join(ends, " ") + "], want [" + strings.Join(se.Ends, " ") + "]")
-		}
-		bounds(name+" messages", messages, se.Messages)
-		bounds(name+" gap markers", gaps, se.Gaps)
-		if se.ReceivesAfter != nil && lastMessage <= *se.ReceivesAfter {
-			bad(name + " received no message after " + se.ReceivesAfter.String())
 		}
 	}
 	return out
