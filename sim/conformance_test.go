@@ -39,11 +39,11 @@ func newConformanceHarness(t *testing.T) *conformanceHarness {
 	}
 	w := newWorld(rs, 1, RunOptions{})
 	w.buildFaults()
-	protected := newNode(w, scenario.NodeSpec{ID: "protected", Password: conformancePassword})
-	refused := newNode(w, scenario.NodeSpec{ID: "refused"})
-	refused.down = true
-	stalled := newNode(w, scenario.NodeSpec{ID: "stalled"})
-	stalled.paused = true
+	protected := newServer(w, scenario.NodeSpec{ID: "protected", Password: conformancePassword})
+	refused := newServer(w, scenario.NodeSpec{ID: "refused"})
+	refused.Kill()
+	stalled := newServer(w, scenario.NodeSpec{ID: "stalled"})
+	stalled.Pause()
 	w.nodes = append(w.nodes, protected, refused, stalled)
 	return &conformanceHarness{w: w}
 }
@@ -69,7 +69,7 @@ func (h *conformanceHarness) Transport(_ testing.TB, password string) engine.Tra
 
 func (h *conformanceHarness) Endpoint(t testing.TB, kind enginetest.EndpointKind) engine.Endpoint {
 	id := map[enginetest.EndpointKind]string{
-		enginetest.Open: h.w.nodes[0].id, enginetest.Protected: "protected",
+		enginetest.Open: h.w.nodes[0].ID(), enginetest.Protected: "protected",
 		enginetest.Refused: "refused", enginetest.Stalled: "stalled",
 	}[kind]
 	if id == "" {
@@ -109,13 +109,12 @@ func (h *conformanceHarness) WaitFor(cond func() bool) bool { return h.pump(30*t
 func (h *conformanceHarness) Settle() { h.pump(time.Second, nil) }
 
 func (h *conformanceHarness) KillClients(testing.TB) {
-	n := h.w.nodes[0]
-	for _, c := range append([]*simConn(nil), n.conns...) {
-		c.cut("killed by the conformance harness")
+	for _, c := range h.w.nodes[0].conns() {
+		c.Reset("killed by the conformance harness")
 	}
 }
 
 func (h *conformanceHarness) Clients(testing.TB) int {
 	h.pump(0, nil)
-	return len(h.w.nodes[0].conns)
+	return len(h.w.nodes[0].Conns())
 }

@@ -45,10 +45,10 @@
 // command id is appended to the apply log (Result.Applies). A killed node keeps its dataset
 // across restart, modelling persistence. For dedicated connections it also serves lists (LPUSH,
 // RPUSH, LPOP, RPOP, LLEN), blocking pops (BLPOP, BRPOP) and transactions (MULTI, EXEC,
-// DISCARD, WATCH, UNWATCH); see node_blocking.go and dedicated.go. For pub/sub it serves
+// DISCARD, WATCH, UNWATCH); see sim/node and dedicated.go. For pub/sub it serves
 // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their unsubscribes (acknowledged as pushes on RESP3, as
 // arrays on RESP2), PUBLISH with glob patterns and SPUBLISH, keeping each connection's
-// subscription set as ground truth; see node_pubsub.go and pubsub.go.
+// subscription set as ground truth; see sim/node and pubsub.go.
 //
 // # Faults
 //

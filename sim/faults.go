@@ -14,7 +14,7 @@ type faultState struct {
 	f    *scenario.Fault
 	kind string
 	// node is the target node, or nil for a slot target.
-	node *node
+	node *server
 	// slot is the target slot, or -1 for a node target.
 	slot int
 	// extra is a delay fault's added latency; after an accept-then-drop fault's delay.
@@ -78,7 +78,7 @@ func (w *world) buildFaults() {
 		if t.ClientSlot != nil {
 			fs.slot = *t.ClientSlot
 		} else {
-			fs.node = w.nodeByID(t.Node)
+			fs.node = w.serverByHost(t.Node)
 		}
 		w.faults = append(w.faults, fs)
 		at := f.At.Value()
@@ -120,7 +120,7 @@ func (fs *faultState) traceLine(what string) {
 	b = appendField(b, "fault", uint64(fs.idx))
 	b = appendStrField(b, "kind", fs.kind)
 	if fs.node != nil {
-		b = appendStrField(b, "node", fs.node.id)
+		b = appendStrField(b, "node", fs.node.ID())
 	} else {
 		b = appendIntField(b, "slot", int64(fs.slot))
 	}
@@ -137,14 +137,14 @@ func (fs *faultState) start() {
 	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error":
 		w.active = append(w.active, fs)
 	case "pause":
-		fs.node.paused = true
+		fs.node.Pause()
 	case "push":
 		fs.pushTick()
 	case "kill":
-		fs.node.kill()
+		fs.node.Kill()
 	case "drop":
 		for _, c := range fs.targets() {
-			c.cut("drop")
+			c.Reset("drop")
 		}
 		fs.finish()
 	case "drop_after_bytes":
@@ -185,9 +185,9 @@ func (fs *faultState) stop() {
 			}
 		}
 	case "pause":
-		fs.node.resume()
+		fs.node.Resume()
 	case "kill":
-		fs.node.restart()
+		fs.node.Restart()
 	}
 }
 
@@ -213,10 +213,10 @@ func (fs *faultState) finish() {
 func (fs *faultState) targets() []*simConn {
 	w := fs.w
 	if fs.node != nil {
-		return append([]*simConn(nil), fs.node.conns...)
+		return fs.node.conns()
 	}
 	if fs.slot < len(w.tp.slotConn) {
-		if c := w.tp.slotConn[fs.slot]; c != nil && c.srvOpen && !c.clientClosed {
+		if c := w.tp.slotConn[fs.slot]; c != nil && c.srv.Open() && !c.clientClosed {
 			return []*simConn{c}
 		}
 	}
@@ -321,16 +321,6 @@ func (w *world) acceptThenDrop(c *simConn) (time.Duration, bool) {
 	return 0, false
 }
 
-// handshakeReply returns the error reply a handshake-error fault imposes on n's HELLO and AUTH.
-func (w *world) handshakeReply(n *node) (string, bool) {
-	for _, fs := range w.active {
-		if fs.kind == "handshake_error" && fs.node == n {
-			return fs.reply, true
-		}
-	}
-	return "", false
-}
-
 // faultWindows returns the fault windows in scenario order; faults still open at the end of the
 // run close at end.
 func (w *world) faultWindows(end time.Duration) ([]record.Window, time.Duration) {
@@ -366,7 +356,7 @@ func (fs *faultState) pushTick() bool {
 	sent := 0
 	for _, c := range fs.targets() {
 		n := c.node
-		if n == nil || n.paused || n.down || !c.srvOpen || !c.srv.authed || c.srv.proto != 3 {
+		if n == nil || n.Paused() || n.Down() || !c.srv.Open() || !c.srv.Session.Authed || c.srv.Session.Proto != 3 {
 			continue
 		}
 		c.down.write(pushFrame)

@@ -197,8 +197,8 @@ func (p *pipe) heal() {
 func (p *pipe) receive() {
 	if p.toNode {
 		p.c.progressed() // bytes reached the node: a stalled write made progress
-		if p.c.srvOpen {
-			p.c.node.serve(p.c)
+		if p.c.srv.Open() {
+			p.c.node.Serve(&p.c.srv)
 		}
 		return
 	}
@@ -209,8 +209,8 @@ func (p *pipe) receive() {
 func (p *pipe) control(ctl uint8) {
 	c := p.c
 	if p.toNode {
-		if c.srvOpen {
-			c.node.closeOrderly(c)
+		if c.srv.Open() {
+			c.node.ClientClosed(&c.srv)
 		}
 		return
 	}

@@ -170,14 +170,12 @@ func (ps *pubsubWorld) snapshot(m fsm.Machine, end bool) {
 	w := ps.w
 	snap := record.SubscriptionSnapshot{At: w.k.now, Machine: m, End: end}
 	for _, n := range w.nodes {
-		for _, c := range n.conns {
+		for _, c := range n.conns() {
 			if c.machine != m || c.clientClosed {
 				continue
 			}
-			if s := n.ps.subs[c]; s != nil {
-				for _, t := range s.topics() {
-					snap.Server = append(snap.Server, record.ServerSub{Conn: c.id, Topic: t})
-				}
+			for _, t := range n.Subscriptions(&c.srv) {
+				snap.Server = append(snap.Server, record.ServerSub{Conn: c.id, Topic: t})
 			}
 		}
 	}
@@ -446,45 +444,6 @@ func (p *publisher) run(uint64) bool {
 	p.inFlight++
 	w.eng.Submit(cmd)
 	return true
-}
-
-// recordPublished records a node's delivery of a published message.
-func (w *world) recordPublished(n *node, shard bool, channel, payload string, conns []fsm.ConnID) {
-	if w.ps == nil {
-		return
-	}
-	w.ps.rec.Published = append(w.ps.rec.Published, record.Published{At: w.k.now, Node: n.id, Shard: shard, Channel: channel,
-		Payload: payload, Conns: conns})
-	b := w.tr.begin()
-	b = append(b, "pubsub published"...)
-	b = appendStrField(b, "node", n.id)
-	b = appendQuoted(b, "channel", channel)
-	b = appendQuoted(b, "payload", payload)
-	b = appendIntField(b, "receivers", int64(len(conns)))
-	w.tr.end(b)
-}
-
-// recordServerAck records a node's acknowledgement of an (un)subscription.
-func (w *world) recordServerAck(n *node, c *simConn, t fsm.Topic, unsubscribe bool) {
-	if w.ps == nil {
-		return
-	}
-	w.ps.rec.ServerAcks = append(w.ps.rec.ServerAcks, record.ServerAck{At: w.k.now, Node: n.id, Conn: c.id, Topic: t, Unsubscribe: unsubscribe})
-}
-
-// subscribeRefusal returns the error reply an active subscribe_error fault gives subscriptions
-// of kind on n.
-func (w *world) subscribeRefusal(n *node, kind fsm.TopicKind) (string, bool) {
-	for _, fs := range w.active {
-		if fs.kind != "subscribe_error" || fs.node != n || !fs.f.SubscribeError.Refuses(kind) {
-			continue
-		}
-		if fs.reply != "" {
-			return fs.reply, true
-		}
-		return replyNoPermChannels, true
-	}
-	return "", false
 }
 
 // Subscribe implements engine.SubscriberConn for pub/sub connections: one command per topic kind

@@ -10,6 +10,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/node"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
@@ -41,10 +42,11 @@ type RunOptions struct {
 // ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
 var ErrTooManyEvents = errors.New("sim: run exceeded its event budget")
 
-// plants holds the planted bugs of a run and which one-shot plants already fired.
+// plants holds the planted bugs of the runner and which one-shot plants already fired (the
+// nodes' are world.nodePlants).
 type plants struct {
-	replay, early, okWithoutApply, staleRead, doubleComplete, deadAfterHeal bool
-	earlyUsed, okWithoutApplyUsed, staleReadUsed, doubleCompleteUsed        bool
+	replay, doubleComplete, deadAfterHeal bool
+	doubleCompleteUsed                    bool
 }
 
 // replayFrame is a written-but-unanswered command captured by the replay-accepted plant.
@@ -65,7 +67,7 @@ type world struct {
 	tr  *tracer
 	res *record.Result
 
-	nodes     []*node
+	nodes     []*server
 	tp        *transport
 	eng       *engine.Engine
 	wl        *workload
@@ -86,8 +88,10 @@ type world struct {
 	// conns are the connections not yet closed on both sides, in open order.
 	conns []*simConn
 
-	plants  plants
-	replays []*replayFrame
+	plants plants
+	// nodePlants are the plants of the simulated nodes, shared by all of them.
+	nodePlants node.Plants
+	replays    []*replayFrame
 	// shared switches on the plants of shared code (netio/wire, the engine); nil without any.
 	shared *plant.Set
 	// loopArmed: with Runtime.LoopLag, a loop event is in the heap.
@@ -128,7 +132,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	stream.Init(&w.rt.rng, seed, stream.Engine, 0)
 	w.latency, w.jitter = sc.Network.Latency, sc.Network.Jitter
 	for _, spec := range sc.Topology.Nodes {
-		w.nodes = append(w.nodes, newNode(w, spec))
+		w.nodes = append(w.nodes, newServer(w, spec))
 	}
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
@@ -149,13 +153,13 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 		case scenario.PlantEarlyDial:
 			w.rt.scale = 0
 		case scenario.PlantLoseReply:
-			w.plants.okWithoutApply = true
+			w.nodePlants.OKWithoutApply = true
 		case scenario.PlantStaleRead:
-			w.plants.staleRead = true
+			w.nodePlants.StaleRead = true
 		case scenario.PlantDoubleComplete:
 			w.plants.doubleComplete = true
 		case scenario.PlantEarlyCommand:
-			w.plants.early = true
+			w.nodePlants.EarlyCommand = true
 		case scenario.PlantDeadAfterHeal:
 			w.plants.deadAfterHeal = true
 		}
@@ -347,17 +351,6 @@ func (w *world) finish() {
 	res.TraceHash = w.tr.sum()
 }
 
-func (w *world) nodeByID(id string) *node {
-	for _, n := range w.nodes {
-		if n.id == id {
-			return n
-		}
-	}
-	return nil
-}
-
-func (w *world) nodeByHost(host string) *node { return w.nodeByID(host) }
-
 // digest is the FNV-1a hash of b.
 func digest(b []byte) uint64 {
 	h := uint64(14695981039346656037)
@@ -369,24 +362,8 @@ func digest(b []byte) uint64 {
 }
 
 // recordReply appends a reply of command id to recs.
-func (w *world) recordReply(recs *[]record.ReplyRecord, id uint64, c *simConn, reply []byte) {
-	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: c.id, At: w.k.now, Digest: digest(reply)})
-}
-
-// recordApply appends to the apply log.
-func (w *world) recordApply(n *node, c *simConn, id uint64, name string, afterHandshake bool) {
-	w.res.Applies = append(w.res.Applies, record.Apply{Node: n.id, CmdID: id, Name: name, Conn: c.id, At: w.k.now, AfterHandshake: afterHandshake})
-	b := w.tr.begin()
-	b = append(b, "apply"...)
-	b = appendStrField(b, "node", n.id)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendField(b, "id", id)
-	b = append(b, ' ')
-	b = append(b, name...)
-	if !afterHandshake {
-		b = append(b, " before-handshake"...)
-	}
-	w.tr.end(b)
+func (w *world) recordReply(recs *[]record.ReplyRecord, id uint64, conn fsm.ConnID, reply []byte) {
+	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: conn, At: w.k.now, Digest: digest(reply)})
 }
 
 func (w *world) tracePlant(name string, id uint64) {

@@ -14,6 +14,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/node"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/stream"
 )
@@ -53,7 +54,7 @@ type simConn struct {
 	slot    int
 	attempt int
 	ep      engine.Endpoint
-	node    *node
+	node    *server
 	sink    engine.Sink
 	ctx     context.Context
 	rng     rand.PCG
@@ -84,9 +85,8 @@ type simConn struct {
 	fhead   int
 	readyAt time.Duration
 
-	// Node side.
-	srvOpen bool
-	srv     serverState
+	// srv is the node's side of the connection.
+	srv node.Conn
 
 	// Idle-read watchdog (liveness.go): idleArmed says a check event is in the heap (the pipeline
 	// keeps the progress of the replies).
@@ -140,7 +140,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	stream.Init(&c.rng, w.seed, stream.Network, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
 	c.down = pipe{c: c}
-	c.node = w.nodeByHost(req.Endpoint.Host)
+	c.node = w.serverByHost(req.Endpoint.Host)
 	w.conns = append(w.conns, c)
 	if req.Slot >= 0 && req.Slot < len(t.slotConn) {
 		t.slotConn[req.Slot] = c
@@ -201,10 +201,10 @@ func (c *simConn) run(arg uint64) bool {
 		c.failAttempt(c.connectError(wire.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
 		return true
 	case connAcceptThenDrop:
-		if c.clientClosed || !c.srvOpen {
+		if c.clientClosed || !c.srv.Open() {
 			return false
 		}
-		c.cut("accept-then-drop")
+		c.Reset("accept-then-drop")
 		return true
 	case connIdleCheck:
 		return c.idleCheck()
@@ -239,10 +239,11 @@ func (c *simConn) synArrived() bool {
 		return true
 	}
 	n := c.node
-	if n == nil || n.down || c.w.refusing(c) {
+	if n == nil || n.Down() || c.w.refusing(c) {
 		c.refused = true
 	} else {
-		n.accept(c)
+		n.Accept(&c.srv, c.id, c)
+		c.w.armPending(c)
 	}
 	c.w.k.after(c.oneWay(), c, connSynAck)
 	return true
@@ -340,7 +341,7 @@ func (c *simConn) closeClient(err error) {
 	c.clientClosed = true
 	c.phase = phaseClosed
 	c.down.kill()
-	if c.srvOpen {
+	if c.srv.Open() {
 		c.up.commit(ctlEOF)
 	} else {
 		c.up.kill()
@@ -467,8 +468,9 @@ func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	c.up.append(f)
 }
 
-// takeFrame returns the command id of the request the node parsed at stream offset start.
-func (c *simConn) takeFrame(start uint64) (uint64, bool) {
+// Command implements node.Link: the command id of the request the node parsed at stream offset
+// start.
+func (c *simConn) Command(start uint64) (uint64, bool) {
 	for c.fhead < len(c.frames) && c.frames[c.fhead].end <= start {
 		c.fhead++
 	}
@@ -541,7 +543,7 @@ func (c *simConn) receive() {
 				return
 			}
 			if cmd.ID != 0 {
-				c.w.recordReply(&c.w.res.Paired, cmd.ID, c, p.data[p.rd-n:p.rd])
+				c.w.recordReply(&c.w.res.Paired, cmd.ID, c.id, p.data[p.rd-n:p.rd])
 			}
 			err = wire.Deliver(cmd, v)
 			if err != nil {
@@ -607,9 +609,10 @@ func (c *simConn) traceClose(how string) {
 	w.tr.end(b)
 }
 
-// cut resets the connection at the network: bytes in flight are lost both ways, the node side
-// closes at once and the client sees a reset one latency later (or when a black-hole heals).
-func (c *simConn) cut(reason string) {
+// Reset resets the connection at the network (node.Link): bytes in flight are lost both ways, the
+// node side closes at once and the client sees a reset one latency later (or when a black-hole
+// heals).
+func (c *simConn) Reset(reason string) {
 	if c.finished {
 		return
 	}
@@ -621,7 +624,7 @@ func (c *simConn) cut(reason string) {
 	w.tr.end(b)
 	c.up.kill()
 	if c.node != nil {
-		c.node.remove(c)
+		c.node.Remove(&c.srv)
 	}
 	if !c.clientClosed {
 		c.down.discard()
@@ -630,34 +633,9 @@ func (c *simConn) cut(reason string) {
 	c.maybeFinished()
 }
 
-// resetAfterReplies closes the node side with a reset that arrives after the replies already in
-// flight (lose-reply).
-func (c *simConn) resetAfterReplies(reason string) {
-	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn reset"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendStrField(b, "reason", reason)
-	w.tr.end(b)
-	c.up.kill()
-	if !c.clientClosed {
-		c.down.commit(ctlRST)
-	}
-	c.node.remove(c)
-}
-
-// serverCloses closes the node side in order: the replies written so far, then EOF.
-func (c *simConn) serverCloses() {
-	c.up.kill()
-	if !c.clientClosed {
-		c.down.commit(ctlEOF)
-	}
-	c.node.remove(c)
-}
-
 // maybeFinished forgets a connection both of whose sides are closed.
 func (c *simConn) maybeFinished() {
-	if c.finished || !c.clientClosed || c.srvOpen {
+	if c.finished || !c.clientClosed || c.srv.Open() {
 		return
 	}
 	c.finished = true
@@ -681,7 +659,7 @@ func (c *simConn) triggerDrop() {
 			fs.finish()
 		}
 	}
-	c.cut("drop-after-bytes")
+	c.Reset("drop-after-bytes")
 }
 
 // Errors, shaped like netio's so that the engine and checkers see the same types in both runtimes.

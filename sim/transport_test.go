@@ -11,6 +11,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/node"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -254,7 +255,7 @@ func TestTransportDrain(t *testing.T) {
 		t.Fatalf("the accepted command must complete normally: %v", a.Err)
 	}
 	h.until(30 * time.Millisecond)
-	if len(h.w.conns) != 0 || len(h.w.nodes[0].conns) != 0 {
+	if len(h.w.conns) != 0 || len(h.w.nodes[0].Conns()) != 0 {
 		t.Fatal("a drained connection must close on both sides")
 	}
 	if strings.Contains(h.sink.kinds(), "lost") {
@@ -268,7 +269,7 @@ func TestTransportCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.open(ctx, 1, 0)
 	h.until(700 * time.Microsecond) // the node accepted; the SYN-ACK is in flight
-	if len(h.w.nodes[0].conns) != 1 {
+	if len(h.w.nodes[0].Conns()) != 1 {
 		t.Fatal("the node did not accept")
 	}
 	cancel()
@@ -280,7 +281,7 @@ func TestTransportCancel(t *testing.T) {
 		t.Fatalf("cancel error %v class %s", e.err, e.class)
 	}
 	h.until(time.Second)
-	if len(h.w.nodes[0].conns) != 0 || len(h.w.conns) != 0 || len(h.w.tp.attempts) != 0 {
+	if len(h.w.nodes[0].Conns()) != 0 || len(h.w.conns) != 0 || len(h.w.tp.attempts) != 0 {
 		t.Fatal("a cancelled attempt must release everything")
 	}
 	if got := h.sink.kinds(); got != "failed" {
@@ -348,8 +349,8 @@ func TestTransportAuthenticatedHandshakes(t *testing.T) {
 		if proto == "resp2" {
 			want = 2
 		}
-		if sc.srv.proto != want || !sc.srv.authed || sc.srv.name != "app" || sc.srv.db != 3 {
-			t.Fatalf("%s: node state %+v", proto, sc.srv)
+		if s := sc.srv.Session; s != (node.Session{Proto: want, Authed: true, DB: 3, Name: "app"}) {
+			t.Fatalf("%s: node state %+v", proto, s)
 		}
 		var done []*engine.Command
 		cmd := command(1, &done, "GET", "missing")

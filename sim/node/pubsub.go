@@ -1,4 +1,4 @@
-package sim
+package node
 
 import (
 	"sort"
@@ -52,12 +52,12 @@ func (s *connSubs) topics() []fsm.Topic {
 
 // nodePubSub is a node's pub/sub state: the subscriptions of each of its connections.
 type nodePubSub struct {
-	subs map[*simConn]*connSubs
+	subs map[*Conn]*connSubs
 }
 
-func (p *nodePubSub) of(c *simConn) *connSubs {
+func (p *nodePubSub) of(c *Conn) *connSubs {
 	if p.subs == nil {
-		p.subs = map[*simConn]*connSubs{}
+		p.subs = map[*Conn]*connSubs{}
 	}
 	s := p.subs[c]
 	if s == nil {
@@ -67,12 +67,21 @@ func (p *nodePubSub) of(c *simConn) *connSubs {
 	return s
 }
 
+// Subscriptions returns the topics c is subscribed to, sorted: the ground truth the pub/sub
+// checkers compare the client's desired subscriptions with.
+func (n *Node) Subscriptions(c *Conn) []fsm.Topic {
+	if s := n.ps.subs[c]; s != nil {
+		return s.topics()
+	}
+	return nil
+}
+
 // drop forgets the subscriptions of a connection the node closed.
-func (p *nodePubSub) drop(c *simConn) { delete(p.subs, c) }
+func (p *nodePubSub) drop(c *Conn) { delete(p.subs, c) }
 
 // subscribed reports whether c is in subscriber mode (on RESP2 it then accepts only the
 // subscription commands, PING, QUIT and RESET).
-func (p *nodePubSub) subscribed(c *simConn) bool {
+func (p *nodePubSub) subscribed(c *Conn) bool {
 	s := p.subs[c]
 	return s != nil && !s.empty()
 }
@@ -97,7 +106,7 @@ const replyNoPermChannels = "NOPERM this user has no permissions to access one o
 // execPubSub executes the pub/sub commands (SUBSCRIBE and its kin, PUBLISH, SPUBLISH) and the
 // restrictions of subscriber mode; it reports whether it handled the request. It runs for every
 // request, so it compares names without allocating.
-func (n *node) execPubSub(c *simConn) bool {
+func (n *Node) execPubSub(c *Conn) bool {
 	args := n.args
 	name := args[0]
 	for _, pc := range pubsubCommands {
@@ -118,7 +127,7 @@ func (n *node) execPubSub(c *simConn) bool {
 		n.publish(c, shard, string(args[1]), string(args[2]))
 		return true
 	}
-	if c.srv.proto != 2 || !n.ps.subscribed(c) {
+	if c.Session.Proto != 2 || !n.ps.subscribed(c) {
 		return false
 	}
 	switch {
@@ -151,14 +160,17 @@ func appendEventHeader(dst []byte, n, proto int) []byte {
 
 // subscribeCommand executes a (P|S)(UN)SUBSCRIBE: one acknowledgement per name, or one error
 // reply when a subscribe-error fault refuses the whole command (as an ACL denial does).
-func (n *node) subscribeCommand(c *simConn, name string, kind fsm.TopicKind, unsubscribe bool) {
+func (n *Node) subscribeCommand(c *Conn, name string, kind fsm.TopicKind, unsubscribe bool) {
 	args := n.args[1:]
 	if !unsubscribe && len(args) == 0 {
 		n.arity(c, name)
 		return
 	}
 	if !unsubscribe {
-		if reply, ok := n.w.subscribeRefusal(n, kind); ok {
+		if reply, ok := n.env.SubscribeRefusal(kind); ok {
+			if reply == "" {
+				reply = replyNoPermChannels
+			}
 			n.errorReply(c, reply)
 			return
 		}
@@ -181,10 +193,10 @@ func (n *node) subscribeCommand(c *simConn, name string, kind fsm.TopicKind, uns
 		}
 		sort.Strings(names)
 		if len(names) == 0 {
-			n.out = appendEventHeader(n.out, 3, c.srv.proto)
+			n.out = appendEventHeader(n.out, 3, c.Session.Proto)
 			n.out = resp.AppendBulkString(n.out, word)
-			n.out = resp.AppendValue(n.out, resp.NullValue(), c.srv.proto)
-			n.out = resp.AppendValue(n.out, resp.Int(int64(s.count(kind))), c.srv.proto)
+			n.out = resp.AppendValue(n.out, resp.NullValue(), c.Session.Proto)
+			n.out = resp.AppendValue(n.out, resp.Int(int64(s.count(kind))), c.Session.Proto)
 			return
 		}
 	}
@@ -194,31 +206,31 @@ func (n *node) subscribeCommand(c *simConn, name string, kind fsm.TopicKind, uns
 		} else {
 			set[ch] = true
 		}
-		n.out = appendEventHeader(n.out, 3, c.srv.proto)
+		n.out = appendEventHeader(n.out, 3, c.Session.Proto)
 		n.out = resp.AppendBulkString(n.out, word)
 		n.out = resp.AppendBulkString(n.out, ch)
 		n.out = append(n.out, ':')
 		n.out = strconv.AppendInt(n.out, int64(s.count(kind)), 10)
 		n.out = append(n.out, '\r', '\n')
-		n.w.recordServerAck(n, c, fsm.Topic{Kind: kind, Name: ch}, unsubscribe)
+		n.env.Acked(c, fsm.Topic{Kind: kind, Name: ch}, unsubscribe)
 	}
 }
 
 // publish delivers a message to the node's subscribers (channels and matching patterns, or shard
 // channels) and answers the number of receivers. Deliveries to other connections are written at
 // once; one to the publishing connection itself goes with its replies.
-func (n *node) publish(c *simConn, shard bool, channel, payload string) {
+func (n *Node) publish(c *Conn, shard bool, channel, payload string) {
 	receivers := 0
 	var conns []fsm.ConnID
 	for _, x := range n.conns {
 		s := n.ps.subs[x]
-		if s == nil || !x.srvOpen {
+		if s == nil || !x.open {
 			continue
 		}
 		var frame []byte
 		if shard {
 			if s.shards[channel] {
-				frame = appendEventHeader(frame, 3, x.srv.proto)
+				frame = appendEventHeader(frame, 3, x.Session.Proto)
 				frame = resp.AppendBulkString(frame, "smessage")
 				frame = resp.AppendBulkString(frame, channel)
 				frame = resp.AppendBulkString(frame, payload)
@@ -226,7 +238,7 @@ func (n *node) publish(c *simConn, shard bool, channel, payload string) {
 			}
 		} else {
 			if s.channels[channel] {
-				frame = appendEventHeader(frame, 3, x.srv.proto)
+				frame = appendEventHeader(frame, 3, x.Session.Proto)
 				frame = resp.AppendBulkString(frame, "message")
 				frame = resp.AppendBulkString(frame, channel)
 				frame = resp.AppendBulkString(frame, payload)
@@ -239,7 +251,7 @@ func (n *node) publish(c *simConn, shard bool, channel, payload string) {
 			sort.Strings(patterns)
 			for _, p := range patterns {
 				if globMatch(p, channel) {
-					frame = appendEventHeader(frame, 4, x.srv.proto)
+					frame = appendEventHeader(frame, 4, x.Session.Proto)
 					frame = resp.AppendBulkString(frame, "pmessage")
 					frame = resp.AppendBulkString(frame, p)
 					frame = resp.AppendBulkString(frame, channel)
@@ -255,11 +267,11 @@ func (n *node) publish(c *simConn, shard bool, channel, payload string) {
 		if x == c {
 			n.out = append(n.out, frame...)
 		} else {
-			x.down.write(frame)
+			x.link.Write(frame)
 		}
 	}
 	n.reply(c, resp.Int(int64(receivers)))
-	n.w.recordPublished(n, shard, channel, payload, conns)
+	n.env.Published(shard, channel, payload, conns)
 }
 
 // globMatch reports whether s matches the Redis glob pattern p: '*' any run, '?' any byte,

@@ -1,4 +1,4 @@
-package sim
+package node
 
 import (
 	"math"
@@ -48,7 +48,8 @@ type list struct {
 
 // blockedClient is a connection waiting in BLPOP or BRPOP.
 type blockedClient struct {
-	c              *simConn
+	n              *Node
+	c              *Conn
 	db             int
 	keys           []string
 	right          bool
@@ -94,8 +95,8 @@ type watchedKey struct {
 func waitKey(db int, key string) string { return strconv.Itoa(db) + ":" + key }
 
 // getList returns the list at key in c's database, or nil; create makes an empty one.
-func (n *node) getList(c *simConn, key []byte, create bool) *list {
-	db := &n.lists.dbs[c.srv.db]
+func (n *Node) getList(c *Conn, key []byte, create bool) *list {
+	db := &n.lists.dbs[c.Session.DB]
 	if *db == nil {
 		if !create {
 			return nil
@@ -111,7 +112,7 @@ func (n *node) getList(c *simConn, key []byte, create bool) *list {
 }
 
 // keyVersion is the version of key in database db: its string and list writes together.
-func (n *node) keyVersion(db int, key string) uint64 {
+func (n *Node) keyVersion(db int, key string) uint64 {
 	var v uint64
 	if e := n.dbs[db][key]; e != nil {
 		n.expire(e)
@@ -126,13 +127,13 @@ func (n *node) keyVersion(db int, key string) uint64 {
 }
 
 // holdsString reports whether key holds a live string (list commands then answer WRONGTYPE).
-func (n *node) holdsString(c *simConn, key []byte) bool { return n.lookup(c, key) != nil }
+func (n *Node) holdsString(c *Conn, key []byte) bool { return n.lookup(c, key) != nil }
 
 // intercept runs before every request: it remembers the request's handshake attribution (for
 // a pop that blocks) and queues requests inside MULTI. It reports whether it handled the request.
-func (n *node) intercept(c *simConn, name string, known bool, id uint64, afterHandshake bool) bool {
+func (n *Node) intercept(c *Conn, name string, known bool, id uint64, afterHandshake bool) bool {
 	n.lists.afterHandshake = afterHandshake
-	if c.srv.tx == nil || !c.srv.tx.multi {
+	if c.tx == nil || !c.tx.multi {
 		return false
 	}
 	return n.queueInTx(c, name, known, id, afterHandshake)
@@ -140,8 +141,8 @@ func (n *node) intercept(c *simConn, name string, known bool, id uint64, afterHa
 
 // queueInTx handles a request on a connection inside MULTI: it is queued (QUEUED), or refused
 // (and the transaction marked for EXECABORT). It reports false for EXEC and DISCARD, which run.
-func (n *node) queueInTx(c *simConn, name string, known bool, id uint64, afterHandshake bool) bool {
-	tx := c.srv.tx
+func (n *Node) queueInTx(c *Conn, name string, known bool, id uint64, afterHandshake bool) bool {
+	tx := c.tx
 	if tx == nil || !tx.multi {
 		return false
 	}
@@ -195,39 +196,39 @@ func arityOK(name string, argc int) bool {
 
 // execLists runs the list, blocking and transaction commands. It reports whether the command
 // was applied now (a blocked pop is applied when it is answered).
-func (n *node) execLists(c *simConn, name string, args [][]byte, id uint64) bool {
+func (n *Node) execLists(c *Conn, name string, args [][]byte, id uint64) bool {
 	switch name {
 	case "MULTI":
-		if c.srv.tx == nil {
-			c.srv.tx = &txState{}
+		if c.tx == nil {
+			c.tx = &txState{}
 		}
-		c.srv.tx.multi = true
+		c.tx.multi = true
 		n.reply(c, replyOK)
 	case "EXEC":
 		return n.execTx(c)
 	case "DISCARD":
-		if c.srv.tx == nil || !c.srv.tx.multi {
+		if c.tx == nil || !c.tx.multi {
 			n.reply(c, replyDiscardNo)
 			return false
 		}
-		c.srv.tx = nil
+		c.tx = nil
 		n.reply(c, replyOK)
 	case "WATCH":
 		if len(args) < 2 {
 			n.arity(c, name)
 			return false
 		}
-		if c.srv.tx == nil {
-			c.srv.tx = &txState{}
+		if c.tx == nil {
+			c.tx = &txState{}
 		}
 		for _, k := range args[1:] {
 			key := string(k)
-			c.srv.tx.watched = append(c.srv.tx.watched, watchedKey{db: c.srv.db, key: key, version: n.keyVersion(c.srv.db, key)})
+			c.tx.watched = append(c.tx.watched, watchedKey{db: c.Session.DB, key: key, version: n.keyVersion(c.Session.DB, key)})
 		}
 		n.reply(c, replyOK)
 	case "UNWATCH":
-		if c.srv.tx != nil {
-			c.srv.tx.watched = nil
+		if c.tx != nil {
+			c.tx.watched = nil
 		}
 		n.reply(c, replyOK)
 	case "LPUSH", "RPUSH":
@@ -252,7 +253,7 @@ func (n *node) execLists(c *simConn, name string, args [][]byte, id uint64) bool
 		}
 		l.version++
 		n.reply(c, resp.Int(int64(len(l.elems))))
-		n.serveBlocked(c.srv.db, string(args[1]))
+		n.serveBlocked(c.Session.DB, string(args[1]))
 	case "LPOP", "RPOP":
 		if len(args) != 2 {
 			n.arity(c, name)
@@ -304,7 +305,7 @@ func (l *list) pop(tail bool) []byte {
 }
 
 // blockingPop implements BLPOP and BRPOP key [key ...] timeout.
-func (n *node) blockingPop(c *simConn, name string, args [][]byte, id uint64) bool {
+func (n *Node) blockingPop(c *Conn, name string, args [][]byte, id uint64) bool {
 	if len(args) < 3 {
 		n.arity(c, name)
 		return false
@@ -337,7 +338,7 @@ func (n *node) blockingPop(c *simConn, name string, args [][]byte, id uint64) bo
 		n.reply(c, resp.NullArray())
 		return true
 	}
-	bc := &blockedClient{c: c, db: c.srv.db, right: right, name: name, id: id, afterHandshake: n.lists.afterHandshake}
+	bc := &blockedClient{n: n, c: c, db: c.Session.DB, right: right, name: name, id: id, afterHandshake: n.lists.afterHandshake}
 	for _, k := range keys {
 		bc.keys = append(bc.keys, string(k))
 	}
@@ -348,22 +349,22 @@ func (n *node) blockingPop(c *simConn, name string, args [][]byte, id uint64) bo
 		wk := waitKey(bc.db, k)
 		q := n.lists.waiting[wk][:0]
 		for _, other := range n.lists.waiting[wk] {
-			if !other.done && other.c.srvOpen {
+			if !other.done && other.c.open {
 				q = append(q, other)
 			}
 		}
 		n.lists.waiting[wk] = append(q, bc)
 	}
-	c.srv.blocked = bc
+	c.blocked = bc
 	if secs > 0 {
-		n.w.k.after(time.Duration(secs*float64(time.Second)), &blockTimeout{n: n, bc: bc}, 0)
+		n.env.After(time.Duration(secs*float64(time.Second)), bc.expire)
 	}
 	return false
 }
 
 // serveBlocked serves the clients blocked on key, in blocking order, while the list has
 // elements: each gets its element as its reply, and its connection resumes.
-func (n *node) serveBlocked(db int, key string) {
+func (n *Node) serveBlocked(db int, key string) {
 	wk := waitKey(db, key)
 	q := n.lists.waiting[wk]
 	if len(q) == 0 {
@@ -373,7 +374,7 @@ func (n *node) serveBlocked(db int, key string) {
 	for len(q) > 0 && l != nil && len(l.elems) > 0 {
 		bc := q[0]
 		q = q[1:]
-		if bc.done || !bc.c.srvOpen {
+		if bc.done || !bc.c.open {
 			continue
 		}
 		v := l.pop(bc.right)
@@ -388,61 +389,50 @@ func (n *node) serveBlocked(db int, key string) {
 
 // answerBlocked writes a blocked client's reply, records the pop in the apply log, and lets its
 // connection go on with the requests that queued up behind it.
-func (n *node) answerBlocked(bc *blockedClient, v resp.Value) {
+func (n *Node) answerBlocked(bc *blockedClient, v resp.Value) {
 	bc.done = true
 	c := bc.c
-	c.srv.blocked = nil
-	n.lists.buf = resp.AppendValue(n.lists.buf[:0], v, c.srv.proto)
-	c.down.write(n.lists.buf)
+	c.blocked = nil
+	n.lists.buf = resp.AppendValue(n.lists.buf[:0], v, c.Session.Proto)
+	c.link.Write(n.lists.buf)
 	if bc.id != 0 {
-		n.w.recordApply(n, c, bc.id, bc.name, bc.afterHandshake)
+		n.env.Applied(c, bc.id, bc.name, bc.afterHandshake)
 	}
-	n.w.k.after(0, &blockedResume{n: n, c: c}, 0)
+	n.env.After(0, func() bool {
+		// Parse what the connection sent while it was blocked.
+		if !c.open || c.blocked != nil {
+			return false
+		}
+		n.Serve(c)
+		return true
+	})
 }
 
-// blockTimeout ends a blocking pop whose timeout expired with a null reply.
-type blockTimeout struct {
-	n  *node
-	bc *blockedClient
-}
-
-func (b *blockTimeout) run(uint64) bool {
-	if b.bc.done || !b.bc.c.srvOpen {
+// expire ends a blocking pop whose timeout expired with a null reply.
+func (bc *blockedClient) expire() bool {
+	n := bc.n
+	if bc.done || !bc.c.open {
 		return false
 	}
-	if b.n.paused {
+	if n.paused {
 		// A stopped server times nothing out: try again once it may have resumed.
-		b.n.w.k.after(10*time.Millisecond, b, 0)
+		n.env.After(10*time.Millisecond, bc.expire)
 		return false
 	}
-	b.n.answerBlocked(b.bc, resp.NullArray())
-	return true
-}
-
-// blockedResume parses what a connection sent while it was blocked.
-type blockedResume struct {
-	n *node
-	c *simConn
-}
-
-func (r *blockedResume) run(uint64) bool {
-	if !r.c.srvOpen || r.c.srv.blocked != nil {
-		return false
-	}
-	r.n.serve(r.c)
+	n.answerBlocked(bc, resp.NullArray())
 	return true
 }
 
 // execTx implements EXEC: EXECABORT after a queue error, a null reply when a watched key
 // changed, otherwise every queued command in order, their replies in one array. Each queued
 // command with an id is recorded in the apply log as it runs.
-func (n *node) execTx(c *simConn) bool {
-	tx := c.srv.tx
+func (n *Node) execTx(c *Conn) bool {
+	tx := c.tx
 	if tx == nil || !tx.multi {
 		n.reply(c, replyExecNoTx)
 		return false
 	}
-	c.srv.tx = nil
+	c.tx = nil
 	if tx.aborted {
 		n.reply(c, replyExecAbort)
 		return true
@@ -459,7 +449,7 @@ func (n *node) execTx(c *simConn) bool {
 		q := &tx.queued[i]
 		applied := n.execKnown(c, q.name, q.args, q.id)
 		if q.id != 0 && applied {
-			n.w.recordApply(n, c, q.id, q.name, q.afterHandshake)
+			n.env.Applied(c, q.id, q.name, q.afterHandshake)
 		}
 	}
 	n.lists.inExec = false

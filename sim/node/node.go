@@ -1,12 +1,24 @@
-package sim
+// Package node is the simulated Redis server: a standalone Redis 7.0 node that reads requests
+// from the bytes its connections deliver (resp.ParseCommand), executes them against an
+// in-memory dataset and writes its replies in each connection's protocol (resp.AppendValue).
+//
+// A node knows nothing of the network or the scheduler: the world gives it an Env (virtual time,
+// timers, the faults that act inside a server, and the records the checkers read), and each
+// connection a Link (its bytes in both directions, the command ids the client attached out of
+// band, and how it closes). So one node type serves every runtime of the simulator, and a
+// Cluster or Sentinel node is another file here over the same two seams.
+//
+// node.go has the server and its strings, lists.go its lists, blocking pops and transactions,
+// and pubsub.go its subscriptions and messages.
+package node
 
 import (
 	"errors"
 	"strconv"
 	"time"
 
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/sim/scenario"
 )
 
 // nodeVersion is the Redis version the simulated nodes report: the project's Redis 7.0.
@@ -20,27 +32,89 @@ const databases = 16
 // its reply, so that a linearizability checker can tell.
 const staleReadAge = 100 * time.Millisecond
 
-// node is a simulated standalone Redis server. It reads requests with resp.ParseCommand from the
-// bytes its connections deliver, executes them against an in-memory dataset, and writes replies
-// with resp.AppendValue in each connection's protocol.
+// Env is a node's world: virtual time and timers, the faults that act inside a server, its
+// plants' trace, and the records the checkers read.
+type Env interface {
+	// Now returns the virtual time.
+	Now() time.Duration
+	// After runs fn in a scheduler event of its own, d of virtual time later. fn reports whether
+	// it did anything.
+	After(d time.Duration, fn func() bool)
+	// HandshakeError returns the error reply a fault makes HELLO and AUTH answer, if any.
+	HandshakeError() (string, bool)
+	// SubscribeRefusal returns the error reply a fault makes subscriptions of kind answer, if
+	// any; an empty reply stands for Redis's ACL refusal (NOPERM).
+	SubscribeRefusal(kind fsm.TopicKind) (string, bool)
+	// Applied records that the node executed command id, which arrived on c (the apply log).
+	Applied(c *Conn, id uint64, name string, afterHandshake bool)
+	// Served records the reply the node wrote for command id.
+	Served(c *Conn, id uint64, reply []byte)
+	// Published records a message the node delivered, and the connections it went to.
+	Published(shard bool, channel, payload string, conns []fsm.ConnID)
+	// Acked records an (un)subscription the node acknowledged.
+	Acked(c *Conn, t fsm.Topic, unsubscribe bool)
+	// Planted records that a plant acted on command id.
+	Planted(name string, id uint64)
+}
+
+// Link is the network side of one connection, as its node sees it.
+type Link interface {
+	// Inbound returns the bytes that reached the node and are not parsed yet, and the stream
+	// offset of the first of them.
+	Inbound() ([]byte, uint64)
+	// Consume marks the first n inbound bytes parsed.
+	Consume(n int)
+	// Command returns the command id the client attached, out of band, to the request that
+	// starts at stream offset start, and whether the client wrote it after its handshake: 0 and
+	// true for a request without one.
+	Command(start uint64) (id uint64, afterHandshake bool)
+	// Write sends b to the client.
+	Write(b []byte)
+	// Hangup closes the connection in order: the replies written so far, then the end of stream.
+	// Like Reset and LoseReply, it closes the node's side too (Node.Remove).
+	Hangup()
+	// Reset resets the connection at once.
+	Reset(reason string)
+	// LosesReply reports whether a lose-reply fault waits for the connection's next application
+	// command.
+	LosesReply() bool
+	// LoseReply fires that fault: the node dropped the command's reply and wrote the replies
+	// before it, and the connection resets after them.
+	LoseReply()
+	// Detached reports that the node closed its side of the connection.
+	Detached()
+}
+
+// Plants are the node's deliberate bugs, positive controls of the checkers that read the apply
+// log and the replies. Each acts once and is then cleared; the nodes of a run share one set.
+type Plants struct {
+	// EarlyCommand records one application command as arriving before its connection's
+	// handshake finished.
+	EarlyCommand bool
+	// OKWithoutApply answers one write OK without applying it.
+	OKWithoutApply bool
+	// StaleRead answers one GET with the key's previous value.
+	StaleRead bool
+}
+
+// Node is a simulated standalone Redis server.
 //
 // A node that is killed resets every connection and refuses new ones until it restarts; it keeps
 // its dataset across the restart, modelling a persistent server (RDB/AOF). A paused node (SIGSTOP)
 // accepts connections (the kernel does) but parses nothing until it resumes.
-type node struct {
-	w        *world
+type Node struct {
+	env      Env
+	plants   *Plants
 	id       string
 	password string
 	down     bool
 	paused   bool
 	// conns are the node-side open connections, in accept order.
-	conns []*simConn
+	conns []*Conn
 	dbs   [databases]map[string]*entry
-	// loseFault is a node-targeted lose-reply fault waiting for the next application command.
-	loseFault *faultState
-	// lists are the list keys and blocked clients (node_blocking.go).
+	// lists are the list keys and blocked clients (lists.go).
 	lists nodeLists
-	// ps are the connections' pub/sub subscriptions (node_pubsub.go).
+	// ps are the connections' pub/sub subscriptions (pubsub.go).
 	ps nodePubSub
 
 	args    [][]byte
@@ -50,12 +124,13 @@ type node struct {
 	closing bool
 }
 
-// serverState is the node's view of one connection.
-type serverState struct {
-	proto  int
-	authed bool
-	db     int
-	name   string
+// Conn is a node's side of one connection.
+type Conn struct {
+	// Session is what the connection's commands set (the node writes it).
+	Session Session
+	id      fsm.ConnID
+	link    Link
+	open    bool
 	// eofPending records an orderly close that arrived while the node was paused.
 	eofPending bool
 	// blocked is the blocking pop the connection waits in; nothing more is parsed meanwhile.
@@ -63,6 +138,28 @@ type serverState struct {
 	// tx is the connection's WATCH/MULTI state, or nil.
 	tx *txState
 }
+
+// Session is a connection's protocol, authentication, database and name, as its commands set
+// them.
+type Session struct {
+	// Proto is the protocol version: 2, or 3 after HELLO 3.
+	Proto int
+	// Authed says the connection authenticated (or the node needs no password).
+	Authed bool
+	// DB is the selected database.
+	DB int
+	// Name is the client name (HELLO SETNAME, CLIENT SETNAME).
+	Name string
+}
+
+// Open reports whether the node's side of the connection is open.
+func (c *Conn) Open() bool { return c.open }
+
+// ID returns the connection's id.
+func (c *Conn) ID() fsm.ConnID { return c.id }
+
+// Link returns the connection's network side.
+func (c *Conn) Link() Link { return c.link }
 
 // entry is one key of a node's dataset. Keys are never removed from the map (a deleted or expired
 // key is a tombstone), so the map stays bounded by the key space and its iteration is never needed.
@@ -95,87 +192,103 @@ var (
 	replyBadExpire = resp.ErrorValue("ERR invalid expire time in 'set' command")
 )
 
-func newNode(w *world, spec scenario.NodeSpec) *node {
-	n := &node{w: w, id: spec.ID, password: spec.Password}
+// New returns a node named id, requiring password when it is not empty, in env. Its plants are
+// shared with the run's other nodes.
+func New(id, password string, env Env, plants *Plants) *Node {
+	n := &Node{env: env, plants: plants, id: id, password: password}
 	for i := range n.dbs {
 		n.dbs[i] = make(map[string]*entry)
 	}
 	return n
 }
 
-// accept opens the node side of c.
-func (n *node) accept(c *simConn) {
-	c.srvOpen = true
-	c.srv = serverState{proto: 2, authed: n.password == ""}
+// ID returns the node's id.
+func (n *Node) ID() string { return n.id }
+
+// Down reports whether the node is killed.
+func (n *Node) Down() bool { return n.down }
+
+// Paused reports whether the node is paused.
+func (n *Node) Paused() bool { return n.paused }
+
+// Conns returns the node's open connections, in accept order. The slice is the node's: it
+// changes as connections come and go.
+func (n *Node) Conns() []*Conn { return n.conns }
+
+// Accept opens the node's side of connection id, whose network side is link, in c.
+func (n *Node) Accept(c *Conn, id fsm.ConnID, link Link) {
+	*c = Conn{Session: Session{Proto: 2, Authed: n.password == ""}, id: id, link: link, open: true}
 	n.conns = append(n.conns, c)
-	n.w.armPending(c)
 }
 
-// remove closes the node side of c.
-func (n *node) remove(c *simConn) {
-	if !c.srvOpen {
+// Remove closes the node's side of c, and tells its link.
+func (n *Node) Remove(c *Conn) {
+	if !c.open {
 		return
 	}
-	c.srvOpen = false
+	c.open = false
 	for i, x := range n.conns {
 		if x == c {
 			n.conns = append(n.conns[:i], n.conns[i+1:]...)
 			break
 		}
 	}
-	n.w.releaseArms(c)
 	n.ps.drop(c)
-	c.maybeFinished()
+	c.link.Detached()
 }
 
-// kill resets every connection; new connects are refused until restart.
-func (n *node) kill() {
+// Kill resets every connection; new connects are refused until Restart.
+func (n *Node) Kill() {
 	n.down = true
 	n.paused = false
 	for len(n.conns) > 0 {
-		n.conns[0].cut("node-killed")
+		n.conns[0].link.Reset("node-killed")
 	}
 }
 
-// restart brings a killed node back with its dataset.
-func (n *node) restart() { n.down = false }
+// Restart brings a killed node back with its dataset.
+func (n *Node) Restart() { n.down = false }
 
-// resume ends a pause: queued requests are processed, then orderly closes that arrived.
-func (n *node) resume() {
+// Pause stops the node from parsing anything until Resume.
+func (n *Node) Pause() { n.paused = true }
+
+// Resume ends a pause: queued requests are processed, then orderly closes that arrived.
+func (n *Node) Resume() {
 	n.paused = false
-	conns := append([]*simConn(nil), n.conns...)
+	conns := append([]*Conn(nil), n.conns...)
 	for _, c := range conns {
-		if c.srvOpen {
-			n.serve(c)
+		if c.open {
+			n.Serve(c)
 		}
 	}
 	for _, c := range conns {
-		if c.srvOpen && c.srv.eofPending {
-			n.closeOrderly(c)
+		if c.open && c.eofPending {
+			n.ClientClosed(c)
 		}
 	}
 }
 
-// closeOrderly handles the client's orderly close (FIN) of c.
-func (n *node) closeOrderly(c *simConn) {
+// ClientClosed handles the client's orderly close (FIN) of c: the node closes its side, once it
+// runs again if it is paused. (The client closed its own side first, and reads nothing more.)
+func (n *Node) ClientClosed(c *Conn) {
 	if n.paused {
-		c.srv.eofPending = true
+		c.eofPending = true
 		return
 	}
-	c.down.kill()
-	n.remove(c)
+	n.Remove(c)
 }
 
-// serve parses and executes every complete request c delivered, writing the replies as one chunk.
-func (n *node) serve(c *simConn) {
-	if n.paused || !c.srvOpen {
+// Serve parses and executes every complete request c delivered, writing the replies as one chunk.
+func (n *Node) Serve(c *Conn) {
+	if n.paused || !c.open {
 		return
 	}
-	p := &c.up
+	in, base := c.link.Inbound()
+	used := 0
 	n.out = n.out[:0]
 	n.closing = false
-	for p.rd < p.ready && c.srvOpen && !n.closing && c.srv.blocked == nil {
-		used, err := resp.ParseCommand(p.data[p.rd:p.ready], &n.args, nil)
+	for used < len(in) && c.open && !n.closing && c.blocked == nil {
+		size, err := resp.ParseCommand(in[used:], &n.args, nil)
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
 		}
@@ -185,31 +298,31 @@ func (n *node) serve(c *simConn) {
 			n.closing = true
 			break
 		}
-		start := p.base + uint64(p.rd)
-		p.rd += used
-		id, afterHandshake := c.takeFrame(start)
+		start := base + uint64(used)
+		used += size
+		id, afterHandshake := c.link.Command(start)
 		if len(n.args) == 0 {
 			continue
 		}
 		mark := len(n.out)
 		n.exec(c, id, afterHandshake)
 		if id != 0 && len(n.out) > mark {
-			n.w.recordReply(&n.w.res.Served, id, c, n.out[mark:])
+			n.env.Served(c, id, n.out[mark:])
 		}
 	}
-	p.compact()
-	if len(n.out) > 0 && c.srvOpen {
-		c.down.write(n.out)
+	c.link.Consume(used)
+	if len(n.out) > 0 && c.open {
+		c.link.Write(n.out)
 	}
 	n.out = n.out[:0]
-	if n.closing && c.srvOpen {
-		c.serverCloses()
+	if n.closing && c.open {
+		c.link.Hangup()
 	}
 	n.closing = false
 }
 
 // canonical returns the static upper-case name of a known command, without allocating.
-func (n *node) canonical(b []byte) (string, bool) {
+func (n *Node) canonical(b []byte) (string, bool) {
 	if len(b) > len(n.name) {
 		return "", false
 	}
@@ -239,22 +352,22 @@ func eqFold(b []byte, s string) bool {
 	return true
 }
 
-func (n *node) reply(c *simConn, v resp.Value) {
-	n.out = resp.AppendValue(n.out, v, c.srv.proto)
+func (n *Node) reply(c *Conn, v resp.Value) {
+	n.out = resp.AppendValue(n.out, v, c.Session.Proto)
 }
 
-func (n *node) errorReply(c *simConn, msg string) { n.reply(c, resp.ErrorValue(msg)) }
+func (n *Node) errorReply(c *Conn, msg string) { n.reply(c, resp.ErrorValue(msg)) }
 
-func (n *node) arity(c *simConn, name string) {
+func (n *Node) arity(c *Conn, name string) {
 	n.errorReply(c, "ERR wrong number of arguments for '"+lowerASCII(name)+"' command")
 }
 
 // exec executes one request. id is the command id the client attached out of band (0 for
 // handshake and untracked commands).
-func (n *node) exec(c *simConn, id uint64, afterHandshake bool) {
+func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 	args := n.args
 	canonical, known := n.canonical(args[0])
-	if !c.srv.authed && canonical != "AUTH" && canonical != "HELLO" {
+	if !c.Session.Authed && canonical != "AUTH" && canonical != "HELLO" {
 		n.reply(c, replyNoAuth)
 		return
 	}
@@ -269,37 +382,27 @@ func (n *node) exec(c *simConn, id uint64, afterHandshake bool) {
 		return
 	}
 	mark := len(n.out)
-	w := n.w
 	lose := false
 	if id != 0 {
-		if c.loseFault != nil || n.loseFault != nil {
-			lose = true
-		}
-		if w.plants.early && !w.plants.earlyUsed {
-			w.plants.earlyUsed = true
+		lose = c.link.LosesReply()
+		if n.plants.EarlyCommand {
+			n.plants.EarlyCommand = false
 			afterHandshake = false
-			w.tracePlant("command-before-handshake", id)
+			n.env.Planted("command-before-handshake", id)
 		}
 	}
 	applied := n.execKnown(c, canonical, args, id)
 	if id != 0 && applied {
-		w.recordApply(n, c, id, canonical, afterHandshake)
+		n.env.Applied(c, id, canonical, afterHandshake)
 	}
 	if lose {
 		// The reply is lost: drop it, then reset the connection after the replies before it.
 		n.out = n.out[:mark]
-		fs := c.loseFault
-		if fs == nil {
-			fs = n.loseFault
-			n.loseFault = nil
-		}
-		c.loseFault = nil
 		if len(n.out) > 0 {
-			c.down.write(n.out)
+			c.link.Write(n.out)
 			n.out = n.out[:0]
 		}
-		fs.finish()
-		c.resetAfterReplies("lose-reply")
+		c.link.LoseReply()
 	}
 }
 
@@ -310,7 +413,7 @@ var commandNames = map[string]string{
 	"MSET": "MSET", "QUIT": "QUIT",
 }
 
-func (n *node) unknownCommand(c *simConn, args [][]byte) {
+func (n *Node) unknownCommand(c *Conn, args [][]byte) {
 	msg := "ERR unknown command '" + string(args[0]) + "', with args beginning with: "
 	for i, a := range args[1:] {
 		if i == 16 {
@@ -323,7 +426,7 @@ func (n *node) unknownCommand(c *simConn, args [][]byte) {
 
 // execKnown runs a known command and reports whether it was applied (executed, whatever its
 // reply): the commands that reach the apply log when they carry an id.
-func (n *node) execKnown(c *simConn, name string, args [][]byte, id uint64) bool {
+func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 	switch name {
 	case "PING":
 		switch len(args) {
@@ -358,7 +461,7 @@ func (n *node) execKnown(c *simConn, name string, args [][]byte, id uint64) bool
 			n.reply(c, replyDBRange)
 			return false
 		}
-		c.srv.db = db
+		c.Session.DB = db
 		n.reply(c, replyOK)
 	case "CLIENT":
 		n.client(c, args)
@@ -425,19 +528,18 @@ func (n *node) execKnown(c *simConn, name string, args [][]byte, id uint64) bool
 
 // skipWrite implements the ok-without-apply plant: the first acknowledged write of the run is
 // answered OK without being applied (and without reaching the apply log).
-func (n *node) skipWrite(c *simConn, id uint64) bool {
-	pl := &n.w.plants
-	if id == 0 || !pl.okWithoutApply || pl.okWithoutApplyUsed {
+func (n *Node) skipWrite(c *Conn, id uint64) bool {
+	if id == 0 || !n.plants.OKWithoutApply {
 		return false
 	}
-	pl.okWithoutApplyUsed = true
-	n.w.tracePlant("ok-without-apply", id)
+	n.plants.OKWithoutApply = false
+	n.env.Planted("ok-without-apply", id)
 	n.reply(c, replyOK)
 	return true
 }
 
-func (n *node) hello(c *simConn, args [][]byte) {
-	proto := c.srv.proto
+func (n *Node) hello(c *Conn, args [][]byte) {
+	proto := c.Session.Proto
 	if len(args) >= 2 {
 		v, err := strconv.Atoi(string(args[1]))
 		if err != nil {
@@ -450,11 +552,11 @@ func (n *node) hello(c *simConn, args [][]byte) {
 		}
 		proto = v
 	}
-	if text, ok := n.w.handshakeReply(n); ok {
+	if text, ok := n.env.HandshakeError(); ok {
 		n.errorReply(c, text)
 		return
 	}
-	authed := c.srv.authed
+	authed := c.Session.Authed
 	name := ""
 	for i := 2; i < len(args); i++ {
 		switch opt := args[i]; {
@@ -477,10 +579,10 @@ func (n *node) hello(c *simConn, args [][]byte) {
 		n.reply(c, replyHelloAuth)
 		return
 	}
-	c.srv.authed = true
-	c.srv.proto = proto
+	c.Session.Authed = true
+	c.Session.Proto = proto
 	if name != "" {
-		c.srv.name = name
+		c.Session.Name = name
 	}
 	n.reply(c, resp.MapOf(
 		resp.BulkString("server"), resp.BulkString("redis"),
@@ -494,15 +596,15 @@ func (n *node) hello(c *simConn, args [][]byte) {
 }
 
 // checkAuth checks a username and password against the node's default user.
-func (n *node) checkAuth(user, pass []byte) bool {
+func (n *Node) checkAuth(user, pass []byte) bool {
 	if string(user) != "default" {
 		return false
 	}
 	return n.password == "" || string(pass) == n.password
 }
 
-func (n *node) auth(c *simConn, args [][]byte) {
-	if text, ok := n.w.handshakeReply(n); ok {
+func (n *Node) auth(c *Conn, args [][]byte) {
+	if text, ok := n.env.HandshakeError(); ok {
 		n.errorReply(c, text)
 		return
 	}
@@ -525,11 +627,11 @@ func (n *node) auth(c *simConn, args [][]byte) {
 		n.arity(c, "AUTH")
 		return
 	}
-	c.srv.authed = true
+	c.Session.Authed = true
 	n.reply(c, replyOK)
 }
 
-func (n *node) client(c *simConn, args [][]byte) {
+func (n *Node) client(c *Conn, args [][]byte) {
 	if len(args) < 2 {
 		n.arity(c, "CLIENT")
 		return
@@ -540,13 +642,13 @@ func (n *node) client(c *simConn, args [][]byte) {
 			n.arity(c, "CLIENT|SETNAME")
 			return
 		}
-		c.srv.name = string(args[2])
+		c.Session.Name = string(args[2])
 		n.reply(c, replyOK)
 	case eqFold(sub, "GETNAME"):
-		if c.srv.name == "" {
+		if c.Session.Name == "" {
 			n.reply(c, replyNull)
 		} else {
-			n.reply(c, resp.BulkString(c.srv.name))
+			n.reply(c, resp.BulkString(c.Session.Name))
 		}
 	case eqFold(sub, "ID"):
 		n.reply(c, resp.Int(int64(c.id)))
@@ -557,8 +659,8 @@ func (n *node) client(c *simConn, args [][]byte) {
 }
 
 // entry returns the entry of key in c's database, creating a tombstone if needed.
-func (n *node) entry(c *simConn, key []byte) *entry {
-	db := n.dbs[c.srv.db]
+func (n *Node) entry(c *Conn, key []byte) *entry {
+	db := n.dbs[c.Session.DB]
 	if e := db[string(key)]; e != nil {
 		n.expire(e)
 		return e
@@ -569,8 +671,8 @@ func (n *node) entry(c *simConn, key []byte) *entry {
 }
 
 // lookup returns the live entry of key, or nil.
-func (n *node) lookup(c *simConn, key []byte) *entry {
-	e := n.dbs[c.srv.db][string(key)]
+func (n *Node) lookup(c *Conn, key []byte) *entry {
+	e := n.dbs[c.Session.DB][string(key)]
 	if e == nil {
 		return nil
 	}
@@ -581,31 +683,30 @@ func (n *node) lookup(c *simConn, key []byte) *entry {
 	return e
 }
 
-func (n *node) expire(e *entry) {
-	if e.exists && e.expireAt != 0 && n.w.k.now >= e.expireAt {
+func (n *Node) expire(e *entry) {
+	if e.exists && e.expireAt != 0 && n.env.Now() >= e.expireAt {
 		n.write(e, nil, false)
 	}
 }
 
 // write sets (exists) or deletes a key, remembering the previous state.
-func (n *node) write(e *entry, val []byte, exists bool) {
+func (n *Node) write(e *entry, val []byte, exists bool) {
 	e.prev, e.val = e.val, e.prev
 	e.prevExists, e.hasPrev = e.exists, true
 	e.val = append(e.val[:0], val...)
 	e.exists = exists
-	e.writtenAt = n.w.k.now
+	e.writtenAt = n.env.Now()
 	e.expireAt = 0
 	e.version++
 }
 
-func (n *node) get(c *simConn, key []byte, id uint64) {
+func (n *Node) get(c *Conn, key []byte, id uint64) {
 	e := n.lookup(c, key)
-	pl := &n.w.plants
-	if id != 0 && pl.staleRead && !pl.staleReadUsed {
-		if e2 := n.dbs[c.srv.db][string(key)]; e2 != nil && e2.hasPrev && n.w.k.now-e2.writtenAt >= staleReadAge &&
+	if id != 0 && n.plants.StaleRead {
+		if e2 := n.dbs[c.Session.DB][string(key)]; e2 != nil && e2.hasPrev && n.env.Now()-e2.writtenAt >= staleReadAge &&
 			(e2.exists != e2.prevExists || string(e2.val) != string(e2.prev)) {
-			pl.staleReadUsed = true
-			n.w.tracePlant("stale-read", id)
+			n.plants.StaleRead = false
+			n.env.Planted("stale-read", id)
 			if e2.prevExists {
 				n.reply(c, resp.Bulk(e2.prev))
 			} else {
@@ -622,7 +723,7 @@ func (n *node) get(c *simConn, key []byte, id uint64) {
 }
 
 // set implements SET key value [NX|XX] [GET] [EX s|PX ms|KEEPTTL].
-func (n *node) set(c *simConn, args [][]byte, id uint64) bool {
+func (n *Node) set(c *Conn, args [][]byte, id uint64) bool {
 	if len(args) < 3 {
 		n.arity(c, "SET")
 		return false
@@ -690,7 +791,7 @@ func (n *node) set(c *simConn, args [][]byte, id uint64) bool {
 	n.write(e, args[2], true)
 	switch {
 	case ttl != 0:
-		e.expireAt = n.w.k.now + ttl
+		e.expireAt = n.env.Now() + ttl
 	case keepTTL:
 		e.expireAt = oldExpire
 	}
@@ -700,7 +801,7 @@ func (n *node) set(c *simConn, args [][]byte, id uint64) bool {
 	return true
 }
 
-func (n *node) incr(c *simConn, key []byte) {
+func (n *Node) incr(c *Conn, key []byte) {
 	e := n.entry(c, key)
 	var v int64
 	if e.exists {
