@@ -55,6 +55,21 @@ type Bounds struct {
 	Max *int `yaml:"max,omitempty"`
 }
 
+// validate checks the bounds named field (nil bounds are valid).
+func (b *Bounds) validate(field string) error {
+	switch {
+	case b == nil:
+		return nil
+	case b.Min != nil && *b.Min < 0:
+		return fieldErr(field+".min", "must not be negative")
+	case b.Max != nil && *b.Max < 0:
+		return fieldErr(field+".max", "must not be negative")
+	case b.Min != nil && b.Max != nil && *b.Max < *b.Min:
+		return fieldErr(field+".max", "must not be below min")
+	}
+	return nil
+}
+
 // LivenessExpect asks that, from After (zero: when the last fault healed), operations succeed
 // again within Within.
 type LivenessExpect struct {

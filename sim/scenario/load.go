@@ -98,7 +98,8 @@ var (
 func explainDecodeError(root *yaml.Node, err error) error {
 	var ve *valueError
 	if errors.As(err, &ve) {
-		return &Error{Field: pathAt(root, ve.line, ve.column), Line: ve.line, Msg: ve.msg}
+		path, _ := pathOf(root, "", func(_, v *yaml.Node) bool { return v.Line == ve.line && v.Column == ve.column })
+		return &Error{Field: path, Line: ve.line, Msg: ve.msg}
 	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) || len(te.Errors) == 0 {
@@ -117,7 +118,7 @@ func explainDecodeError(root *yaml.Node, err error) error {
 func explainTypeError(root *yaml.Node, text string) error {
 	if m := reUnknownField.FindStringSubmatch(text); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		path := keyPath(root, line, m[2])
+		path, _ := pathOf(root, "", func(k, _ *yaml.Node) bool { return k != nil && k.Line == line && k.Value == m[2] })
 		msg := "unknown field"
 		if m[3] == "scenario.Fault" {
 			msg = "unknown fault kind (want one of " + strings.Join(FaultKinds, ", ") + ")"
@@ -126,7 +127,9 @@ func explainTypeError(root *yaml.Node, text string) error {
 	}
 	if m := reCannot.FindStringSubmatch(text); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		path := valuePath(root, line, m[3])
+		path, _ := pathOf(root, "", func(_, v *yaml.Node) bool {
+			return v.Kind == yaml.ScalarNode && v.Line == line && v.Value == m[3]
+		})
 		msg := "invalid value " + strconv.Quote(m[3]) + ": want " + typeWord(m[4])
 		return &Error{Field: path, Line: line, Msg: msg}
 	}
@@ -157,13 +160,14 @@ func typeWord(goType string) string {
 	return "a " + strings.TrimPrefix(goType, "scenario.") + " mapping"
 }
 
-// walk visits every node of the document with its dotted path; visit returns true to stop.
-func walk(n *yaml.Node, path string, visit func(key, value *yaml.Node, path string) bool) bool {
+// pathOf returns the dotted path of the first node of the document, in document order, that
+// match accepts; match gets the node's mapping key (nil for a list element) and the node.
+func pathOf(n *yaml.Node, path string, match func(key, value *yaml.Node) bool) (string, bool) {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if walk(c, path, visit) {
-				return true
+			if p, ok := pathOf(c, path, match); ok {
+				return p, true
 			}
 		}
 	case yaml.MappingNode:
@@ -173,56 +177,23 @@ func walk(n *yaml.Node, path string, visit func(key, value *yaml.Node, path stri
 			if path != "" {
 				p = path + "." + k.Value
 			}
-			if visit(k, v, p) || walk(v, p, visit) {
-				return true
+			if match(k, v) {
+				return p, true
+			}
+			if p, ok := pathOf(v, p, match); ok {
+				return p, true
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
 			p := path + "[" + strconv.Itoa(i) + "]"
-			if visit(nil, c, p) || walk(c, p, visit) {
-				return true
+			if match(nil, c) {
+				return p, true
+			}
+			if p, ok := pathOf(c, p, match); ok {
+				return p, true
 			}
 		}
 	}
-	return false
-}
-
-// pathAt returns the path of the value node at line:column.
-func pathAt(root *yaml.Node, line, column int) string {
-	found := ""
-	walk(root, "", func(_, v *yaml.Node, p string) bool {
-		if v.Line == line && v.Column == column {
-			found = p
-			return true
-		}
-		return false
-	})
-	return found
-}
-
-// keyPath returns the path of the mapping key named key on line.
-func keyPath(root *yaml.Node, line int, key string) string {
-	found := ""
-	walk(root, "", func(k, _ *yaml.Node, p string) bool {
-		if k != nil && k.Line == line && k.Value == key {
-			found = p
-			return true
-		}
-		return false
-	})
-	return found
-}
-
-// valuePath returns the path of the scalar with the given text on line.
-func valuePath(root *yaml.Node, line int, text string) string {
-	found := ""
-	walk(root, "", func(_, v *yaml.Node, p string) bool {
-		if v.Kind == yaml.ScalarNode && v.Line == line && v.Value == text {
-			found = p
-			return true
-		}
-		return false
-	})
-	return found
+	return "", false
 }

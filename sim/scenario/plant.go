@@ -1,5 +1,7 @@
 package scenario
 
+import "slices"
+
 // Plant names a deliberate bug a scenario can plant, to prove that a checker catches it. Plants
 // exist only for the checkers' positive controls; production code has no such switches.
 type Plant string
@@ -69,11 +71,4 @@ var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, 
 	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply}
 
 // Planted reports whether the scenario plants p.
-func (sc *Scenario) Planted(p Plant) bool {
-	for _, q := range sc.Plant {
-		if q == p {
-			return true
-		}
-	}
-	return false
-}
+func (sc *Scenario) Planted(p Plant) bool { return slices.Contains(sc.Plant, p) }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/respire-go/respire/engine/config"
@@ -152,175 +153,37 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 	return out, nil
 }
 
-// Clone returns a deep copy of sc.
+// Clone returns a deep copy of sc: nothing of the copy, down to its slices and pointed-to values,
+// is shared with sc.
 func (sc *Scenario) Clone() *Scenario {
-	out := *sc
-	out.Topology.Nodes = cloneSlice(sc.Topology.Nodes)
-	if p := sc.Client.ReconnectPolicy; p != nil {
-		cp := *p
-		out.Client.ReconnectPolicy = &cp
-	}
-	if sc.Faults != nil {
-		out.Faults = make([]Fault, len(sc.Faults))
-		for i := range sc.Faults {
-			out.Faults[i] = sc.Faults[i].clone()
-		}
-	}
-	out.Plant = cloneSlice(sc.Plant)
-	e := &out.Expect
-	e.Invariants.Names = cloneSlice(sc.Expect.Invariants.Names)
-	e.Fail = cloneSlice(sc.Expect.Fail)
-	if sc.Expect.Events != nil {
-		e.Events = make([]EventExpect, len(sc.Expect.Events))
-		for i, ev := range sc.Expect.Events {
-			ev.Attempts = cloneSlice(ev.Attempts)
-			ev.Delays = cloneSlice(ev.Delays)
-			ev.Exhausted = clonePtr(ev.Exhausted)
-			e.Events[i] = ev
-		}
-	}
-	if o := sc.Expect.Outcomes; o != nil {
-		e.Outcomes = &OutcomeExpect{OK: o.OK.clone(), Failed: o.Failed.clone(), Unknown: o.Unknown.clone(),
-			ReconnectLimit: o.ReconnectLimit.clone()}
-	}
-	e.Liveness = clonePtr(sc.Expect.Liveness)
-	sc.cloneDedicated(&out)
-	sc.clonePubSub(&out)
-	return &out
-}
-
-func (b *Bounds) clone() *Bounds {
-	if b == nil {
-		return nil
-	}
-	return &Bounds{Min: clonePtr(b.Min), Max: clonePtr(b.Max)}
-}
-
-func (t Target) clone() Target {
-	t.ClientSlot = clonePtr(t.ClientSlot)
-	return t
-}
-
-func (f *Fault) clone() Fault {
-	out := Fault{At: f.At}
-	if x := f.Refuse; x != nil {
-		out.Refuse = &WindowFault{Target: x.Target.clone(), For: clonePtr(x.For)}
-	}
-	if x := f.Blackhole; x != nil {
-		out.Blackhole = &WindowFault{Target: x.Target.clone(), For: clonePtr(x.For)}
-	}
-	if x := f.AcceptThenDrop; x != nil {
-		out.AcceptThenDrop = &AcceptThenDropFault{Target: x.Target.clone(), For: clonePtr(x.For), After: clonePtr(x.After)}
-	}
-	if x := f.Drop; x != nil {
-		t := x.clone()
-		out.Drop = &t
-	}
-	if x := f.DropAfterBytes; x != nil {
-		out.DropAfterBytes = &DropAfterBytesFault{Target: x.Target.clone(), Bytes: x.Bytes}
-	}
-	if x := f.LoseReply; x != nil {
-		t := x.clone()
-		out.LoseReply = &t
-	}
-	if x := f.Delay; x != nil {
-		out.Delay = &DelayFault{Target: x.Target.clone(), For: clonePtr(x.For), Extra: x.Extra}
-	}
-	if x := f.Kill; x != nil {
-		out.Kill = &KillFault{Node: x.Node, RestartAfter: clonePtr(x.RestartAfter)}
-	}
-	if x := f.HandshakeError; x != nil {
-		out.HandshakeError = &HandshakeErrorFault{Node: x.Node, For: clonePtr(x.For), Reply: x.Reply}
-	}
-	if x := f.Pause; x != nil {
-		out.Pause = &PauseFault{Node: x.Node, For: clonePtr(x.For)}
-	}
-	out.SubscribeError = f.SubscribeError.clone()
-	out.Push = f.Push.clone()
+	out := new(Scenario)
+	deepCopy(reflect.ValueOf(out).Elem(), reflect.ValueOf(sc).Elem())
 	return out
 }
 
-// cloneDedicated deep-copies the dedicated parts of sc into out.
-func (sc *Scenario) cloneDedicated(out *Scenario) {
-	out.Client.DedicatedPool = clonePtr(sc.Client.DedicatedPool)
-	if d := sc.Workload.Dedicated; d != nil {
-		cp := *d
-		cp.Block = clonePtr(d.Block)
-		out.Workload.Dedicated = &cp
-	}
-	if e := sc.Expect.Dedicated; e != nil {
-		cp := DedicatedExpect{OK: e.OK.clone(), Timeout: e.Timeout.clone(), Conflict: e.Conflict.clone(), Error: e.Error.clone(),
-			Failed: e.Failed.clone(), Unknown: e.Unknown.clone(), RentFailed: e.RentFailed.clone(), Exhausted: e.Exhausted.clone(),
-			Cancelled: e.Cancelled.clone(), Closed: e.Closed.clone(), Retried: e.Retried.clone(),
-			ConcurrentBackoff: e.ConcurrentBackoff.clone()}
-		out.Expect.Dedicated = &cp
-	}
-}
-
-// clonePubSub deep-copies the pub/sub parts of sc into out.
-func (sc *Scenario) clonePubSub(out *Scenario) {
-	if ps := sc.Workload.PubSub; ps != nil {
-		cp := *ps
-		cp.Subscribers = make([]SubscriberSpec, len(ps.Subscribers))
-		for i, s := range ps.Subscribers {
-			s.Topics = cloneSlice(s.Topics)
-			cp.Subscribers[i] = s
+// deepCopy copies src into dst, which has its type, allocating every pointer and slice anew (nil
+// stays nil). A scenario is plain data: structs, pointers, slices and scalars.
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if !src.IsNil() {
+			dst.Set(reflect.New(src.Type().Elem()))
+			deepCopy(dst.Elem(), src.Elem())
 		}
-		if p := ps.Publisher; p != nil {
-			pc := *p
-			pc.Channels = cloneSlice(p.Channels)
-			pc.ShardChannels = cloneSlice(p.ShardChannels)
-			cp.Publisher = &pc
+	case reflect.Slice:
+		if !src.IsNil() {
+			dst.Set(reflect.MakeSlice(src.Type(), src.Len(), src.Len()))
+			for i := range src.Len() {
+				deepCopy(dst.Index(i), src.Index(i))
+			}
 		}
-		out.Workload.PubSub = &cp
-	}
-	if e := sc.Expect.PubSub; e != nil {
-		cp := PubSubExpect{Regular: e.Regular.clone(), Sharded: e.Sharded.clone()}
-		for _, s := range e.Subscribers {
-			s.Outcomes = cloneSlice(s.Outcomes)
-			s.Ends = cloneSlice(s.Ends)
-			s.Messages = s.Messages.clone()
-			s.Gaps = s.Gaps.clone()
-			s.ReceivesAfter = clonePtr(s.ReceivesAfter)
-			cp.Subscribers = append(cp.Subscribers, s)
+	case reflect.Struct:
+		for i := range src.NumField() {
+			deepCopy(dst.Field(i), src.Field(i))
 		}
-		out.Expect.PubSub = &cp
+	case reflect.Map, reflect.Interface, reflect.Chan, reflect.Func:
+		panic("scenario: Clone of a " + src.Kind().String())
+	default:
+		dst.Set(src)
 	}
-}
-
-func (e *EpisodeExpect) clone() *EpisodeExpect {
-	if e == nil {
-		return nil
-	}
-	return &EpisodeExpect{Attempts: cloneSlice(e.Attempts), Delays: cloneSlice(e.Delays), Exhausted: clonePtr(e.Exhausted),
-		Dials: e.Dials.clone(), Recovered: e.Recovered.clone()}
-}
-
-func (f *SubscribeErrorFault) clone() *SubscribeErrorFault {
-	if f == nil {
-		return nil
-	}
-	return &SubscribeErrorFault{Node: f.Node, For: clonePtr(f.For), Kinds: cloneSlice(f.Kinds), Reply: f.Reply}
-}
-
-func (f *PushFault) clone() *PushFault {
-	if f == nil {
-		return nil
-	}
-	return &PushFault{Target: f.Target.clone(), For: clonePtr(f.For), Every: f.Every}
-}
-
-func cloneSlice[T any](s []T) []T {
-	if s == nil {
-		return nil
-	}
-	return append(make([]T, 0, len(s)), s...)
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

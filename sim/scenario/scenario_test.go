@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -322,5 +323,51 @@ func TestPubSubSchema(t *testing.T) {
 	cl.Faults[1].SubscribeError.Kinds[0] = "shard"
 	if sc.Workload.PubSub.Subscribers[0].Topics[0] == "changed" || sc.Faults[1].SubscribeError.Kinds[0] == "shard" {
 		t.Fatal("Clone shares pub/sub slices")
+	}
+}
+
+// TestCloneIsDeep: a clone of every shipped and test scenario equals it and shares no pointer or
+// slice with it, so that resolving or editing a copy never changes the original.
+func TestCloneIsDeep(t *testing.T) {
+	paths, _ := filepath.Glob("../../scenarios/*.yaml")
+	paths = append(paths, testdataScenarios(t)...)
+	for _, path := range paths {
+		sc := mustLoad(t, path)
+		cl := sc.Clone()
+		if !reflect.DeepEqual(sc, cl) {
+			t.Fatalf("%s: the clone differs", path)
+		}
+		mine := map[uintptr]string{}
+		addresses(reflect.ValueOf(sc), "sc", func(p uintptr, where string) { mine[p] = where })
+		if len(mine) == 0 {
+			t.Fatalf("%s: no pointer or slice to compare", path)
+		}
+		addresses(reflect.ValueOf(cl), "sc", func(p uintptr, where string) {
+			if w, shared := mine[p]; shared {
+				t.Fatalf("%s: the clone shares %s with the original (%s)", path, where, w)
+			}
+		})
+	}
+}
+
+// addresses calls visit with the address of every pointer and non-empty slice reachable from v.
+func addresses(v reflect.Value, where string, visit func(uintptr, string)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			visit(v.Pointer(), where)
+			addresses(v.Elem(), where, visit)
+		}
+	case reflect.Slice:
+		if v.Len() > 0 {
+			visit(v.Pointer(), where)
+		}
+		for i := range v.Len() {
+			addresses(v.Index(i), where+"["+strconv.Itoa(i)+"]", visit)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			addresses(v.Field(i), where+"."+v.Type().Field(i).Name, visit)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,25 +12,23 @@ import (
 // Validate reports the first invalid field of sc as a *Error. Defaults must have been
 // applied (Parse and Resolve do).
 func (sc *Scenario) Validate() error {
-	if strings.TrimSpace(sc.Name) == "" {
+	switch {
+	case strings.TrimSpace(sc.Name) == "":
 		return fieldErr("name", "is required")
-	}
-	if sc.Duration <= 0 {
+	case sc.Duration <= 0:
 		return fieldErr("duration", "must be positive")
 	}
 	if err := sc.validateTopology(); err != nil {
 		return err
 	}
-	if sc.Network.Latency < 0 {
+	switch n := &sc.Network; {
+	case n.Latency < 0:
 		return fieldErr("network.latency", "must not be negative")
-	}
-	if sc.Network.Jitter < 0 {
+	case n.Jitter < 0:
 		return fieldErr("network.jitter", "must not be negative")
-	}
-	if sc.Network.SendBuffer < 0 {
+	case n.SendBuffer < 0:
 		return fieldErr("network.send_buffer", "must not be negative")
-	}
-	if sc.Runtime.LoopLag < 0 || sc.Runtime.LoopLag > MaxLoopLag {
+	case sc.Runtime.LoopLag < 0 || sc.Runtime.LoopLag > MaxLoopLag:
 		return fieldErr("runtime.loop_lag", "must be between 0 and "+MaxLoopLag.String())
 	}
 	if err := sc.validateClient(); err != nil {
@@ -53,14 +52,10 @@ func (sc *Scenario) Validate() error {
 		return err
 	}
 	for i, p := range sc.Plant {
-		known := false
-		for _, k := range knownPlants {
-			known = known || p == k
-		}
-		if !known {
-			names := make([]string, len(knownPlants))
-			for j, k := range knownPlants {
-				names[j] = string(k)
+		if !slices.Contains(knownPlants, p) {
+			var names []string
+			for _, k := range knownPlants {
+				names = append(names, string(k))
 			}
 			return fieldErr("plant["+strconv.Itoa(i)+"]", "unknown plant "+strconv.Quote(string(p))+
 				" (want one of "+strings.Join(names, ", ")+")")
@@ -150,75 +145,83 @@ func (sc *Scenario) validateFault(i int) error {
 		return fieldErr(base+".at", "must be before the end of the run ("+sc.Duration.String()+")")
 	}
 	field := base + "." + kinds[0]
-	optSpan := func(name string, r *TimeRange) error {
+	span := func(name string, r *TimeRange) error { // an optional window: positive
 		if r == nil {
 			return nil
 		}
 		return validateSpan(field+"."+name, r, true)
 	}
+	target := func(t Target, slotAllowed bool) error { return sc.validateTarget(field, &t, slotAllowed) }
 	switch {
 	case f.Refuse != nil:
-		if err := sc.validateTarget(field, &f.Refuse.Target, true); err != nil {
-			return err
-		}
-		return optSpan("for", f.Refuse.For)
+		return firstError(target(f.Refuse.Target, true), span("for", f.Refuse.For))
 	case f.Blackhole != nil:
-		if err := sc.validateTarget(field, &f.Blackhole.Target, true); err != nil {
-			return err
-		}
-		return optSpan("for", f.Blackhole.For)
+		return firstError(target(f.Blackhole.Target, true), span("for", f.Blackhole.For))
 	case f.AcceptThenDrop != nil:
-		if err := sc.validateTarget(field, &f.AcceptThenDrop.Target, true); err != nil {
-			return err
+		x := f.AcceptThenDrop
+		var after error
+		if x.After != nil {
+			after = validateSpan(field+".after", x.After, false)
 		}
-		if err := optSpan("for", f.AcceptThenDrop.For); err != nil {
-			return err
-		}
-		if f.AcceptThenDrop.After != nil {
-			return validateSpan(field+".after", f.AcceptThenDrop.After, false)
-		}
+		return firstError(target(x.Target, true), span("for", x.For), after)
 	case f.Drop != nil:
-		return sc.validateTarget(field, f.Drop, true)
+		return target(*f.Drop, true)
 	case f.DropAfterBytes != nil:
-		if err := sc.validateTarget(field, &f.DropAfterBytes.Target, true); err != nil {
-			return err
-		}
+		var bytes error
 		if f.DropAfterBytes.Bytes.Min < 1 {
-			return fieldErr(field+".bytes", "must be at least 1")
+			bytes = fieldErr(field+".bytes", "must be at least 1")
 		}
+		return firstError(target(f.DropAfterBytes.Target, true), bytes)
 	case f.LoseReply != nil:
-		return sc.validateTarget(field, f.LoseReply, true)
+		return target(*f.LoseReply, true)
 	case f.Delay != nil:
-		if err := sc.validateTarget(field, &f.Delay.Target, true); err != nil {
-			return err
-		}
-		if err := optSpan("for", f.Delay.For); err != nil {
-			return err
-		}
-		return validateSpan(field+".extra", &f.Delay.Extra, true)
+		return firstError(target(f.Delay.Target, true), span("for", f.Delay.For), validateSpan(field+".extra", &f.Delay.Extra, true))
 	case f.Kill != nil:
-		if err := sc.validateTarget(field, &Target{Node: f.Kill.Node}, false); err != nil {
-			return err
-		}
-		return optSpan("restart_after", f.Kill.RestartAfter)
+		return firstError(target(Target{Node: f.Kill.Node}, false), span("restart_after", f.Kill.RestartAfter))
 	case f.HandshakeError != nil:
-		if err := sc.validateTarget(field, &Target{Node: f.HandshakeError.Node}, false); err != nil {
-			return err
+		x := f.HandshakeError
+		var reply error
+		if !isErrorReply(x.Reply) {
+			reply = fieldErr(field+".reply", "must be an error reply starting with an upper-case code, such as \"LOADING Redis is loading the dataset in memory\"")
 		}
-		code, _, _ := strings.Cut(f.HandshakeError.Reply, " ")
-		if code == "" || strings.ToUpper(code) != code || strings.ContainsAny(f.HandshakeError.Reply, "\r\n") {
-			return fieldErr(field+".reply", "must be an error reply starting with an upper-case code, such as \"LOADING Redis is loading the dataset in memory\"")
-		}
-		return optSpan("for", f.HandshakeError.For)
+		return firstError(target(Target{Node: x.Node}, false), reply, span("for", x.For))
 	case f.Pause != nil:
-		if err := sc.validateTarget(field, &Target{Node: f.Pause.Node}, false); err != nil {
+		return firstError(target(Target{Node: f.Pause.Node}, false), span("for", f.Pause.For))
+	case f.SubscribeError != nil:
+		x := f.SubscribeError
+		var kinds, reply error
+		for j, k := range x.Kinds {
+			if _, ok := TopicKind(k); (!ok || k == "") && kinds == nil {
+				kinds = fieldErr(field+".kinds["+strconv.Itoa(j)+"]", "must be channel, pattern or shard")
+			}
+		}
+		if x.Reply != "" && !isErrorReply(x.Reply) {
+			reply = fieldErr(field+".reply", "must be an error reply starting with an upper-case code")
+		}
+		return firstError(target(Target{Node: x.Node}, false), kinds, reply, span("for", x.For))
+	case f.Push != nil:
+		x := f.Push
+		every := validateSpan(field+".every", &x.Every, true)
+		if every == nil && x.Every.Min < time.Millisecond {
+			every = fieldErr(field+".every", "must be at least 1ms")
+		}
+		return firstError(target(x.Target, true), every, span("for", x.For))
+	}
+	return nil
+}
+
+// isErrorReply reports whether s is a one-line error reply starting with an upper-case code.
+func isErrorReply(s string) bool {
+	code, _, _ := strings.Cut(s, " ")
+	return code != "" && strings.ToUpper(code) == code && !strings.ContainsAny(s, "\r\n")
+}
+
+// firstError returns the first error that is not nil: the checks of one field, in order.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
-		return optSpan("for", f.Pause.For)
-	case f.SubscribeError != nil:
-		return sc.validateSubscribeError(field, f.SubscribeError)
-	case f.Push != nil:
-		return sc.validatePush(field, f.Push)
 	}
 	return nil
 }
@@ -313,18 +316,8 @@ func (sc *Scenario) validateDedicated() error {
 	}
 	if e := sc.Expect.Dedicated; e != nil {
 		for _, nb := range e.Named() {
-			b := nb.Bounds
-			if b == nil {
-				continue
-			}
-			f := "expect.dedicated." + nb.Name
-			switch {
-			case b.Min != nil && *b.Min < 0:
-				return fieldErr(f+".min", "must not be negative")
-			case b.Max != nil && *b.Max < 0:
-				return fieldErr(f+".max", "must not be negative")
-			case b.Min != nil && b.Max != nil && *b.Max < *b.Min:
-				return fieldErr(f+".max", "must not be below min")
+			if err := nb.Bounds.validate("expect.dedicated." + nb.Name); err != nil {
+				return err
 			}
 		}
 	}
@@ -407,45 +400,6 @@ var outcomeWords = map[string]bool{"granted": true, "failed": true, "exhausted":
 
 var endWords = map[string]bool{"unsubscribed": true, "closed": true, "reconnect-exhausted": true, "rejected": true}
 
-// validateSubscribeError checks a subscribe_error fault.
-func (sc *Scenario) validateSubscribeError(field string, f *SubscribeErrorFault) error {
-	if err := sc.validateTarget(field, &Target{Node: f.Node}, false); err != nil {
-		return err
-	}
-	for j, k := range f.Kinds {
-		if _, ok := TopicKind(k); !ok || k == "" {
-			return fieldErr(field+".kinds["+strconv.Itoa(j)+"]", "must be channel, pattern or shard")
-		}
-	}
-	if f.Reply != "" {
-		code, _, _ := strings.Cut(f.Reply, " ")
-		if strings.ToUpper(code) != code || strings.ContainsAny(f.Reply, "\r\n") {
-			return fieldErr(field+".reply", "must be an error reply starting with an upper-case code")
-		}
-	}
-	if f.For != nil {
-		return validateSpan(field+".for", f.For, true)
-	}
-	return nil
-}
-
-// validatePush checks a push fault.
-func (sc *Scenario) validatePush(field string, f *PushFault) error {
-	if err := sc.validateTarget(field, &f.Target, true); err != nil {
-		return err
-	}
-	if err := validateSpan(field+".every", &f.Every, true); err != nil {
-		return err
-	}
-	if f.Every.Min < time.Millisecond {
-		return fieldErr(field+".every", "must be at least 1ms")
-	}
-	if f.For != nil {
-		return validateSpan(field+".for", f.For, true)
-	}
-	return nil
-}
-
 func (sc *Scenario) validateExpect() error {
 	e := &sc.Expect
 	for i, ev := range e.Events {
@@ -468,22 +422,9 @@ func (sc *Scenario) validateExpect() error {
 		}
 	}
 	if o := e.Outcomes; o != nil {
-		for _, b := range []struct {
-			name string
-			b    *Bounds
-		}{{"ok", o.OK}, {"failed", o.Failed}, {"unknown", o.Unknown}, {"reconnect_limit", o.ReconnectLimit}} {
-			if b.b == nil {
-				continue
-			}
-			f := "expect.outcomes." + b.name
-			if b.b.Min != nil && *b.b.Min < 0 {
-				return fieldErr(f+".min", "must not be negative")
-			}
-			if b.b.Max != nil && *b.b.Max < 0 {
-				return fieldErr(f+".max", "must not be negative")
-			}
-			if b.b.Min != nil && b.b.Max != nil && *b.b.Max < *b.b.Min {
-				return fieldErr(f+".max", "must not be below min")
+		for _, nb := range []NamedBounds{{"ok", o.OK}, {"failed", o.Failed}, {"unknown", o.Unknown}, {"reconnect_limit", o.ReconnectLimit}} {
+			if err := nb.Bounds.validate("expect.outcomes." + nb.Name); err != nil {
+				return err
 			}
 		}
 	}
