@@ -11,8 +11,8 @@
 package check
 
 import (
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -202,7 +202,7 @@ func (Pairing) Check(r *record.Result) []Violation {
 				" was paired with a reply no node sent for it"))
 		}
 	}
-	for _, c := range sortedConnIDs(byConn) {
+	for _, c := range slices.Sorted(maps.Keys(byConn)) {
 		list := byConn[c]
 		for i, e := range list {
 			if e.op.Return < e.send.At {
@@ -326,21 +326,3 @@ func (c Replay) Check(r *record.Result) []Violation {
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
 
 func itoa(v int) string { return strconv.Itoa(v) }
-
-func sortedConnIDs[V any](m map[fsm.ConnID]V) []fsm.ConnID {
-	ids := make([]fsm.ConnID, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
-
-func sortedSlots[V any](m map[int]V) []int {
-	ids := make([]int, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
-}

@@ -158,17 +158,7 @@ func (c RentBudget) Check(r *record.Result) []Violation {
 		return out
 	}
 	for _, op := range r.Dedicated {
-		n := 0
-		var at time.Duration
-		for _, w := range op.Waiters {
-			if rr := rents[w]; rr != nil {
-				n += len(rr.dials)
-				if len(rr.dials) > 0 {
-					at = rr.dials[len(rr.dials)-1].at
-				}
-			}
-		}
-		if n > budget {
+		if n, at := opDials(&op, rents); n > budget {
 			out = append(out, violation(CheckRentBudget, at, "op "+itoa(op.ID)+" "+op.Kind+" made "+itoa(n)+" connection attempts across "+
 				itoa(len(op.Waiters))+" rents, budget "+itoa(budget)))
 		}
@@ -246,12 +236,7 @@ var onceOnly = map[string]bool{"BLPOP": true, "BRPOP": true, "BLMOVE": true, "BZ
 // Check implements Checker.
 func (DedicatedNoResend) Check(r *record.Result) []Violation {
 	var out []Violation
-	sends := map[uint64][]record.Send{}
-	for _, s := range r.Sends {
-		if s.CmdID >= record.DedicatedIDBase {
-			sends[s.CmdID] = append(sends[s.CmdID], s)
-		}
-	}
+	sends := dedicatedSends(r)
 	for _, op := range r.Dedicated {
 		written := map[string][]record.Send{}
 		var names []string
@@ -465,12 +450,7 @@ type holdInterval struct {
 // that one of the operation's rents held at that moment.
 func checkHolders(r *record.Result, holds map[fsm.ConnID][]holdInterval) []Violation {
 	var out []Violation
-	sends := map[uint64][]record.Send{}
-	for _, s := range r.Sends {
-		if s.CmdID >= record.DedicatedIDBase {
-			sends[s.CmdID] = append(sends[s.CmdID], s)
-		}
-	}
+	sends := dedicatedSends(r)
 	for _, op := range r.Dedicated {
 		mine := map[fsm.WaiterID]bool{}
 		for _, w := range op.Waiters {
@@ -490,4 +470,26 @@ func checkHolders(r *record.Result, holds map[fsm.ConnID][]holdInterval) []Viola
 		}
 	}
 	return out
+}
+
+// opDials counts the connection attempts of an operation's rents, and says when the last was.
+func opDials(op *record.DedicatedOp, rents map[fsm.WaiterID]*rentRecord) (n int, last time.Duration) {
+	for _, w := range op.Waiters {
+		if rr := rents[w]; rr != nil && len(rr.dials) > 0 {
+			n += len(rr.dials)
+			last = rr.dials[len(rr.dials)-1].at
+		}
+	}
+	return n, last
+}
+
+// dedicatedSends returns the writes of each dedicated command, in order.
+func dedicatedSends(r *record.Result) map[uint64][]record.Send {
+	sends := map[uint64][]record.Send{}
+	for _, s := range r.Sends {
+		if s.CmdID >= record.DedicatedIDBase {
+			sends[s.CmdID] = append(sends[s.CmdID], s)
+		}
+	}
+	return sends
 }

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,46 +24,78 @@ type expectEvents struct{}
 func (expectEvents) Name() string { return CheckExpectEvents }
 
 func (expectEvents) Check(r *record.Result) []Violation {
-	type obs struct {
-		attempts  []int
-		delays    []time.Duration
-		exhausted bool
-	}
-	slots := map[int]*obs{}
-	get := func(i int) *obs {
+	slots := map[int]*attemptLog{}
+	get := func(i int) *attemptLog {
 		if slots[i] == nil {
-			slots[i] = &obs{}
+			slots[i] = &attemptLog{}
 		}
 		return slots[i]
 	}
 	for _, st := range r.Steps {
 		for _, f := range st.Effects {
-			if f.Kind != fsm.Emit || f.Lifecycle.Source != fsm.SourceCommand || f.Lifecycle.Slot < 0 {
-				continue
-			}
-			l := f.Lifecycle
-			o := get(l.Slot)
-			if l.Scheduled {
-				o.attempts = append(o.attempts, l.Attempt)
-				o.delays = append(o.delays, l.NextDelay)
-			}
-			if l.Exhausted {
-				o.exhausted = true
+			if f.Kind == fsm.Emit && f.Lifecycle.Source == fsm.SourceCommand && f.Lifecycle.Slot >= 0 {
+				get(f.Lifecycle.Slot).observe(&f.Lifecycle)
 			}
 		}
 	}
-	var out []Violation
+	var msgs []string
 	for _, e := range r.Scenario.Expect.Events {
-		o := get(e.Slot)
-		if e.Attempts != nil && !equalInts(o.attempts, e.Attempts) {
-			out = append(out, violation(CheckExpectEvents, r.End, "slot "+itoa(e.Slot)+" scheduled attempts "+ints(o.attempts)+", want "+ints(e.Attempts)))
-		}
-		if e.Delays != nil && !equalDurations(o.delays, e.Delays) {
-			out = append(out, violation(CheckExpectEvents, r.End, "slot "+itoa(e.Slot)+" scheduled delays "+durations(o.delays)+", want "+durations(e.Delays)))
-		}
-		if e.Exhausted != nil && o.exhausted != *e.Exhausted {
-			out = append(out, violation(CheckExpectEvents, r.End, "slot "+itoa(e.Slot)+" exhausted="+boolString(o.exhausted)+", want "+boolString(*e.Exhausted)))
-		}
+		msgs = append(msgs, get(e.Slot).compare("slot "+itoa(e.Slot), e.Attempts, e.Delays, e.Exhausted)...)
+	}
+	return violations(CheckExpectEvents, r.End, msgs)
+}
+
+// attemptLog is what the lifecycle said of one slot or episode: its scheduled attempts and their
+// delays, and whether it exhausted.
+type attemptLog struct {
+	attempts  []int
+	delays    []time.Duration
+	exhausted bool
+}
+
+// observe notes one lifecycle observation.
+func (a *attemptLog) observe(l *fsm.Lifecycle) {
+	if l.Scheduled {
+		a.attempts = append(a.attempts, l.Attempt)
+		a.delays = append(a.delays, l.NextDelay)
+	}
+	if l.Exhausted {
+		a.exhausted = true
+	}
+}
+
+// compare says how the log departs from what is expected of name (nil expectations hold).
+func (a *attemptLog) compare(name string, attempts []int, delays []time.Duration, exhausted *bool) []string {
+	var out []string
+	if attempts != nil && !slices.Equal(a.attempts, attempts) {
+		out = append(out, name+" scheduled attempts "+fmt.Sprint(a.attempts)+", want "+fmt.Sprint(attempts))
+	}
+	if delays != nil && !slices.Equal(a.delays, delays) {
+		out = append(out, name+" scheduled delays "+fmt.Sprint(a.delays)+", want "+fmt.Sprint(delays))
+	}
+	if exhausted != nil && a.exhausted != *exhausted {
+		out = append(out, name+" exhausted="+fmt.Sprint(a.exhausted)+", want "+fmt.Sprint(*exhausted))
+	}
+	return out
+}
+
+// outside says how count n of label falls outside b ("label: n, want at least min"), if it does.
+func outside(label string, n int, b *scenario.Bounds) []string {
+	switch {
+	case b == nil:
+	case b.Min != nil && n < *b.Min:
+		return []string{label + ": " + itoa(n) + ", want at least " + itoa(*b.Min)}
+	case b.Max != nil && n > *b.Max:
+		return []string{label + ": " + itoa(n) + ", want at most " + itoa(*b.Max)}
+	}
+	return nil
+}
+
+// violations turns a checker's messages into violations at one time.
+func violations(checker string, at time.Duration, msgs []string) []Violation {
+	var out []Violation
+	for _, m := range msgs {
+		out = append(out, violation(checker, at, m))
 	}
 	return out
 }
@@ -86,23 +120,12 @@ func (expectOutcomes) Check(r *record.Result) []Violation {
 			limit++
 		}
 	}
-	var out []Violation
-	check := func(name string, n int, b *scenario.Bounds) {
-		if b == nil {
-			return
-		}
-		if b.Min != nil && n < *b.Min {
-			out = append(out, violation(CheckExpectOutcomes, r.End, name+" operations: "+itoa(n)+", want at least "+itoa(*b.Min)))
-		}
-		if b.Max != nil && n > *b.Max {
-			out = append(out, violation(CheckExpectOutcomes, r.End, name+" operations: "+itoa(n)+", want at most "+itoa(*b.Max)))
-		}
-	}
-	check("ok", counts[record.OpOK], e.OK)
-	check("failed", counts[record.OpFailed], e.Failed)
-	check("unknown", counts[record.OpUnknown], e.Unknown)
-	check("reconnect-limit", limit, e.ReconnectLimit)
-	return out
+	var msgs []string
+	msgs = append(msgs, outside("ok operations", counts[record.OpOK], e.OK)...)
+	msgs = append(msgs, outside("failed operations", counts[record.OpFailed], e.Failed)...)
+	msgs = append(msgs, outside("unknown operations", counts[record.OpUnknown], e.Unknown)...)
+	msgs = append(msgs, outside("reconnect-limit operations", limit, e.ReconnectLimit)...)
+	return violations(CheckExpectOutcomes, r.End, msgs)
 }
 
 // expectDedicated checks the scenario's expect.dedicated bounds.
@@ -122,13 +145,7 @@ func (expectDedicated) Check(r *record.Result) []Violation {
 	rents, _ := rentIndex(r)
 	retried := 0
 	for _, op := range r.Dedicated {
-		n := 0
-		for _, w := range op.Waiters {
-			if rr := rents[w]; rr != nil {
-				n += len(rr.dials)
-			}
-		}
-		if n > 1 {
+		if n, _ := opDials(&op, rents); n > 1 {
 			retried++
 		}
 	}
@@ -152,20 +169,11 @@ func (expectDedicated) Check(r *record.Result) []Violation {
 		"error": counts[record.DedicatedError], "failed": counts[record.DedicatedFailed], "unknown": counts[record.DedicatedUnknown],
 		"rent_failed": counts[record.DedicatedRentFailed], "exhausted": counts[record.DedicatedExhausted], "cancelled": counts[record.DedicatedCancelled],
 		"closed": counts[record.DedicatedClosed], "retried": retried, "concurrent_backoff": most}
-	var out []Violation
+	var msgs []string
 	for _, nb := range e.Named() {
-		if nb.Bounds == nil {
-			continue
-		}
-		n := values[nb.Name]
-		if nb.Bounds.Min != nil && n < *nb.Bounds.Min {
-			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.Name+": "+itoa(n)+", want at least "+itoa(*nb.Bounds.Min)))
-		}
-		if nb.Bounds.Max != nil && n > *nb.Bounds.Max {
-			out = append(out, violation(CheckExpectDedicated, r.End, "dedicated "+nb.Name+": "+itoa(n)+", want at most "+itoa(*nb.Bounds.Max)))
-		}
+		msgs = append(msgs, outside("dedicated "+nb.Name, values[nb.Name], nb.Bounds)...)
 	}
-	return out
+	return violations(CheckExpectDedicated, r.End, msgs)
 }
 
 // expectPubSub checks the scenario's pub/sub assertions.
@@ -174,9 +182,7 @@ type expectPubSub struct{}
 func (expectPubSub) Name() string { return CheckExpectPubSub }
 
 type episodeObs struct {
-	attempts            []int
-	delays              []time.Duration
-	exhausted           bool
+	attemptLog
 	dials, recovered    int
 	established, broken bool
 }
@@ -196,11 +202,8 @@ func (expectPubSub) Check(r *record.Result) []Violation {
 			switch {
 			case f.Kind == fsm.Dial:
 				o.dials++
-			case f.Kind == fsm.Emit && f.Lifecycle.Scheduled:
-				o.attempts = append(o.attempts, f.Lifecycle.Attempt)
-				o.delays = append(o.delays, f.Lifecycle.NextDelay)
-			case f.Kind == fsm.Emit && f.Lifecycle.Exhausted:
-				o.exhausted = true
+			case f.Kind == fsm.Emit && (f.Lifecycle.Scheduled || f.Lifecycle.Exhausted):
+				o.observe(&f.Lifecycle)
 			case f.Kind == fsm.Emit && f.Lifecycle.SourceState == fsm.SourceConnected:
 				if o.broken {
 					o.recovered++
@@ -211,44 +214,23 @@ func (expectPubSub) Check(r *record.Result) []Violation {
 			}
 		}
 	}
-	var out []Violation
-	bad := func(msg string) { out = append(out, violation(CheckExpectPubSub, r.End, msg)) }
-	bounds := func(what string, n int, b *scenario.Bounds) {
-		if b == nil {
-			return
-		}
-		if b.Min != nil && n < *b.Min {
-			bad(what + ": " + itoa(n) + ", want at least " + itoa(*b.Min))
-		}
-		if b.Max != nil && n > *b.Max {
-			bad(what + ": " + itoa(n) + ", want at most " + itoa(*b.Max))
-		}
-	}
+	var msgs []string
 	for i, ep := range []*scenario.EpisodeExpect{e.Regular, e.Sharded} {
 		if ep == nil {
 			continue
 		}
 		m := pubsubMachines[i]
 		o := obs[m]
-		name := m.String()
-		if ep.Attempts != nil && !equalInts(o.attempts, ep.Attempts) {
-			bad(name + " scheduled attempts " + ints(o.attempts) + ", want " + ints(ep.Attempts))
-		}
-		if ep.Delays != nil && !equalDurations(o.delays, ep.Delays) {
-			bad(name + " scheduled delays " + durations(o.delays) + ", want " + durations(ep.Delays))
-		}
-		if ep.Exhausted != nil && o.exhausted != *ep.Exhausted {
-			bad(name + " exhausted=" + boolString(o.exhausted) + ", want " + boolString(*ep.Exhausted))
-		}
-		bounds(name+" dials", o.dials, ep.Dials)
-		bounds(name+" recoveries", o.recovered, ep.Recovered)
+		msgs = append(msgs, o.compare(m.String(), ep.Attempts, ep.Delays, ep.Exhausted)...)
+		msgs = append(msgs, outside(m.String()+" dials", o.dials, ep.Dials)...)
+		msgs = append(msgs, outside(m.String()+" recoveries", o.recovered, ep.Recovered)...)
 	}
 	ps := r.PubSub
 	if ps == nil {
 		if len(e.Subscribers) > 0 {
-			bad("no pub/sub records")
+			msgs = append(msgs, "no pub/sub records")
 		}
-		return out
+		return violations(CheckExpectPubSub, r.End, msgs)
 	}
 	for _, se := range e.Subscribers {
 		var outcomes, ends []string
@@ -274,64 +256,17 @@ func (expectPubSub) Check(r *record.Result) []Violation {
 			}
 		}
 		name := "subscriber " + itoa(se.Subscriber)
-		if se.Outcomes != nil && strings.Join(outcomes, ",") != strings.Join(se.Outcomes, ",") {
-			bad(name + " subscriptions answered [" + strings.Join(outcomes, " ") + "], want [" + strings.Join(se.Outcomes, " ") + "]")
+		if se.Outcomes != nil && !slices.Equal(outcomes, se.Outcomes) {
+			msgs = append(msgs, name+" subscriptions answered "+fmt.Sprint(outcomes)+", want "+fmt.Sprint(se.Outcomes))
 		}
-		if se.Ends != nil && strings.Join(ends, ",") != strings.Join(se.Ends, ",") {
-			bad(name + " subscriptions ended [" + strings.Join(ends, " ") + "], want [" + strings.Join(se.Ends, " ") + "]")
+		if se.Ends != nil && !slices.Equal(ends, se.Ends) {
+			msgs = append(msgs, name+" subscriptions ended "+fmt.Sprint(ends)+", want "+fmt.Sprint(se.Ends))
 		}
-		bounds(name+" messages", messages, se.Messages)
-		bounds(name+" gap markers", gaps, se.Gaps)
+		msgs = append(msgs, outside(name+" messages", messages, se.Messages)...)
+		msgs = append(msgs, outside(name+" gap markers", gaps, se.Gaps)...)
 		if se.ReceivesAfter != nil && lastMessage <= *se.ReceivesAfter {
-			bad(name + " received no message after " + se.ReceivesAfter.String())
+			msgs = append(msgs, name+" received no message after "+se.ReceivesAfter.String())
 		}
 	}
-	return out
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func ints(v []int) string {
-	parts := make([]string, len(v))
-	for i, n := range v {
-		parts[i] = itoa(n)
-	}
-	return "[" + strings.Join(parts, " ") + "]"
-}
-
-func durations(v []time.Duration) string {
-	parts := make([]string, len(v))
-	for i, d := range v {
-		parts[i] = d.String()
-	}
-	return "[" + strings.Join(parts, " ") + "]"
-}
-
-func boolString(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
+	return violations(CheckExpectPubSub, r.End, msgs)
 }

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/respire-go/respire/fsm"
@@ -121,7 +123,7 @@ func (c Lifetime) Check(r *record.Result) []Violation {
 				if !published[f.Conn] {
 					continue
 				}
-				for _, i := range sortedSlots(slots) {
+				for _, i := range slices.Sorted(maps.Keys(slots)) {
 					if slots[i].conn == f.Conn && !shutdown {
 						out = append(out, violation(CheckLifetime, at, "conn "+u(uint64(f.Conn))+" closed while it still serves slot "+itoa(i)))
 					}

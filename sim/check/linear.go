@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -26,8 +27,8 @@ const LinearizabilityTimeout = 30 * time.Second
 // took no effect and is left out). This keeps the search tractable after long outages (dozens of
 // interchangeable unknown INCRs would otherwise be permuted combinatorially) without weakening
 // what is checked: every read and every acknowledged operation keeps the window its caller
-// observed and is checked against every possible order. Runs without apply records (synthetic histories) fall back to branching
-// between applied and not applied up to the end of the run.
+// observed and is checked against every possible order. Runs without apply records (synthetic
+// histories) fall back to branching between applied and not applied up to the end of the run.
 type Linearizable struct{}
 
 // Name implements Checker.
@@ -39,14 +40,13 @@ func (Linearizable) Check(r *record.Result) []Violation {
 	if len(ops) == 0 {
 		return nil
 	}
-	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, LinearizabilityTimeout)
+	res, _ := porcupine.CheckOperationsVerbose(registerModel, ops, LinearizabilityTimeout)
 	switch res {
 	case porcupine.Ok:
 		return nil
 	case porcupine.Unknown:
 		return []Violation{violation(CheckLinearizable, r.End, "porcupine timed out after "+LinearizabilityTimeout.String())}
 	}
-	_ = info
 	return []Violation{violation(CheckLinearizable, r.End, "history is not linearizable for key(s) "+illegalKeys(ops))}
 }
 
@@ -65,14 +65,7 @@ func illegalKeys(ops []porcupine.Operation) string {
 		}
 	}
 	sort.Strings(bad)
-	out := ""
-	for i, k := range bad {
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out
+	return strings.Join(bad, ", ")
 }
 
 // linIn is one per-key operation's input.

@@ -1,8 +1,10 @@
 package check
 
 import (
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/respire-go/respire/fsm"
@@ -67,7 +69,7 @@ func (c Policy) Check(r *record.Result) []Violation {
 		at := st.Event.At
 		// Retirement and disposal cancel every scheduled attempt.
 		if st.Event.Kind == fsm.Retired || st.Event.Kind == fsm.Disposed {
-			for _, i := range sortedSlots(slots) {
+			for _, i := range slices.Sorted(maps.Keys(slots)) {
 				slots[i].scheduled = false
 			}
 		}
@@ -84,8 +86,8 @@ func (c Policy) Check(r *record.Result) []Violation {
 				}
 			}
 		}
-		lifetimeTimers := c.Lifetime && !routesScheduled(st.Effects)
-		rests := routesResting(st.Effects)
+		lifetimeTimers := c.Lifetime && !routesTo(st.Effects, fsm.SlotScheduled)
+		rests := routesTo(st.Effects, fsm.SlotResting)
 		for _, f := range st.Effects {
 			if f.Machine != fsm.MachineMux {
 				// Dedicated rents and pub/sub episodes have their own checkers.
@@ -192,22 +194,11 @@ func (c Policy) Check(r *record.Result) []Violation {
 	return out
 }
 
-// routesScheduled reports whether a step's effects route a command slot to scheduled: the mark of
-// a reconnect delay.
-func routesScheduled(effects []fsm.Effect) bool {
+// routesTo reports whether a step's effects route a command slot to state: scheduled marks a
+// reconnect delay, resting the rest that follows an attempt no policy governed.
+func routesTo(effects []fsm.Effect, state fsm.SlotState) bool {
 	for i := range effects {
-		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == fsm.SlotScheduled {
-			return true
-		}
-	}
-	return false
-}
-
-// routesResting reports whether a step's effects route a command slot to resting: the mark of
-// the rest that follows an attempt no policy governed.
-func routesResting(effects []fsm.Effect) bool {
-	for i := range effects {
-		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == fsm.SlotResting {
+		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == state {
 			return true
 		}
 	}

@@ -1,7 +1,10 @@
 package check
 
 import (
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/respire-go/respire/fsm"
@@ -113,16 +116,18 @@ func (PubSubGaps) Check(r *record.Result) []Violation {
 	}
 	streams := map[streamKey]*streamState{}
 	seen := map[streamKey]map[string]bool{}
+	stream := func(x record.Received) (streamKey, *streamState) {
+		k := streamKey{x.Op, x.Topic}
+		if streams[k] == nil {
+			streams[k] = &streamState{}
+			seen[k] = map[string]bool{}
+		}
+		return k, streams[k]
+	}
 	for _, x := range ps.Received {
 		switch x.Kind {
 		case "message":
-			k := streamKey{x.Op, x.Topic}
-			st := streams[k]
-			if st == nil {
-				st = &streamState{}
-				streams[k] = st
-				seen[k] = map[string]bool{}
-			}
+			k, st := stream(x)
 			if ch, ok := delivered[delivery{x.Payload, x.Conn}]; !ok || ch != x.Channel {
 				out = append(out, violation(CheckPubSubGaps, x.At, "subscriber "+itoa(x.Subscriber)+" received "+x.Payload+" on conn "+
 					u(uint64(x.Conn))+", which no node delivered there"))
@@ -137,13 +142,7 @@ func (PubSubGaps) Check(r *record.Result) []Violation {
 			}
 			st.lastConn, st.marked = x.Conn, false
 		case "gap":
-			k := streamKey{x.Op, x.Topic}
-			st := streams[k]
-			if st == nil {
-				st = &streamState{}
-				streams[k] = st
-				seen[k] = map[string]bool{}
-			}
+			_, st := stream(x)
 			st.marked = true
 			st.gaps++
 			if x.Op < 0 || x.Op >= len(ps.Subscribes) {
@@ -390,7 +389,7 @@ func (c PubSubPolicy) Check(r *record.Result) []Violation {
 						want = t.failures + 1
 					}
 					if !t.recovering || l.Attempt != want {
-						bad(at, m, "scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)+" (recovering "+boolString(t.recovering)+")")
+						bad(at, m, "scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)+" (recovering "+strconv.FormatBool(t.recovering)+")")
 					}
 					t.scheduled, t.scheduledAt, t.scheduledDelay, t.scheduledAttempt = true, at, l.NextDelay, l.Attempt
 				case l.Exhausted:
@@ -419,7 +418,7 @@ func (c PubSubPolicy) Check(r *record.Result) []Violation {
 				if t.scheduled && t.scheduledDelay > 0 && !cancelled[m] {
 					bad(at, m, "disposal did not cancel the scheduled delay")
 				}
-				for _, id := range sortedConnIDs(t.open) {
+				for _, id := range slices.Sorted(maps.Keys(t.open)) {
 					if !closed[id] {
 						bad(at, m, "disposal left conn "+u(uint64(id))+" open")
 					}
