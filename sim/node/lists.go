@@ -22,9 +22,9 @@ import (
 // whose connection dies while blocked took nothing and is never applied.
 
 func init() {
-	for _, name := range []string{"LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN", "BLPOP", "BRPOP",
-		"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"} {
-		commandNames[name] = name
+	for _, cmd := range []command{{"LPUSH", -3}, {"RPUSH", -3}, {"LPOP", 2}, {"RPOP", 2}, {"LLEN", 2},
+		{"BLPOP", -3}, {"BRPOP", -3}, {"MULTI", -1}, {"EXEC", -1}, {"DISCARD", -1}, {"WATCH", -2}, {"UNWATCH", -1}} {
+		commands[cmd.name] = cmd
 	}
 }
 
@@ -130,24 +130,17 @@ func (n *Node) keyVersion(db int, key string) uint64 {
 func (n *Node) holdsString(c *Conn, key []byte) bool { return n.lookup(c, key) != nil }
 
 // intercept runs before every request: it remembers the request's handshake attribution (for
-// a pop that blocks) and queues requests inside MULTI. It reports whether it handled the request.
-func (n *Node) intercept(c *Conn, name string, known bool, id uint64, afterHandshake bool) bool {
+// a pop that blocks) and, inside MULTI, queues the request (QUEUED) or refuses it (and marks the
+// transaction for EXECABORT). It reports whether it handled the request: not for EXEC and
+// DISCARD, which run.
+func (n *Node) intercept(c *Conn, cmd command, known bool, id uint64, afterHandshake bool) bool {
 	n.lists.afterHandshake = afterHandshake
-	if c.tx == nil || !c.tx.multi {
-		return false
-	}
-	return n.queueInTx(c, name, known, id, afterHandshake)
-}
-
-// queueInTx handles a request on a connection inside MULTI: it is queued (QUEUED), or refused
-// (and the transaction marked for EXECABORT). It reports false for EXEC and DISCARD, which run.
-func (n *Node) queueInTx(c *Conn, name string, known bool, id uint64, afterHandshake bool) bool {
 	tx := c.tx
 	if tx == nil || !tx.multi {
 		return false
 	}
 	args := n.args
-	switch {
+	switch name := cmd.name; {
 	case known && (name == "EXEC" || name == "DISCARD"):
 		return false
 	case !known:
@@ -161,12 +154,12 @@ func (n *Node) queueInTx(c *Conn, name string, known bool, id uint64, afterHands
 		tx.aborted = true
 		n.reply(c, replyWatchInTx)
 		return true
-	case !arityOK(name, len(args)):
+	case !cmd.arityOK(len(args)):
 		tx.aborted = true
 		n.arity(c, name)
 		return true
 	}
-	q := queuedCommand{name: name, id: id, afterHandshake: afterHandshake, args: make([][]byte, len(args))}
+	q := queuedCommand{name: cmd.name, id: id, afterHandshake: afterHandshake, args: make([][]byte, len(args))}
 	for i, a := range args {
 		q.args[i] = append([]byte(nil), a...)
 	}
@@ -175,28 +168,16 @@ func (n *Node) queueInTx(c *Conn, name string, known bool, id uint64, afterHands
 	return true
 }
 
-// arityOK is the queue-time arity check of the commands the node knows.
-func arityOK(name string, argc int) bool {
-	switch name {
-	case "PING":
-		return argc <= 2
-	case "GET", "INCR", "LLEN", "LPOP", "RPOP":
-		return argc == 2
-	case "SET":
-		return argc >= 3
-	case "DEL", "EXISTS", "MGET", "UNWATCH":
-		return argc >= 2 || name == "UNWATCH"
-	case "MSET":
-		return argc >= 3 && argc%2 == 1
-	case "LPUSH", "RPUSH", "BLPOP", "BRPOP":
-		return argc >= 3
-	}
-	return argc >= 1
-}
-
 // execLists runs the list, blocking and transaction commands. It reports whether the command
 // was applied now (a blocked pop is applied when it is answered).
 func (n *Node) execLists(c *Conn, name string, args [][]byte, id uint64) bool {
+	switch name {
+	case "LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN":
+		if n.holdsString(c, args[1]) {
+			n.reply(c, replyWrongType)
+			return false
+		}
+	}
 	switch name {
 	case "MULTI":
 		if c.tx == nil {
@@ -214,10 +195,6 @@ func (n *Node) execLists(c *Conn, name string, args [][]byte, id uint64) bool {
 		c.tx = nil
 		n.reply(c, replyOK)
 	case "WATCH":
-		if len(args) < 2 {
-			n.arity(c, name)
-			return false
-		}
 		if c.tx == nil {
 			c.tx = &txState{}
 		}
@@ -232,14 +209,6 @@ func (n *Node) execLists(c *Conn, name string, args [][]byte, id uint64) bool {
 		}
 		n.reply(c, replyOK)
 	case "LPUSH", "RPUSH":
-		if len(args) < 3 {
-			n.arity(c, name)
-			return false
-		}
-		if n.holdsString(c, args[1]) {
-			n.reply(c, replyWrongType)
-			return false
-		}
 		l := n.getList(c, args[1], true)
 		for _, v := range args[2:] {
 			elem := append([]byte(nil), v...)
@@ -255,14 +224,6 @@ func (n *Node) execLists(c *Conn, name string, args [][]byte, id uint64) bool {
 		n.reply(c, resp.Int(int64(len(l.elems))))
 		n.serveBlocked(c.Session.DB, string(args[1]))
 	case "LPOP", "RPOP":
-		if len(args) != 2 {
-			n.arity(c, name)
-			return false
-		}
-		if n.holdsString(c, args[1]) {
-			n.reply(c, replyWrongType)
-			return false
-		}
 		l := n.getList(c, args[1], false)
 		if l == nil || len(l.elems) == 0 {
 			n.reply(c, replyNull)
@@ -270,14 +231,6 @@ func (n *Node) execLists(c *Conn, name string, args [][]byte, id uint64) bool {
 		}
 		n.reply(c, resp.Bulk(l.pop(name == "RPOP")))
 	case "LLEN":
-		if len(args) != 2 {
-			n.arity(c, name)
-			return false
-		}
-		if n.holdsString(c, args[1]) {
-			n.reply(c, replyWrongType)
-			return false
-		}
 		count := 0
 		if l := n.getList(c, args[1], false); l != nil {
 			count = len(l.elems)
@@ -306,10 +259,6 @@ func (l *list) pop(tail bool) []byte {
 
 // blockingPop implements BLPOP and BRPOP key [key ...] timeout.
 func (n *Node) blockingPop(c *Conn, name string, args [][]byte, id uint64) bool {
-	if len(args) < 3 {
-		n.arity(c, name)
-		return false
-	}
 	secs, err := strconv.ParseFloat(string(args[len(args)-1]), 64)
 	switch {
 	case err != nil || math.IsNaN(secs) || math.IsInf(secs, 0):

@@ -321,10 +321,11 @@ func (n *Node) Serve(c *Conn) {
 	n.closing = false
 }
 
-// canonical returns the static upper-case name of a known command, without allocating.
-func (n *Node) canonical(b []byte) (string, bool) {
+// canonical returns the command a name stands for, its name static and upper-case, without
+// allocating.
+func (n *Node) canonical(b []byte) (command, bool) {
 	if len(b) > len(n.name) {
-		return "", false
+		return command{}, false
 	}
 	for i, ch := range b {
 		if 'a' <= ch && ch <= 'z' {
@@ -332,8 +333,8 @@ func (n *Node) canonical(b []byte) (string, bool) {
 		}
 		n.name[i] = ch
 	}
-	name, ok := commandNames[string(n.name[:len(b)])]
-	return name, ok
+	cmd, ok := commands[string(n.name[:len(b)])]
+	return cmd, ok
 }
 
 // eqFold reports whether b equals the upper-case ASCII word s, ignoring case.
@@ -366,12 +367,13 @@ func (n *Node) arity(c *Conn, name string) {
 // handshake and untracked commands).
 func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 	args := n.args
-	canonical, known := n.canonical(args[0])
+	cmd, known := n.canonical(args[0])
+	canonical := cmd.name
 	if !c.Session.Authed && canonical != "AUTH" && canonical != "HELLO" {
 		n.reply(c, replyNoAuth)
 		return
 	}
-	if n.intercept(c, canonical, known, id, afterHandshake) {
+	if n.intercept(c, cmd, known, id, afterHandshake) {
 		return
 	}
 	if n.execPubSub(c) {
@@ -391,7 +393,12 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 			n.env.Planted("command-before-handshake", id)
 		}
 	}
-	applied := n.execKnown(c, canonical, args, id)
+	applied := false
+	if cmd.arityOK(len(args)) {
+		applied = n.execKnown(c, canonical, args, id)
+	} else {
+		n.arity(c, canonical)
+	}
 	if id != 0 && applied {
 		n.env.Applied(c, id, canonical, afterHandshake)
 	}
@@ -406,11 +413,33 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 	}
 }
 
-// commandNames maps upper-case command names to their canonical (static) strings.
-var commandNames = map[string]string{
-	"PING": "PING", "HELLO": "HELLO", "AUTH": "AUTH", "SELECT": "SELECT", "CLIENT": "CLIENT",
-	"GET": "GET", "SET": "SET", "DEL": "DEL", "EXISTS": "EXISTS", "INCR": "INCR", "MGET": "MGET",
-	"MSET": "MSET", "QUIT": "QUIT",
+// command is a command the node knows: its canonical (static) name, and its arity, Redis's way:
+// n for exactly n arguments (the name included), -n for at least n.
+type command struct {
+	name  string
+	arity int
+}
+
+// commands maps upper-case names to the commands the node knows (lists.go adds its own).
+var commands = map[string]command{}
+
+func init() {
+	for _, cmd := range []command{{"PING", -1}, {"HELLO", -1}, {"AUTH", -1}, {"SELECT", 2}, {"CLIENT", -2},
+		{"GET", 2}, {"SET", -3}, {"DEL", -2}, {"EXISTS", -2}, {"INCR", 2}, {"MGET", -2}, {"MSET", -3}, {"QUIT", -1}} {
+		commands[cmd.name] = cmd
+	}
+}
+
+// arityOK reports whether argc arguments suit the command; PING takes at most one argument and
+// MSET pairs, as Redis checks in those commands. AUTH checks its own, after a handshake fault.
+func (cmd command) arityOK(argc int) bool {
+	switch {
+	case cmd.name == "PING" && argc > 2, cmd.name == "MSET" && argc%2 == 0:
+		return false
+	case cmd.arity > 0:
+		return argc == cmd.arity
+	}
+	return argc >= -cmd.arity
 }
 
 func (n *Node) unknownCommand(c *Conn, args [][]byte) {
@@ -429,14 +458,10 @@ func (n *Node) unknownCommand(c *Conn, args [][]byte) {
 func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 	switch name {
 	case "PING":
-		switch len(args) {
-		case 1:
-			n.reply(c, replyPong)
-		case 2:
+		if len(args) == 2 {
 			n.reply(c, resp.Bulk(args[1]))
-		default:
-			n.arity(c, name)
-			return false
+		} else {
+			n.reply(c, replyPong)
 		}
 	case "QUIT":
 		n.reply(c, replyOK)
@@ -448,10 +473,6 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 		n.auth(c, args)
 		return false
 	case "SELECT":
-		if len(args) != 2 {
-			n.arity(c, name)
-			return false
-		}
 		db, err := strconv.Atoi(string(args[1]))
 		if err != nil {
 			n.reply(c, replyNotInt)
@@ -468,18 +489,10 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 	case "LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN", "BLPOP", "BRPOP", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH":
 		return n.execLists(c, name, args, id)
 	case "GET":
-		if len(args) != 2 {
-			n.arity(c, name)
-			return false
-		}
 		n.get(c, args[1], id)
 	case "SET":
 		return n.set(c, args, id)
 	case "DEL", "EXISTS":
-		if len(args) < 2 {
-			n.arity(c, name)
-			return false
-		}
 		count := int64(0)
 		for _, k := range args[1:] {
 			if e := n.lookup(c, k); e != nil {
@@ -491,16 +504,8 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 		}
 		n.reply(c, resp.Int(count))
 	case "INCR":
-		if len(args) != 2 {
-			n.arity(c, name)
-			return false
-		}
 		n.incr(c, args[1])
 	case "MGET":
-		if len(args) < 2 {
-			n.arity(c, name)
-			return false
-		}
 		n.elems = n.elems[:0]
 		for _, k := range args[1:] {
 			if e := n.lookup(c, k); e != nil {
@@ -511,10 +516,6 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 		}
 		n.reply(c, resp.ArrayOf(n.elems...))
 	case "MSET":
-		if len(args) < 3 || len(args)%2 == 0 {
-			n.arity(c, name)
-			return false
-		}
 		if n.skipWrite(c, id) {
 			return false
 		}
@@ -632,10 +633,6 @@ func (n *Node) auth(c *Conn, args [][]byte) {
 }
 
 func (n *Node) client(c *Conn, args [][]byte) {
-	if len(args) < 2 {
-		n.arity(c, "CLIENT")
-		return
-	}
 	switch sub := args[1]; {
 	case eqFold(sub, "SETNAME"):
 		if len(args) != 3 {
@@ -724,10 +721,6 @@ func (n *Node) get(c *Conn, key []byte, id uint64) {
 
 // set implements SET key value [NX|XX] [GET] [EX s|PX ms|KEEPTTL].
 func (n *Node) set(c *Conn, args [][]byte, id uint64) bool {
-	if len(args) < 3 {
-		n.arity(c, "SET")
-		return false
-	}
 	var nx, xx, get, keepTTL bool
 	var ttl time.Duration
 	for i := 3; i < len(args); i++ {

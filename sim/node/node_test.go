@@ -208,3 +208,29 @@ func TestNodeHandshakeFault(t *testing.T) {
 		t.Fatalf("session %+v", c.Session)
 	}
 }
+
+// TestNodeArity: one arity table checks commands run at once and commands queued in MULTI alike,
+// as Redis checks arity when it queues: a short SELECT is refused in both, and then aborts the
+// transaction.
+func TestNodeArity(t *testing.T) {
+	n, env, c, l := newTestNode(t, "")
+	for _, args := range [][]string{{"SELECT"}, {"MSET", "a", "1", "b"}, {"PING", "a", "b"}, {"CLIENT"}, {"BLPOP", "l"},
+		{"MULTI"}, {"SELECT"}, {"SET", "a", "1"}, {"EXEC"}} {
+		l.send(args...)
+	}
+	n.Serve(c)
+	want := []string{"for 'select'", "for 'mset'", "for 'ping'", "for 'client'", "for 'blpop'", `simple:"OK"`, "for 'select'",
+		"QUEUED", "EXECABORT"}
+	got := l.replies(t)
+	if len(got) != len(want) {
+		t.Fatalf("replies %v", got)
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Fatalf("reply %d is %s, want it to mention %s", i, got[i], want[i])
+		}
+	}
+	if strings.Join(env.applied, " ") != "MULTI EXEC" {
+		t.Fatalf("applied %v: commands with the wrong arity must never be", env.applied)
+	}
+}

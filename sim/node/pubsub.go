@@ -1,6 +1,8 @@
 package node
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -187,11 +189,7 @@ func (n *Node) subscribeCommand(c *Conn, name string, kind fsm.TopicKind, unsubs
 		names = append(names, string(a))
 	}
 	if unsubscribe && len(names) == 0 {
-		// Without arguments: every subscription of that kind.
-		for ch := range set {
-			names = append(names, ch)
-		}
-		sort.Strings(names)
+		names = slices.Sorted(maps.Keys(set)) // without arguments: every subscription of that kind
 		if len(names) == 0 {
 			n.out = appendEventHeader(n.out, 3, c.Session.Proto)
 			n.out = resp.AppendBulkString(n.out, word)
@@ -209,9 +207,7 @@ func (n *Node) subscribeCommand(c *Conn, name string, kind fsm.TopicKind, unsubs
 		n.out = appendEventHeader(n.out, 3, c.Session.Proto)
 		n.out = resp.AppendBulkString(n.out, word)
 		n.out = resp.AppendBulkString(n.out, ch)
-		n.out = append(n.out, ':')
-		n.out = strconv.AppendInt(n.out, int64(s.count(kind)), 10)
-		n.out = append(n.out, '\r', '\n')
+		n.out = resp.AppendValue(n.out, resp.Int(int64(s.count(kind))), c.Session.Proto)
 		n.env.Acked(c, fsm.Topic{Kind: kind, Name: ch}, unsubscribe)
 	}
 }
@@ -228,35 +224,23 @@ func (n *Node) publish(c *Conn, shard bool, channel, payload string) {
 			continue
 		}
 		var frame []byte
-		if shard {
-			if s.shards[channel] {
-				frame = appendEventHeader(frame, 3, x.Session.Proto)
-				frame = resp.AppendBulkString(frame, "smessage")
-				frame = resp.AppendBulkString(frame, channel)
-				frame = resp.AppendBulkString(frame, payload)
-				receivers++
+		event := func(words ...string) { // one message event: kind, (pattern,) channel, payload
+			frame = appendEventHeader(frame, len(words), x.Session.Proto)
+			for _, w := range words {
+				frame = resp.AppendBulkString(frame, w)
 			}
-		} else {
-			if s.channels[channel] {
-				frame = appendEventHeader(frame, 3, x.Session.Proto)
-				frame = resp.AppendBulkString(frame, "message")
-				frame = resp.AppendBulkString(frame, channel)
-				frame = resp.AppendBulkString(frame, payload)
-				receivers++
-			}
-			patterns := make([]string, 0, len(s.patterns))
-			for p := range s.patterns {
-				patterns = append(patterns, p)
-			}
-			sort.Strings(patterns)
-			for _, p := range patterns {
+			receivers++
+		}
+		switch {
+		case shard && s.shards[channel]:
+			event("smessage", channel, payload)
+		case !shard && s.channels[channel]:
+			event("message", channel, payload)
+		}
+		if !shard {
+			for _, p := range slices.Sorted(maps.Keys(s.patterns)) {
 				if globMatch(p, channel) {
-					frame = appendEventHeader(frame, 4, x.Session.Proto)
-					frame = resp.AppendBulkString(frame, "pmessage")
-					frame = resp.AppendBulkString(frame, p)
-					frame = resp.AppendBulkString(frame, channel)
-					frame = resp.AppendBulkString(frame, payload)
-					receivers++
+					event("pmessage", p, channel, payload)
 				}
 			}
 		}
