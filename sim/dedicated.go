@@ -131,15 +131,7 @@ func (r *renter) issue() bool {
 	w.res.Dedicated = append(w.res.Dedicated, op)
 	run := &dedicatedRun{r: r, idx: op.ID - 1}
 	r.cur = run
-	b := w.tr.begin()
-	b = append(b, "dop issue"...)
-	b = appendIntField(b, "id", int64(op.ID))
-	b = appendIntField(b, "renter", int64(r.idx))
-	b = append(b, ' ')
-	b = append(b, op.Kind...)
-	b = append(b, ' ')
-	b = append(b, op.Key...)
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("dop issue").Int("id", op.ID).Int("renter", r.idx).Word(op.Kind).Word(op.Key))
 	run.rent()
 	w.k.after(dw.spec.Deadline, r, uint64(op.ID))
 	if dw.useAfterReturn && r.returned != nil {
@@ -149,7 +141,7 @@ func (r *renter) issue() bool {
 		cmd := &engine.Command{ID: dw.nextCmd, Name: "LLEN", Frame: resp.AppendCommand(nil, "LLEN", op.Key), Done: func(*engine.Command) {}}
 		rec := &w.res.Dedicated[r.returnedOp]
 		rec.Cmds = append(rec.Cmds, record.DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: r.returnedID})
-		w.tracePlant("use-after-return", cmd.ID)
+		w.tr.Plant("use-after-return", cmd.ID)
 		cmd.Enqueued()
 		r.returned.Send(cmd)
 	}
@@ -165,11 +157,7 @@ func (run *dedicatedRun) rent() {
 	run.waiter = w.eng.Rent(run.granted)
 	op := run.op()
 	op.Waiters = append(op.Waiters, run.waiter)
-	b := w.tr.begin()
-	b = append(b, "dop rent"...)
-	b = appendIntField(b, "id", int64(op.ID))
-	b = appendField(b, "waiter", uint64(run.waiter))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("dop rent").Int("id", op.ID).Uint("waiter", uint64(run.waiter)))
 }
 
 // granted receives the pool's answer to the rent.
@@ -190,11 +178,7 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 		run.conn, run.connID = g.Conn, g.ConnID
 		op := run.op()
 		op.Conns = append(op.Conns, g.ConnID)
-		b := w.tr.begin()
-		b = append(b, "dop granted"...)
-		b = appendIntField(b, "id", int64(op.ID))
-		b = appendField(b, "conn", uint64(g.ConnID))
-		w.tr.end(b)
+		w.tr.End(w.tr.Begin("dop granted").Int("id", op.ID).Uint("conn", uint64(g.ConnID)))
 		run.step = 0
 		run.start()
 		return
@@ -202,7 +186,7 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 	if dw.reRent && !run.reRented && (g.Outcome == fsm.OutcomeFailed || g.Outcome == fsm.OutcomeExhausted) {
 		// Planted bug: the failed acquisition is retried with a fresh rent and budget.
 		run.reRented = true
-		w.tracePlant("re-rent", uint64(run.op().ID))
+		w.tr.Plant("re-rent", uint64(run.op().ID))
 		run.rent()
 		return
 	}
@@ -282,7 +266,7 @@ func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 		if dw.resend && !run.resent && outcome == record.DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" || cmd.Name == "EXEC") {
 			// Planted bug: the accepted command is sent again on a new connection.
 			run.resent = true
-			w.tracePlant("resend-blocking", cmd.ID)
+			w.tr.Plant("resend-blocking", cmd.ID)
 			w.eng.Return(run.connID, false)
 			run.conn, run.connID, run.cmds, run.pending = nil, 0, run.cmds[:0], 0
 			run.rent()
@@ -349,11 +333,7 @@ func (r *renter) deadline(idx int) bool {
 			return false
 		}
 		run.cancelling = true
-		b := w.tr.begin()
-		b = append(b, "dop cancel"...)
-		b = appendIntField(b, "id", int64(idx+1))
-		b = appendField(b, "waiter", uint64(run.waiter))
-		w.tr.end(b)
+		w.tr.End(w.tr.Begin("dop cancel").Int("id", idx+1).Uint("waiter", uint64(run.waiter)))
 		w.eng.Cancel(fsm.MachinePool, run.waiter)
 		return true
 	}
@@ -384,14 +364,13 @@ func (run *dedicatedRun) end(outcome, errText string) {
 		}
 		run.conn = nil
 	}
-	b := w.tr.begin()
-	b = append(b, "dop done"...)
-	b = appendIntField(b, "id", int64(op.ID))
-	b = appendStrField(b, "outcome", outcome)
+	b := w.tr.Begin("dop done")
+	b = b.Int("id", op.ID)
+	b = b.Str("outcome", outcome)
 	if errText != "" {
-		b = appendQuoted(b, "err", errText)
+		b = b.Quoted("err", errText)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 	if r.cur == run {
 		r.cur = nil
 	}
@@ -417,7 +396,7 @@ type retryPermanentSink struct {
 
 func (s retryPermanentSink) Failed(id fsm.ConnID, err error, class fsm.FailureClass) {
 	if class == fsm.Permanent {
-		s.w.tracePlant("retry-permanent", uint64(id))
+		s.w.tr.Plant("retry-permanent", uint64(id))
 		class = fsm.Transient
 	}
 	s.Sink.Failed(id, err, class)

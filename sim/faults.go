@@ -114,17 +114,15 @@ func (fs *faultState) run(arg uint64) bool {
 
 func (fs *faultState) traceLine(what string) {
 	w := fs.w
-	b := w.tr.begin()
-	b = append(b, "fault "...)
-	b = append(b, what...)
-	b = appendField(b, "fault", uint64(fs.idx))
-	b = appendStrField(b, "kind", fs.kind)
+	b := w.tr.Begin("fault").Word(what)
+	b = b.Uint("fault", uint64(fs.idx))
+	b = b.Str("kind", fs.kind)
 	if fs.node != nil {
-		b = appendStrField(b, "node", fs.node.ID())
+		b = b.Str("node", fs.node.ID())
 	} else {
-		b = appendIntField(b, "slot", int64(fs.slot))
+		b = b.Int("slot", fs.slot)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 }
 
 func (fs *faultState) start() {
@@ -241,11 +239,7 @@ func (fs *faultState) arm(c *simConn) {
 	}
 	fs.armed++
 	fs.pending = false
-	b := fs.w.tr.begin()
-	b = append(b, "fault armed"...)
-	b = appendField(b, "fault", uint64(fs.idx))
-	b = appendField(b, "conn", uint64(c.id))
-	fs.w.tr.end(b)
+	fs.w.tr.End(fs.w.tr.Begin("fault armed").Uint("fault", uint64(fs.idx)).Uint("conn", uint64(c.id)))
 }
 
 // armPending arms the triggered faults waiting for a connection of c's target (c was just
@@ -363,11 +357,7 @@ func (fs *faultState) pushTick() bool {
 		sent++
 	}
 	if sent > 0 {
-		b := w.tr.begin()
-		b = append(b, "fault push"...)
-		b = appendField(b, "fault", uint64(fs.idx))
-		b = appendIntField(b, "conns", int64(sent))
-		w.tr.end(b)
+		w.tr.End(w.tr.Begin("fault push").Uint("fault", uint64(fs.idx)).Int("conns", sent))
 	}
 	w.k.after(fs.extra, fs, faultTick)
 	return sent > 0

@@ -32,6 +32,9 @@ type kernel struct {
 	heap []event
 }
 
+// Now returns the virtual time.
+func (k *kernel) Now() time.Duration { return k.now }
+
 // schedule runs act.run(arg) at time at (not before now).
 func (k *kernel) schedule(at time.Duration, act action, arg uint64) {
 	if at < k.now {

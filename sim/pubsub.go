@@ -89,7 +89,7 @@ func (s pubsubSink) Subscriptions(m fsm.Machine, conn engine.Conn, id fsm.ConnID
 	ps := s.ps
 	if unsubscribe && ps.plantLostUnsubscribe {
 		ps.plantLostUnsubscribe = false
-		ps.w.tracePlant("pubsub-lost-unsubscribe", uint64(id))
+		ps.w.tr.Plant("pubsub-lost-unsubscribe", uint64(id))
 		return
 	}
 	if c, ok := conn.(*simConn); ok && !unsubscribe && m < fsm.Machines {
@@ -102,7 +102,7 @@ func (s pubsubSink) Gap(m fsm.Machine, topic fsm.Topic) {
 	ps := s.ps
 	if ps.plantSkipGap && m < fsm.Machines && ps.current[m] != nil {
 		ps.plantSkipGap = false
-		ps.w.tracePlant("pubsub-skip-gap", uint64(ps.current[m].id))
+		ps.w.tr.Plant("pubsub-skip-gap", uint64(ps.current[m].id))
 		ps.router.Granted(ps.current[m].id, []fsm.Topic{topic})
 		return
 	}
@@ -113,7 +113,7 @@ func (s pubsubSink) End(m fsm.Machine, topic fsm.Topic, reason fsm.EndReason, er
 	ps := s.ps
 	if reason == fsm.EndReconnectExhausted && ps.plantKeepAfterExhaustion {
 		ps.plantKeepAfterExhaustion = false
-		ps.w.tracePlant("pubsub-keep-after-exhaustion", uint64(m))
+		ps.w.tr.Plant("pubsub-keep-after-exhaustion", uint64(m))
 		return
 	}
 	ps.router.End(m, topic, reason, err)
@@ -192,12 +192,8 @@ func (ps *pubsubWorld) snapshot(m fsm.Machine, end bool) {
 	}
 	sort.Slice(snap.Desired, func(i, j int) bool { return snap.Desired[i].Less(snap.Desired[j]) })
 	ps.rec.Snapshots = append(ps.rec.Snapshots, snap)
-	b := w.tr.begin()
-	b = append(b, "pubsub snapshot"...)
-	b = appendStrField(b, "machine", m.String())
-	b = appendIntField(b, "server", int64(len(snap.Server)))
-	b = appendIntField(b, "desired", int64(len(snap.Desired)))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("pubsub snapshot").Str("machine", m.String()).Int("server", len(snap.Server)).
+		Int("desired", len(snap.Desired)))
 }
 
 // finish takes the end-of-run snapshots (before the client closes) and stops the workload.
@@ -275,15 +271,13 @@ func (s *subscriber) subscribe() bool {
 	s.op, s.granted, s.waiting = op, false, true
 	s.box = engine.NewMailbox(w.sc.Workload.PubSub.Buffer)
 	ps.router.Join(s.machine, s.topics, s.box)
-	b := w.tr.begin()
-	b = append(b, "pubsub subscribe"...)
-	b = appendIntField(b, "sub", int64(s.idx))
-	b = appendIntField(b, "op", int64(op))
+	b := w.tr.Begin("pubsub subscribe")
+	b = b.Int("sub", s.idx)
+	b = b.Int("op", op)
 	for i := range s.topics {
-		b = append(b, ' ')
-		b = s.topics[i].AppendTo(b)
+		b = s.topics[i].AppendTo(append(b, ' '))
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 	box := s.box
 	w.eng.Subscribe(s.machine, s.topics, func(g engine.Grant) { s.answered(op, box, g) })
 	return true
@@ -303,15 +297,14 @@ func (s *subscriber) answered(op int, box *engine.Mailbox, g engine.Grant) {
 		rec.Err = g.Err.Error()
 	}
 	s.waiting = false
-	b := w.tr.begin()
-	b = append(b, "pubsub answer"...)
-	b = appendIntField(b, "sub", int64(s.idx))
-	b = appendIntField(b, "op", int64(op))
-	b = appendStrField(b, "outcome", rec.Outcome)
+	b := w.tr.Begin("pubsub answer")
+	b = b.Int("sub", s.idx)
+	b = b.Int("op", op)
+	b = b.Str("outcome", rec.Outcome)
 	if rec.Err != "" {
-		b = appendQuoted(b, "err", rec.Err)
+		b = b.Quoted("err", rec.Err)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 	if g.Outcome == fsm.OutcomeGranted && box == s.box && !s.done {
 		ps.router.Granted(g.ConnID, s.topics)
 		s.granted = true
@@ -344,10 +337,7 @@ func (s *subscriber) unsubscribe() bool {
 	}
 	s.done = true
 	w := s.ps.w
-	b := w.tr.begin()
-	b = append(b, "pubsub unsubscribe"...)
-	b = appendIntField(b, "sub", int64(s.idx))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("pubsub unsubscribe").Int("sub", s.idx))
 	if s.box != nil && s.granted {
 		s.leave(s.box)
 		s.box.End(fsm.EndUnsubscribed, nil)
@@ -375,24 +365,22 @@ func (s *subscriber) drain() {
 			r.Kind, r.Reason = record.ReceivedEnd, reason
 		}
 		ps.rec.Received = append(ps.rec.Received, r)
-		b := w.tr.begin()
-		b = append(b, "pubsub recv"...)
-		b = appendIntField(b, "sub", int64(s.idx))
-		b = appendStrField(b, "kind", r.Kind)
+		b := w.tr.Begin("pubsub recv")
+		b = b.Int("sub", s.idx)
+		b = b.Str("kind", r.Kind)
 		switch {
 		case !ok:
-			b = appendStrField(b, "reason", reason.String())
+			b = b.Str("reason", reason.String())
 		case d.Kind == engine.DeliveryMessage:
-			b = appendField(b, "conn", uint64(d.Conn))
-			b = appendQuoted(b, "channel", d.Channel)
-			b = appendQuoted(b, "payload", d.Payload)
+			b = b.Uint("conn", uint64(d.Conn))
+			b = b.Quoted("channel", d.Channel)
+			b = b.Quoted("payload", d.Payload)
 		case d.Kind == engine.DeliveryGap:
-			b = append(b, ' ')
-			b = d.Topic.AppendTo(b)
+			b = d.Topic.AppendTo(append(b, ' '))
 		default:
-			b = appendIntField(b, "dropped", int64(d.Dropped))
+			b = b.Int("dropped", d.Dropped)
 		}
-		w.tr.end(b)
+		w.tr.End(b)
 		if !ok {
 			s.box = nil
 			if reason == fsm.EndReconnectExhausted || reason == fsm.EndRejected {

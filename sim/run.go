@@ -14,6 +14,7 @@ import (
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
+	"github.com/respire-go/respire/sim/trace"
 )
 
 // DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
@@ -64,7 +65,7 @@ type world struct {
 
 	k   kernel
 	rt  *simRuntime
-	tr  *tracer
+	tr  *trace.Tracer
 	res *record.Result
 
 	nodes     []*server
@@ -126,7 +127,7 @@ func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, e
 func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
 	w.effects.size = 1024
-	w.tr = newTracer(&w.k, opts.KeepTrace)
+	w.tr = trace.New(&w.k, opts.KeepTrace)
 	w.res = &record.Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
 	stream.Init(&w.rt.rng, seed, stream.Engine, 0)
@@ -178,7 +179,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 }
 
 // sharedPlantFired traces a plant of shared code acting on command id.
-func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tracePlant(b.String(), id) }
+func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tr.Plant(b.String(), id) }
 
 func (w *world) run() (*record.Result, error) {
 	sc := w.sc
@@ -186,11 +187,7 @@ func (w *world) run() (*record.Result, error) {
 	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink(),
 		Plants: w.shared})
 
-	b := w.tr.begin()
-	b = append(b, "run start"...)
-	b = appendStrField(b, "scenario", strconv.Quote(sc.Name))
-	b = appendField(b, "seed", w.seed)
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("run start").Str("scenario", strconv.Quote(sc.Name)).Uint("seed", w.seed))
 
 	if sc.Client.Connect == scenario.ConnectEager {
 		w.eng.Acquire(fsm.NeedAll, w.connected)
@@ -236,13 +233,12 @@ func (w *world) run() (*record.Result, error) {
 
 // connected receives the answer to the eager connect.
 func (w *world) connected(g engine.Grant) {
-	b := w.tr.begin()
-	b = append(b, "connect-all"...)
-	b = appendStrField(b, "outcome", g.Outcome.String())
+	b := w.tr.Begin("connect-all")
+	b = b.Str("outcome", g.Outcome.String())
 	if g.Err != nil {
-		b = appendQuoted(b, "err", g.Err.Error())
+		b = b.Quoted("err", g.Err.Error())
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 	if g.Outcome != fsm.OutcomeGranted {
 		err := errors.New("sim: eager connect failed: " + g.Outcome.String())
 		if g.Err != nil {
@@ -316,20 +312,18 @@ func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	if w.ps != nil {
 		w.ps.onStep(effects)
 	}
-	b := ev.AppendTo(w.tr.buf[:0])
+	b := ev.AppendTo(w.tr.Raw())
 	for i := range effects {
 		b = append(b, " | "...)
 		b = effects[i].AppendTo(b)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 }
 
 // finish closes the client at the end of the run and fills in the Result.
 func (w *world) finish() {
 	end := w.k.now
-	b := w.tr.begin()
-	b = append(b, "run end"...)
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("run end"))
 	if w.wl != nil {
 		w.wl.stopped = true
 	}
@@ -347,8 +341,8 @@ func (w *world) finish() {
 	}
 	res.Faults, res.HealedAt = w.faultWindows(end)
 	res.Events = w.events
-	res.Trace = w.tr.lines
-	res.TraceHash = w.tr.sum()
+	res.Trace = w.tr.Lines()
+	res.TraceHash = w.tr.Sum()
 }
 
 // digest is the FNV-1a hash of b.
@@ -364,14 +358,6 @@ func digest(b []byte) uint64 {
 // recordReply appends a reply of command id to recs.
 func (w *world) recordReply(recs *[]record.ReplyRecord, id uint64, conn fsm.ConnID, reply []byte) {
 	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: conn, At: w.k.now, Digest: digest(reply)})
-}
-
-func (w *world) tracePlant(name string, id uint64) {
-	b := w.tr.begin()
-	b = append(b, "plant "...)
-	b = append(b, name...)
-	b = appendField(b, "id", id)
-	w.tr.end(b)
 }
 
 // captureReplay implements the first half of the replay-accepted plant: when a connection with
@@ -399,7 +385,7 @@ func (w *world) replayOnReady(c *simConn) {
 		return
 	}
 	w.replays[c.slot] = nil
-	w.tracePlant("replay-accepted", r.id)
+	w.tr.Plant("replay-accepted", r.id)
 	c.swallow++
 	c.writeFrame(r.frame, r.id, true)
 	c.up.commit(ctlData)
@@ -412,7 +398,7 @@ func (w *world) maybeDoubleComplete(cmd *engine.Command) {
 		return
 	}
 	w.plants.doubleCompleteUsed = true
-	w.tracePlant("double-complete", cmd.ID)
+	w.tr.Plant("double-complete", cmd.ID)
 	cmd.Done(cmd)
 }
 

@@ -81,17 +81,15 @@ func (s *server) SubscribeRefusal(kind fsm.TopicKind) (string, bool) {
 func (s *server) Applied(c *node.Conn, id uint64, name string, afterHandshake bool) {
 	w := s.w
 	w.res.Applies = append(w.res.Applies, record.Apply{Node: s.ID(), CmdID: id, Name: name, Conn: c.ID(), At: w.k.now, AfterHandshake: afterHandshake})
-	b := w.tr.begin()
-	b = append(b, "apply"...)
-	b = appendStrField(b, "node", s.ID())
-	b = appendField(b, "conn", uint64(c.ID()))
-	b = appendField(b, "id", id)
-	b = append(b, ' ')
-	b = append(b, name...)
+	b := w.tr.Begin("apply")
+	b = b.Str("node", s.ID())
+	b = b.Uint("conn", uint64(c.ID()))
+	b = b.Uint("id", id)
+	b = b.Word(name)
 	if !afterHandshake {
-		b = append(b, " before-handshake"...)
+		b = b.Word("before-handshake")
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 }
 
 // Served implements node.Env.
@@ -107,13 +105,8 @@ func (s *server) Published(shard bool, channel, payload string, conns []fsm.Conn
 	}
 	w.ps.rec.Published = append(w.ps.rec.Published, record.Published{At: w.k.now, Node: s.ID(), Shard: shard, Channel: channel,
 		Payload: payload, Conns: conns})
-	b := w.tr.begin()
-	b = append(b, "pubsub published"...)
-	b = appendStrField(b, "node", s.ID())
-	b = appendQuoted(b, "channel", channel)
-	b = appendQuoted(b, "payload", payload)
-	b = appendIntField(b, "receivers", int64(len(conns)))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("pubsub published").Str("node", s.ID()).Quoted("channel", channel).
+		Quoted("payload", payload).Int("receivers", len(conns)))
 }
 
 // Acked implements node.Env: the pub/sub records.
@@ -126,7 +119,7 @@ func (s *server) Acked(c *node.Conn, t fsm.Topic, unsubscribe bool) {
 }
 
 // Planted implements node.Env.
-func (s *server) Planted(name string, id uint64) { s.w.tracePlant(name, id) }
+func (s *server) Planted(name string, id uint64) { s.w.tr.Plant(name, id) }
 
 // The node side of a simulated connection: simConn is the node's Link.
 
@@ -165,11 +158,7 @@ func (c *simConn) LoseReply() {
 	c.loseFault = nil
 	fs.finish()
 	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn reset"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendStrField(b, "reason", "lose-reply")
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn reset").Uint("conn", uint64(c.id)).Str("reason", "lose-reply"))
 	c.up.kill()
 	if !c.clientClosed {
 		c.down.commit(ctlRST)

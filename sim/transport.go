@@ -146,13 +146,8 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 		t.slotConn[req.Slot] = c
 	}
 	t.attempts = append(t.attempts, c)
-	b := w.tr.begin()
-	b = append(b, "conn open"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendIntField(b, "slot", int64(c.slot))
-	b = appendIntField(b, "attempt", int64(c.attempt))
-	b = appendStrField(b, "endpoint", req.Endpoint.String())
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn open").Uint("conn", uint64(c.id)).Int("slot", c.slot).Int("attempt", c.attempt).
+		Str("endpoint", req.Endpoint.String()))
 	w.k.after(w.sc.Client.ConnectTimeout, c, connConnectDeadline)
 	if c.node == nil || !w.held(c) {
 		w.k.after(c.oneWay(), c, connSyn)
@@ -267,10 +262,7 @@ func (c *simConn) synAckArrived() bool {
 		return true
 	}
 	c.phase = phaseHandshaking
-	b := w.tr.begin()
-	b = append(b, "conn dialed"...)
-	b = appendField(b, "conn", uint64(c.id))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn dialed").Uint("conn", uint64(c.id)))
 	c.sink.Dialed(c.id)
 	w.k.after(w.sc.Client.CommandTimeout, c, connHandshakeDeadline)
 	cfg := w.handshake
@@ -299,11 +291,7 @@ func (c *simConn) becomeReady() {
 	c.reported = true
 	c.readyAt = w.k.now
 	w.tp.remove(c)
-	b := w.tr.begin()
-	b = append(b, "conn ready"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendIntField(b, "proto", int64(c.hs.Protocol()))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn ready").Uint("conn", uint64(c.id)).Int("proto", c.hs.Protocol()))
 	if c.sub != nil {
 		c.sub.Init(c.ep, c.id, c.hs.Protocol())
 	}
@@ -323,11 +311,7 @@ func (c *simConn) failAttempt(err error) {
 	c.reported = true
 	w := c.w
 	w.tp.remove(c)
-	b := w.tr.begin()
-	b = append(b, "conn failed"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendQuoted(b, "err", err.Error())
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn failed").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
 	c.closeClient(err)
 	c.sink.Failed(c.id, err, wire.Classify(err))
 }
@@ -378,11 +362,7 @@ func (c *simConn) lose(err error) {
 	}
 	w := c.w
 	w.captureReplay(c)
-	b := w.tr.begin()
-	b = append(b, "conn lost"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendQuoted(b, "err", err.Error())
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn lost").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
 	c.closeClient(err)
 	if !c.engineClosed {
 		c.sink.Lost(c.id, err)
@@ -602,11 +582,7 @@ func (c *simConn) Close() {
 
 func (c *simConn) traceClose(how string) {
 	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn "...)
-	b = append(b, how...)
-	b = appendField(b, "conn", uint64(c.id))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn").Word(how).Uint("conn", uint64(c.id)))
 }
 
 // Reset resets the connection at the network (node.Link): bytes in flight are lost both ways, the
@@ -617,11 +593,7 @@ func (c *simConn) Reset(reason string) {
 		return
 	}
 	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn cut"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendStrField(b, "reason", reason)
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn cut").Uint("conn", uint64(c.id)).Str("reason", reason))
 	c.up.kill()
 	if c.node != nil {
 		c.node.Remove(&c.srv)

@@ -162,21 +162,18 @@ func (c *caller) issue() bool {
 	cmd.Name, cmd.ID, cmd.Done = op.Name, id, wl.done
 	cmd.Frame = appendOpFrame(cmd.Frame[:0], op)
 	wl.live = append(wl.live, liveOp{cmd: cmd, caller: c})
-	b := w.tr.begin()
-	b = append(b, "op issue"...)
-	b = appendField(b, "id", id)
-	b = appendIntField(b, "caller", int64(c.idx))
-	b = append(b, ' ')
-	b = append(b, op.Name...)
+	b := w.tr.Begin("op issue")
+	b = b.Uint("id", id)
+	b = b.Int("caller", c.idx)
+	b = b.Word(op.Name)
 	for i, k := range op.Keys {
-		b = append(b, ' ')
-		b = append(b, k...)
+		b = b.Word(k)
 		if op.Values != nil {
 			b = append(b, '=')
 			b = append(b, op.Values[i]...)
 		}
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 	c.op = idx
 	c.deadline = w.k.now + w.sc.Client.CommandTimeout
 	if !c.armed {
@@ -366,15 +363,14 @@ func (wl *workload) next(c *caller) {
 
 func (wl *workload) traceDone(what string, id uint64, outcome record.OpOutcome, stage, errText string) {
 	w := wl.w
-	b := w.tr.begin()
-	b = append(b, what...)
-	b = appendField(b, "id", id)
-	b = appendStrField(b, "outcome", outcome.String())
-	b = appendStrField(b, "stage", stage)
+	b := w.tr.Begin(what)
+	b = b.Uint("id", id)
+	b = b.Str("outcome", outcome.String())
+	b = b.Str("stage", stage)
 	if errText != "" {
-		b = appendQuoted(b, "err", errText)
+		b = b.Quoted("err", errText)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 }
 
 // decodeReply turns a reply into data: one Datum for a scalar, one per element for an array.
