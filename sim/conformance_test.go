@@ -100,7 +100,7 @@ func (h *conformanceHarness) pump(bound time.Duration, cond func() bool) bool {
 			return cond != nil && cond()
 		}
 		ev := w.k.pop()
-		ev.act.run(ev.arg)
+		ev.act.Run(ev.arg)
 	}
 }
 

@@ -97,7 +97,7 @@ func (fs *faultState) matches(c *simConn) bool {
 	return c.slot == fs.slot
 }
 
-func (fs *faultState) run(arg uint64) bool {
+func (fs *faultState) Run(arg uint64) bool {
 	switch arg {
 	case faultStart:
 		fs.start()

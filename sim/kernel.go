@@ -6,6 +6,7 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/stream"
+	"github.com/respire-go/respire/sim/workload"
 )
 
 // action is something the scheduler runs at a virtual time. arg is the value given when the event
@@ -13,7 +14,7 @@ import (
 // several kinds of events without a closure per event. run reports whether the event did anything;
 // stale events (a cancelled timer, an invalidated delivery) report false and are not counted.
 type action interface {
-	run(arg uint64) bool
+	Run(arg uint64) bool
 }
 
 // event is one entry of the scheduler's heap.
@@ -35,7 +36,7 @@ type kernel struct {
 // Now returns the virtual time.
 func (k *kernel) Now() time.Duration { return k.now }
 
-// schedule runs act.run(arg) at time at (not before now).
+// schedule runs act.Run(arg) at time at (not before now).
 func (k *kernel) schedule(at time.Duration, act action, arg uint64) {
 	if at < k.now {
 		at = k.now
@@ -45,7 +46,7 @@ func (k *kernel) schedule(at time.Duration, act action, arg uint64) {
 	k.up(len(k.heap) - 1)
 }
 
-// after runs act.run(arg) after d.
+// after runs act.Run(arg) after d.
 func (k *kernel) after(d time.Duration, act action, arg uint64) { k.schedule(k.now+d, act, arg) }
 
 // next returns the time of the earliest event, and false when the heap is empty.
@@ -113,6 +114,20 @@ func (k *kernel) down(i int) {
 	}
 }
 
+// scheduler is the kernel as the workload schedules on it.
+type scheduler struct{ k *kernel }
+
+var _ workload.Scheduler = scheduler{}
+
+// Now implements workload.Scheduler.
+func (s scheduler) Now() time.Duration { return s.k.now }
+
+// Schedule implements workload.Scheduler.
+func (s scheduler) Schedule(at time.Duration, a workload.Actor, arg uint64) { s.k.schedule(at, a, arg) }
+
+// After implements workload.Scheduler.
+func (s scheduler) After(d time.Duration, a workload.Actor, arg uint64) { s.k.after(d, a, arg) }
+
 // simRuntime implements engine.Runtime on the kernel: virtual time, draws from the engine stream,
 // timers on the event heap. Plants may distort timer delays (late-timers, early-dial).
 type simRuntime struct {
@@ -155,7 +170,7 @@ func (r *simRuntime) CancelTimer(id fsm.TimerID) {
 	}
 }
 
-func (t *simTimer) run(uint64) bool {
+func (t *simTimer) Run(uint64) bool {
 	if t.cancelled {
 		return false
 	}

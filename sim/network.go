@@ -126,7 +126,7 @@ func (p *pipe) compact() {
 }
 
 // run delivers the first chunk in flight (arg is the epoch it was scheduled in).
-func (p *pipe) run(arg uint64) bool {
+func (p *pipe) Run(arg uint64) bool {
 	if arg != p.epoch || !p.pending {
 		return false
 	}

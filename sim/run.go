@@ -15,6 +15,7 @@ import (
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 	"github.com/respire-go/respire/sim/trace"
+	"github.com/respire-go/respire/sim/workload"
 )
 
 // DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
@@ -71,8 +72,8 @@ type world struct {
 	nodes     []*server
 	tp        *transport
 	eng       *engine.Engine
-	wl        *workload
-	dw        *dedicatedWorkload
+	wl        *workload.Callers
+	dw        *workload.Renters
 	ps        *pubsubWorld
 	latency   time.Duration
 	jitter    time.Duration
@@ -105,7 +106,7 @@ type world struct {
 	connectErr error
 
 	// effects holds the copies of the steps' effects (Result.Steps).
-	effects arena[fsm.Effect]
+	effects record.Arena[fsm.Effect]
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -126,7 +127,7 @@ func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, e
 
 func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
-	w.effects.size = 1024
+	w.effects.Size = 1024
 	w.tr = trace.New(&w.k, opts.KeepTrace)
 	w.res = &record.Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
@@ -184,7 +185,7 @@ func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tr.Plant(b.String()
 func (w *world) run() (*record.Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
-	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink(),
+	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.ps.sink(),
 		Plants: w.shared})
 
 	w.tr.End(w.tr.Begin("run start").Str("scenario", strconv.Quote(sc.Name)).Uint("seed", w.seed))
@@ -194,9 +195,10 @@ func (w *world) run() (*record.Result, error) {
 	}
 	w.settle()
 	w.buildFaults()
-	w.wl = newWorkload(w)
-	w.dw = newDedicatedWorkload(w)
-	w.startPubSub()
+	env := &workload.Env{Scenario: sc, Seed: w.seed, Sched: scheduler{&w.k}, Trace: w.tr, Result: w.res, Engine: w.eng}
+	w.wl = workload.NewCallers(env)
+	w.dw = workload.NewRenters(env)
+	w.ps.start(env)
 
 	maxEvents := w.opts.MaxEvents
 	if maxEvents == 0 {
@@ -210,12 +212,12 @@ func (w *world) run() (*record.Result, error) {
 			break
 		}
 		ev := w.k.pop()
-		if !ev.act.run(ev.arg) {
+		if !ev.act.Run(ev.arg) {
 			continue
 		}
 		w.events++
 		w.settle()
-		w.drainPubSub()
+		w.ps.drain()
 		if w.events >= maxEvents {
 			runErr = ErrTooManyEvents
 			break
@@ -266,7 +268,7 @@ func (w *world) settle() {
 // loopActor is the lagging event loop (Runtime.LoopLag).
 type loopActor struct{ w *world }
 
-func (l loopActor) run(uint64) bool {
+func (l loopActor) Run(uint64) bool {
 	w := l.w
 	w.loopArmed = false
 	w.stepped = false
@@ -308,7 +310,7 @@ func (w *world) flushAll() bool {
 // onStep records an engine step: the Step, and its trace line.
 func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	w.stepped = true
-	w.res.Steps = append(w.res.Steps, record.Step{Event: *ev, Effects: w.effects.copyOf(effects)})
+	w.res.Steps = append(w.res.Steps, record.Step{Event: *ev, Effects: w.effects.CopyOf(effects)})
 	if w.ps != nil {
 		w.ps.onStep(effects)
 	}
@@ -324,14 +326,12 @@ func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 func (w *world) finish() {
 	end := w.k.now
 	w.tr.End(w.tr.Begin("run end"))
-	if w.wl != nil {
-		w.wl.stopped = true
-	}
-	w.dw.stop()
-	w.finishPubSub()
+	w.wl.Stop()
+	w.dw.Stop()
+	w.ps.finish()
 	w.eng.Close()
 	w.settleNow()
-	w.drainPubSub()
+	w.ps.drain()
 	res := w.res
 	res.End = end
 	for i := range res.Ops {

@@ -48,7 +48,7 @@ func (s *server) conns() []*simConn {
 // funcAction runs a function from a scheduler event (node.Env.After).
 type funcAction func() bool
 
-func (f funcAction) run(uint64) bool { return f() }
+func (f funcAction) Run(uint64) bool { return f() }
 
 // Now implements node.Env.
 func (s *server) Now() time.Duration { return s.w.k.now }

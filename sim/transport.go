@@ -16,6 +16,7 @@ import (
 	"github.com/respire-go/respire/netio/wire"
 	"github.com/respire-go/respire/sim/node"
 	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/stream"
 )
 
@@ -177,7 +178,7 @@ func (t *transport) remove(c *simConn) {
 }
 
 // run handles the connection's own events.
-func (c *simConn) run(arg uint64) bool {
+func (c *simConn) Run(arg uint64) bool {
 	switch arg {
 	case connSyn:
 		return c.synArrived()
@@ -672,4 +673,27 @@ func errEOF() error { return io.EOF }
 
 func errTimeout(op string) error {
 	return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+// retryPermanentSink implements the retry-permanent plant: it reports a permanent connection
+// failure of a dedicated attempt as transient, so the pool retries it.
+type retryPermanentSink struct {
+	engine.Sink
+	w *world
+}
+
+func (s retryPermanentSink) Failed(id fsm.ConnID, err error, class fsm.FailureClass) {
+	if class == fsm.Permanent {
+		s.w.tr.Plant("retry-permanent", uint64(id))
+		class = fsm.Transient
+	}
+	s.Sink.Failed(id, err, class)
+}
+
+// plantSink wraps a dedicated attempt's sink when the retry-permanent plant is set.
+func (w *world) plantSink(req engine.OpenRequest) engine.OpenRequest {
+	if req.Machine == fsm.MachinePool && w.sc.Planted(scenario.PlantRetryPermanent) {
+		req.Sink = retryPermanentSink{Sink: req.Sink, w: w}
+	}
+	return req
 }

@@ -88,7 +88,7 @@ func (h *harness) until(t time.Duration) {
 			break
 		}
 		ev := h.w.k.pop()
-		ev.act.run(ev.arg)
+		ev.act.Run(ev.arg)
 		h.w.flushAll()
 	}
 	if h.w.k.now < t {

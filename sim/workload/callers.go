@@ -1,4 +1,4 @@
-package sim
+package workload
 
 import (
 	"math/rand/v2"
@@ -17,10 +17,10 @@ const (
 	callerTimeout
 )
 
-// workload runs the closed-loop logical callers. Command ids are 1, 2, 3... in issue order, so
-// operation i has command id i+1.
-type workload struct {
-	w        *world
+// Callers runs the closed-loop logical callers (workload.callers). Command ids are 1, 2, 3... in
+// issue order, so operation i has command id i+1.
+type Callers struct {
+	w        *Env
 	callers  []*caller
 	live     []liveOp
 	keys     []string
@@ -37,8 +37,8 @@ type workload struct {
 	// completion path that finished them has returned.
 	free, retired []*engine.Command
 	// datums and values hold the operations' replies and written values.
-	datums arena[record.Datum]
-	values arena[string]
+	datums record.Arena[record.Datum]
+	values record.Arena[string]
 }
 
 // liveOp is the runtime state of one operation.
@@ -53,7 +53,7 @@ type liveOp struct {
 // and at most one timeout event in the heap: when that event fires before the waiting operation's
 // deadline (the operation it was armed for already ended) it is re-armed for the deadline.
 type caller struct {
-	wl  *workload
+	wl  *Callers
 	idx int
 	rng *rand.Rand
 	// op is the index of the waiting operation, or -1.
@@ -64,9 +64,10 @@ type caller struct {
 
 var opNames = [...]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}
 
-func newWorkload(w *world) *workload {
-	spec := &w.sc.Workload
-	wl := &workload{w: w, datums: arena[record.Datum]{size: 512}, values: arena[string]{size: 512}}
+// NewCallers schedules the callers of w's scenario (none when it has no callers).
+func NewCallers(w *Env) *Callers {
+	spec := &w.Scenario.Workload
+	wl := &Callers{w: w, datums: record.Arena[record.Datum]{Size: 512}, values: record.Arena[string]{Size: 512}}
 	if spec.Callers == 0 {
 		return wl
 	}
@@ -81,11 +82,11 @@ func newWorkload(w *world) *workload {
 	// Size the records for the expected number of operations.
 	expected := int(float64(spec.Rate)*(spec.Stop-spec.Start).Seconds()*1.05) + spec.Callers
 	expected = min(expected, 1<<20)
-	w.res.Ops = make([]record.Op, 0, expected)
-	w.res.Applies = make([]record.Apply, 0, expected)
-	w.res.Sends = make([]record.Send, 0, expected)
-	w.res.Served = make([]record.ReplyRecord, 0, expected)
-	w.res.Paired = make([]record.ReplyRecord, 0, expected)
+	w.Result.Ops = make([]record.Op, 0, expected)
+	w.Result.Applies = make([]record.Apply, 0, expected)
+	w.Result.Sends = make([]record.Send, 0, expected)
+	w.Result.Served = make([]record.ReplyRecord, 0, expected)
+	w.Result.Paired = make([]record.ReplyRecord, 0, expected)
 	wl.live = make([]liveOp, 0, expected)
 	m := spec.Mix
 	sum := 0
@@ -95,21 +96,28 @@ func newWorkload(w *world) *workload {
 	}
 	wl.think = float64(spec.Callers) / float64(spec.Rate) * float64(time.Second)
 	wl.done = wl.completed
-	wl.timeoutText = "sim: command timed out after " + w.sc.Client.CommandTimeout.String()
+	wl.timeoutText = "sim: command timed out after " + w.Scenario.Client.CommandTimeout.String()
 	for i := range spec.Callers {
-		c := &caller{wl: wl, idx: i, rng: rand.New(stream.New(w.seed, stream.Workload, uint64(i))), op: -1}
+		c := &caller{wl: wl, idx: i, rng: rand.New(stream.New(w.Seed, stream.Workload, uint64(i))), op: -1}
 		wl.callers = append(wl.callers, c)
 		// Stagger the first operations over one think time.
-		w.k.schedule(spec.Start+c.thinkTime(), c, callerIssue)
+		w.Sched.Schedule(spec.Start+c.thinkTime(), c, callerIssue)
 	}
 	return wl
+}
+
+// Stop stops the callers from issuing new commands; those waiting still record their outcomes.
+func (wl *Callers) Stop() {
+	if wl != nil {
+		wl.stopped = true
+	}
 }
 
 func (c *caller) thinkTime() time.Duration {
 	return time.Duration(c.rng.ExpFloat64() * c.wl.think)
 }
 
-func (c *caller) run(arg uint64) bool {
+func (c *caller) Run(arg uint64) bool {
 	if arg == callerIssue {
 		return c.issue()
 	}
@@ -117,9 +125,9 @@ func (c *caller) run(arg uint64) bool {
 	if c.op < 0 {
 		return false
 	}
-	if now := c.wl.w.k.now; now < c.deadline {
+	if now := c.wl.w.Sched.Now(); now < c.deadline {
 		c.armed = true
-		c.wl.w.k.schedule(c.deadline, c, callerTimeout)
+		c.wl.w.Sched.Schedule(c.deadline, c, callerTimeout)
 		return false
 	}
 	return c.wl.timeout(c.op)
@@ -129,13 +137,13 @@ func (c *caller) run(arg uint64) bool {
 func (c *caller) issue() bool {
 	wl := c.wl
 	w := wl.w
-	if wl.stopped || w.k.now >= w.sc.Workload.Stop {
+	if wl.stopped || w.Sched.Now() >= w.Scenario.Workload.Stop {
 		return false
 	}
-	idx := len(w.res.Ops)
+	idx := len(w.Result.Ops)
 	id := uint64(idx + 1)
-	w.res.Ops = append(w.res.Ops, record.Op{ID: id, Caller: c.idx, Call: w.k.now})
-	op := &w.res.Ops[idx]
+	w.Result.Ops = append(w.Result.Ops, record.Op{ID: id, Caller: c.idx, Call: w.Sched.Now()})
+	op := &w.Result.Ops[idx]
 	kind := c.pick()
 	op.Name = opNames[kind]
 	switch op.Name {
@@ -143,7 +151,7 @@ func (c *caller) issue() bool {
 		op.Keys = wl.single[c.rng.IntN(len(wl.keys)+len(wl.counters))]
 	case "SET":
 		op.Keys = wl.single[c.rng.IntN(len(wl.keys))]
-		op.Values = wl.values.take(1)
+		op.Values = wl.values.Take(1)
 		op.Values[0] = "v" + strconv.FormatUint(id, 10)
 	case "DEL":
 		op.Keys = wl.single[c.rng.IntN(len(wl.keys))]
@@ -152,7 +160,7 @@ func (c *caller) issue() bool {
 	case "MGET", "MSET":
 		op.Keys = c.distinctKeys(2 + c.rng.IntN(2))
 		if op.Name == "MSET" {
-			op.Values = wl.values.take(len(op.Keys))
+			op.Values = wl.values.Take(len(op.Keys))
 			for i := range op.Keys {
 				op.Values[i] = "v" + strconv.FormatUint(id, 10) + "." + strconv.Itoa(i)
 			}
@@ -162,7 +170,7 @@ func (c *caller) issue() bool {
 	cmd.Name, cmd.ID, cmd.Done = op.Name, id, wl.done
 	cmd.Frame = appendOpFrame(cmd.Frame[:0], op)
 	wl.live = append(wl.live, liveOp{cmd: cmd, caller: c})
-	b := w.tr.Begin("op issue")
+	b := w.Trace.Begin("op issue")
 	b = b.Uint("id", id)
 	b = b.Int("caller", c.idx)
 	b = b.Word(op.Name)
@@ -173,14 +181,14 @@ func (c *caller) issue() bool {
 			b = append(b, op.Values[i]...)
 		}
 	}
-	w.tr.End(b)
+	w.Trace.End(b)
 	c.op = idx
-	c.deadline = w.k.now + w.sc.Client.CommandTimeout
+	c.deadline = w.Sched.Now() + w.Scenario.Client.CommandTimeout
 	if !c.armed {
 		c.armed = true
-		w.k.schedule(c.deadline, c, callerTimeout)
+		w.Sched.Schedule(c.deadline, c, callerTimeout)
 	}
-	w.eng.Submit(cmd)
+	w.Engine.Submit(cmd)
 	return true
 }
 
@@ -188,7 +196,7 @@ func (c *caller) issue() bool {
 // its completion callback ran (or it was withdrawn, so that it never will) and the operation that
 // used it ended; retired commands become free at the next issue, after the synchronous completion
 // path that retired them (including a second, buggy completion) has returned.
-func (wl *workload) command() *engine.Command {
+func (wl *Callers) command() *engine.Command {
 	wl.free = append(wl.free, wl.retired...)
 	clear(wl.retired)
 	wl.retired = wl.retired[:0]
@@ -204,7 +212,7 @@ func (wl *workload) command() *engine.Command {
 
 // retire marks operation idx's command reusable once both its operation ended and its command
 // completed, or once the caller owns it again (withdrawn: see engine.Abandonment.Owned).
-func (wl *workload) retire(idx int, owned bool) {
+func (wl *Callers) retire(idx int, owned bool) {
 	lo := &wl.live[idx]
 	if lo.cmd == nil || !lo.returned || (lo.completions == 0 && !owned) {
 		return
@@ -273,7 +281,7 @@ func appendOpFrame(dst []byte, op *record.Op) []byte {
 // only, and a second completion of the same command (a bug) in the trace and in Result.Duplicates.
 // The caller's side follows the engine's caller protocol, as the client's calls do: Answered tells
 // a completion the caller waits for from a late one.
-func (wl *workload) completed(cmd *engine.Command) {
+func (wl *Callers) completed(cmd *engine.Command) {
 	w := wl.w
 	idx := int(cmd.ID) - 1
 	if idx < 0 || idx >= len(wl.live) {
@@ -281,10 +289,10 @@ func (wl *workload) completed(cmd *engine.Command) {
 	}
 	lo := &wl.live[idx]
 	lo.completions++
-	op := &w.res.Ops[idx]
+	op := &w.Result.Ops[idx]
 	outcome, errText := classify(cmd)
 	if lo.completions > 1 {
-		w.res.Duplicates = append(w.res.Duplicates, record.Duplicate{CmdID: cmd.ID, At: w.k.now})
+		w.Result.Duplicates = append(w.Result.Duplicates, record.Duplicate{CmdID: cmd.ID, At: w.Sched.Now()})
 		wl.traceDone("op duplicate-completion", cmd.ID, outcome, cmd.FinalStage().String(), errText)
 		return
 	}
@@ -295,7 +303,7 @@ func (wl *workload) completed(cmd *engine.Command) {
 	}
 	lo.returned = true
 	lo.caller.op = -1
-	op.Return = w.k.now
+	op.Return = w.Sched.Now()
 	op.Outcome = outcome
 	op.Stage = cmd.FinalStage().String()
 	op.Err = errText
@@ -326,7 +334,7 @@ func classify(cmd *engine.Command) (record.OpOutcome, string) {
 // timeout ends operation idx if it is still waiting, by the engine's caller protocol
 // (Engine.Abandon), as the client's calls do: withdrawn before it was sent (failed), or unknown
 // once a connection owns it.
-func (wl *workload) timeout(idx int) bool {
+func (wl *Callers) timeout(idx int) bool {
 	if idx < 0 || idx >= len(wl.live) {
 		return false
 	}
@@ -335,15 +343,15 @@ func (wl *workload) timeout(idx int) bool {
 		return false
 	}
 	w := wl.w
-	a := w.eng.Abandon(lo.cmd)
+	a := w.Engine.Abandon(lo.cmd)
 	if a.Wait {
 		// The completion is the caller's: it is recorded when it comes.
 		return false
 	}
 	lo.returned = true
 	lo.caller.op = -1
-	op := &w.res.Ops[idx]
-	op.Return = w.k.now
+	op := &w.Result.Ops[idx]
+	op.Return = w.Sched.Now()
 	op.Err = wl.timeoutText
 	op.Outcome = verdictOutcomes[a.Verdict]
 	op.Stage = a.Stage.String()
@@ -354,39 +362,39 @@ func (wl *workload) timeout(idx int) bool {
 }
 
 // next schedules the caller's next operation after a think time.
-func (wl *workload) next(c *caller) {
+func (wl *Callers) next(c *caller) {
 	if wl.stopped {
 		return
 	}
-	wl.w.k.after(c.thinkTime(), c, callerIssue)
+	wl.w.Sched.After(c.thinkTime(), c, callerIssue)
 }
 
-func (wl *workload) traceDone(what string, id uint64, outcome record.OpOutcome, stage, errText string) {
+func (wl *Callers) traceDone(what string, id uint64, outcome record.OpOutcome, stage, errText string) {
 	w := wl.w
-	b := w.tr.Begin(what)
+	b := w.Trace.Begin(what)
 	b = b.Uint("id", id)
 	b = b.Str("outcome", outcome.String())
 	b = b.Str("stage", stage)
 	if errText != "" {
 		b = b.Quoted("err", errText)
 	}
-	w.tr.End(b)
+	w.Trace.End(b)
 }
 
 // decodeReply turns a reply into data: one Datum for a scalar, one per element for an array.
-func (wl *workload) decodeReply(v *resp.Value) []record.Datum {
+func (wl *Callers) decodeReply(v *resp.Value) []record.Datum {
 	switch v.Kind {
 	case resp.KindArray, resp.KindSet:
 		if v.Len() == 0 {
 			return []record.Datum{}
 		}
-		out := wl.datums.take(v.Len())
+		out := wl.datums.Take(v.Len())
 		for i, e := range v.All() {
 			out[i] = datum(&e)
 		}
 		return out
 	}
-	out := wl.datums.take(1)
+	out := wl.datums.Take(1)
 	out[0] = datum(v)
 	return out
 }

@@ -1,4 +1,4 @@
-package sim
+package workload
 
 import (
 	"math/rand/v2"
@@ -13,19 +13,18 @@ import (
 	"github.com/respire-go/respire/sim/stream"
 )
 
-// Dedicated connections in the simulator: the pool's configuration (client.dedicated_pool), the
-// renters that rent exclusive connections for blocking pops, pushes and WATCH/MULTI/EXEC
-// transactions (workload.dedicated), their records (Result.Dedicated) and their expectations
-// (expect.dedicated). The renters stand in for client.Client.Dedicated: one rent per operation,
-// commands written straight to the granted connection, the connection given back healthy after a
-// clean operation and discarded otherwise. Nothing is ever resent.
+// The renters rent exclusive connections for blocking pops, pushes and WATCH/MULTI/EXEC
+// transactions (workload.dedicated), and record their operations (Result.Dedicated). They stand
+// in for client.Client.Dedicated: one rent per operation, commands written straight to the
+// granted connection, the connection given back healthy after a clean operation and discarded
+// otherwise. Nothing is ever resent.
 
-// Renter event kinds (the action's arg): issue, or the deadline of operation arg-1.
+// Renter event kinds (the event's arg): issue, or the deadline of operation arg-1.
 const renterIssue uint64 = 0
 
-// dedicatedWorkload runs the renters.
-type dedicatedWorkload struct {
-	w          *world
+// Renters runs the renters of dedicated connections (workload.dedicated).
+type Renters struct {
+	w          *Env
 	spec       *scenario.DedicatedWorkload
 	renters    []*renter
 	lists      []string
@@ -41,7 +40,7 @@ type dedicatedWorkload struct {
 
 // renter is one renter: at most one operation at a time.
 type renter struct {
-	dw  *dedicatedWorkload
+	dw  *Renters
 	idx int
 	rng *rand.Rand
 	cur *dedicatedRun
@@ -71,14 +70,15 @@ type dedicatedRun struct {
 
 var dedicatedKinds = [...]string{"BLPOP", "BRPOP", "PUSH", "TX"}
 
-func newDedicatedWorkload(w *world) *dedicatedWorkload {
-	spec := w.sc.Workload.Dedicated
+// NewRenters schedules the renters of w's scenario, or returns nil when it has none.
+func NewRenters(w *Env) *Renters {
+	spec := w.Scenario.Workload.Dedicated
 	if spec == nil {
 		return nil
 	}
-	dw := &dedicatedWorkload{w: w, spec: spec, nextCmd: record.DedicatedIDBase,
-		reRent: w.sc.Planted(scenario.PlantReRent), resend: w.sc.Planted(scenario.PlantResendBlocking),
-		useAfterReturn: w.sc.Planted(scenario.PlantUseAfterReturn)}
+	dw := &Renters{w: w, spec: spec, nextCmd: record.DedicatedIDBase,
+		reRent: w.Scenario.Planted(scenario.PlantReRent), resend: w.Scenario.Planted(scenario.PlantResendBlocking),
+		useAfterReturn: w.Scenario.Planted(scenario.PlantUseAfterReturn)}
 	for i := range spec.Lists {
 		dw.lists = append(dw.lists, "l"+strconv.Itoa(i))
 	}
@@ -92,9 +92,9 @@ func newDedicatedWorkload(w *world) *dedicatedWorkload {
 	}
 	dw.think = float64(spec.Renters) / float64(spec.Rate) * float64(time.Second)
 	for i := range spec.Renters {
-		r := &renter{dw: dw, idx: i, rng: rand.New(stream.New(w.seed, stream.Dedicated, uint64(i)))}
+		r := &renter{dw: dw, idx: i, rng: rand.New(stream.New(w.Seed, stream.Dedicated, uint64(i)))}
 		dw.renters = append(dw.renters, r)
-		w.k.schedule(spec.Start+r.thinkTime(), r, renterIssue)
+		w.Sched.Schedule(spec.Start+r.thinkTime(), r, renterIssue)
 	}
 	return dw
 }
@@ -103,7 +103,7 @@ func (r *renter) thinkTime() time.Duration {
 	return time.Duration(r.rng.ExpFloat64() * r.dw.think)
 }
 
-func (r *renter) run(arg uint64) bool {
+func (r *renter) Run(arg uint64) bool {
 	if arg == renterIssue {
 		return r.issue()
 	}
@@ -114,7 +114,7 @@ func (r *renter) run(arg uint64) bool {
 func (r *renter) issue() bool {
 	dw := r.dw
 	w := dw.w
-	if dw.stopped || w.k.now >= dw.spec.Stop || r.cur != nil {
+	if dw.stopped || w.Sched.Now() >= dw.spec.Stop || r.cur != nil {
 		return false
 	}
 	v := r.rng.IntN(dw.cumulative[3])
@@ -122,42 +122,42 @@ func (r *renter) issue() bool {
 	for v >= dw.cumulative[kind] {
 		kind++
 	}
-	op := record.DedicatedOp{ID: len(w.res.Dedicated) + 1, Renter: r.idx, Kind: dedicatedKinds[kind], Call: w.k.now}
+	op := record.DedicatedOp{ID: len(w.Result.Dedicated) + 1, Renter: r.idx, Kind: dedicatedKinds[kind], Call: w.Sched.Now()}
 	if op.Kind == "TX" {
 		op.Key = dw.keys[r.rng.IntN(len(dw.keys))]
 	} else {
 		op.Key = dw.lists[r.rng.IntN(len(dw.lists))]
 	}
-	w.res.Dedicated = append(w.res.Dedicated, op)
+	w.Result.Dedicated = append(w.Result.Dedicated, op)
 	run := &dedicatedRun{r: r, idx: op.ID - 1}
 	r.cur = run
-	w.tr.End(w.tr.Begin("dop issue").Int("id", op.ID).Int("renter", r.idx).Word(op.Kind).Word(op.Key))
+	w.Trace.End(w.Trace.Begin("dop issue").Int("id", op.ID).Int("renter", r.idx).Word(op.Kind).Word(op.Key))
 	run.rent()
-	w.k.after(dw.spec.Deadline, r, uint64(op.ID))
+	w.Sched.After(dw.spec.Deadline, r, uint64(op.ID))
 	if dw.useAfterReturn && r.returned != nil {
 		// Planted bug: the last operation writes once more on the connection it gave back.
 		dw.useAfterReturn = false
 		dw.nextCmd++
 		cmd := &engine.Command{ID: dw.nextCmd, Name: "LLEN", Frame: resp.AppendCommand(nil, "LLEN", op.Key), Done: func(*engine.Command) {}}
-		rec := &w.res.Dedicated[r.returnedOp]
+		rec := &w.Result.Dedicated[r.returnedOp]
 		rec.Cmds = append(rec.Cmds, record.DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: r.returnedID})
-		w.tr.Plant("use-after-return", cmd.ID)
+		w.Trace.Plant("use-after-return", cmd.ID)
 		cmd.Enqueued()
 		r.returned.Send(cmd)
 	}
 	return true
 }
 
-func (run *dedicatedRun) op() *record.DedicatedOp { return &run.r.dw.w.res.Dedicated[run.idx] }
+func (run *dedicatedRun) op() *record.DedicatedOp { return &run.r.dw.w.Result.Dedicated[run.idx] }
 
 // rent asks the engine's pool for a connection.
 func (run *dedicatedRun) rent() {
 	w := run.r.dw.w
 	run.renting = true
-	run.waiter = w.eng.Rent(run.granted)
+	run.waiter = w.Engine.Rent(run.granted)
 	op := run.op()
 	op.Waiters = append(op.Waiters, run.waiter)
-	w.tr.End(w.tr.Begin("dop rent").Int("id", op.ID).Uint("waiter", uint64(run.waiter)))
+	w.Trace.End(w.Trace.Begin("dop rent").Int("id", op.ID).Uint("waiter", uint64(run.waiter)))
 }
 
 // granted receives the pool's answer to the rent.
@@ -167,7 +167,7 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 	run.renting = false
 	if run.ended || run.cancelling {
 		if g.Outcome == fsm.OutcomeGranted {
-			w.eng.Return(g.ConnID, true)
+			w.Engine.Return(g.ConnID, true)
 		}
 		if !run.ended {
 			run.end(record.DedicatedCancelled, "deadline")
@@ -178,7 +178,7 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 		run.conn, run.connID = g.Conn, g.ConnID
 		op := run.op()
 		op.Conns = append(op.Conns, g.ConnID)
-		w.tr.End(w.tr.Begin("dop granted").Int("id", op.ID).Uint("conn", uint64(g.ConnID)))
+		w.Trace.End(w.Trace.Begin("dop granted").Int("id", op.ID).Uint("conn", uint64(g.ConnID)))
 		run.step = 0
 		run.start()
 		return
@@ -186,7 +186,7 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 	if dw.reRent && !run.reRented && (g.Outcome == fsm.OutcomeFailed || g.Outcome == fsm.OutcomeExhausted) {
 		// Planted bug: the failed acquisition is retried with a fresh rent and budget.
 		run.reRented = true
-		w.tr.Plant("re-rent", uint64(run.op().ID))
+		w.Trace.Plant("re-rent", uint64(run.op().ID))
 		run.rent()
 		return
 	}
@@ -266,8 +266,8 @@ func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 		if dw.resend && !run.resent && outcome == record.DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" || cmd.Name == "EXEC") {
 			// Planted bug: the accepted command is sent again on a new connection.
 			run.resent = true
-			w.tr.Plant("resend-blocking", cmd.ID)
-			w.eng.Return(run.connID, false)
+			w.Trace.Plant("resend-blocking", cmd.ID)
+			w.Engine.Return(run.connID, false)
 			run.conn, run.connID, run.cmds, run.pending = nil, 0, run.cmds[:0], 0
 			run.rent()
 			return
@@ -333,8 +333,8 @@ func (r *renter) deadline(idx int) bool {
 			return false
 		}
 		run.cancelling = true
-		w.tr.End(w.tr.Begin("dop cancel").Int("id", idx+1).Uint("waiter", uint64(run.waiter)))
-		w.eng.Cancel(fsm.MachinePool, run.waiter)
+		w.Trace.End(w.Trace.Begin("dop cancel").Int("id", idx+1).Uint("waiter", uint64(run.waiter)))
+		w.Engine.Cancel(fsm.MachinePool, run.waiter)
 		return true
 	}
 	// The renter stops waiting for its commands: those the connection still owns complete late,
@@ -354,58 +354,35 @@ func (run *dedicatedRun) end(outcome, errText string) {
 	w := dw.w
 	run.ended = true
 	op := run.op()
-	op.Outcome, op.Err, op.Return = outcome, errText, w.k.now
+	op.Outcome, op.Err, op.Return = outcome, errText, w.Sched.Now()
 	r.returned = nil
 	if run.conn != nil {
 		healthy := outcome == record.DedicatedOK || outcome == record.DedicatedTimeout || outcome == record.DedicatedConflict
-		w.eng.Return(run.connID, healthy)
+		w.Engine.Return(run.connID, healthy)
 		if healthy {
 			r.returned, r.returnedID, r.returnedOp = run.conn, run.connID, run.idx
 		}
 		run.conn = nil
 	}
-	b := w.tr.Begin("dop done")
+	b := w.Trace.Begin("dop done")
 	b = b.Int("id", op.ID)
 	b = b.Str("outcome", outcome)
 	if errText != "" {
 		b = b.Quoted("err", errText)
 	}
-	w.tr.End(b)
+	w.Trace.End(b)
 	if r.cur == run {
 		r.cur = nil
 	}
 	if !dw.stopped {
-		w.k.after(r.thinkTime(), r, renterIssue)
+		w.Sched.After(r.thinkTime(), r, renterIssue)
 	}
 }
 
-// stop stops the renters from starting operations; those in progress still record how the
+// Stop stops the renters from starting operations; those in progress still record how the
 // client's close ends them.
-func (dw *dedicatedWorkload) stop() {
+func (dw *Renters) Stop() {
 	if dw != nil {
 		dw.stopped = true
 	}
-}
-
-// retryPermanentSink implements the retry-permanent plant: it reports a permanent connection
-// failure of a dedicated attempt as transient, so the pool retries it.
-type retryPermanentSink struct {
-	engine.Sink
-	w *world
-}
-
-func (s retryPermanentSink) Failed(id fsm.ConnID, err error, class fsm.FailureClass) {
-	if class == fsm.Permanent {
-		s.w.tr.Plant("retry-permanent", uint64(id))
-		class = fsm.Transient
-	}
-	s.Sink.Failed(id, err, class)
-}
-
-// plantSink wraps a dedicated attempt's sink when the retry-permanent plant is set.
-func (w *world) plantSink(req engine.OpenRequest) engine.OpenRequest {
-	if req.Machine == fsm.MachinePool && w.sc.Planted(scenario.PlantRetryPermanent) {
-		req.Sink = retryPermanentSink{Sink: req.Sink, w: w}
-	}
-	return req
 }
