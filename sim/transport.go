@@ -48,7 +48,9 @@ type frame struct {
 }
 
 // simConn is one simulated connection: both pipes, the client side (implementing engine.Conn and
-// running the handshake) and the node side's state.
+// running the handshake) and the node side's state. A run allocates one per connection attempt:
+// keep it within 1016 bytes, which with the allocator's header fit its 1024-byte size class (the
+// flags sit together for that).
 type simConn struct {
 	w       *world
 	id      fsm.ConnID
@@ -72,13 +74,16 @@ type simConn struct {
 	refused      bool // the connect was answered with a reset
 	engineClosed bool // the engine called Close or Drain: no Lost
 	clientClosed bool
-	hs           *wire.Handshake
-	hsCfg        *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
-	hsBuf        []byte
-	scratch      resp.Value
+	flushPending bool // the connection is in the world's flushes
+	// idleArmed says an idle-read check event is in the heap (liveness.go; the pipeline keeps
+	// the progress of the replies).
+	idleArmed bool
+	hs        *wire.Handshake
+	hsCfg     *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
+	hsBuf     []byte
+	scratch   resp.Value
 	// p is the pending commands: the same machine netio's connections run (netio/wire).
-	p            wire.Pipeline
-	flushPending bool
+	p wire.Pipeline
 	// swallow counts the replies owed to frames the replay-accepted plant wrote, which no command
 	// awaits: they come first on their connection and are dropped.
 	swallow int
@@ -89,9 +94,6 @@ type simConn struct {
 	// srv is the node's side of the connection.
 	srv node.Conn
 
-	// Idle-read watchdog (liveness.go): idleArmed says a check event is in the heap (the pipeline
-	// keeps the progress of the replies).
-	idleArmed bool
 	// Write-stall watchdog (liveness.go): stalled says more than network.send_buffer bytes are
 	// written but not delivered, since stallFrom (or the last progress); stallArmed says a check
 	// event is in the heap.
