@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // benchScenario runs the scenario file b.N times and reports virtual seconds per wall second,
@@ -60,7 +63,7 @@ func BenchmarkScenarioSetWithChecking(b *testing.B) {
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no scenarios: %v", err)
 	}
-	var set []*Scenario
+	var set []*scenario.Scenario
 	for _, f := range files {
 		set = append(set, mustLoad(b, f))
 	}
@@ -72,7 +75,7 @@ func BenchmarkScenarioSetWithChecking(b *testing.B) {
 			n := next.Add(1)
 			sc := set[n%uint64(len(set))]
 			res, err := Run(sc, n, RunOptions{})
-			if err != nil || !Judge(res).Pass() {
+			if err != nil || !check.Judge(res).Pass() {
 				failed.Add(1)
 			}
 		}

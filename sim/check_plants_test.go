@@ -3,6 +3,8 @@ package sim
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/respire-go/respire/sim/check"
 )
 
 // TestPositiveControlsThroughJudge runs every planted-bug scenario through the full verdict: the
@@ -24,7 +26,7 @@ func TestPositiveControlsThroughJudge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := Judge(res)
+			v := check.Judge(res)
 			if !v.Pass() {
 				t.Fatalf("unexpected violations %v, missing failures %v", v.Unexpected, v.Missing)
 			}
@@ -38,14 +40,14 @@ func TestPositiveControlsThroughJudge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := Judge(res); !v.Pass() {
+			if v := check.Judge(res); !v.Pass() {
 				t.Fatalf("without its plant the scenario must pass, got %v", v.Unexpected)
 			}
 		})
 	}
-	// Every invariant checker has a planted control here or a synthetic one in check_test.go.
-	synthetic := map[string]bool{CheckPairing: true, CheckReplay: true}
-	for _, n := range append(append([]string{}, AllInvariants...), CheckLinearizable, CheckLiveness) {
+	// Every invariant checker has a planted control here or a synthetic one in sim/check.
+	synthetic := map[string]bool{check.CheckPairing: true, check.CheckReplay: true}
+	for _, n := range append(append([]string{}, check.AllInvariants...), check.CheckLinearizable, check.CheckLiveness) {
 		if !covered[n] && !synthetic[n] {
 			t.Errorf("checker %s has no planted positive control", n)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/engine/enginetest"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // TestConformance runs the engine seam's conformance suite against the simulator: the same cases
@@ -28,7 +29,7 @@ const conformancePassword = "conformance-secret"
 func newConformanceHarness(t *testing.T) *conformanceHarness {
 	// The handshake deadline (command_timeout) must outlast WaitFor's bound, so that a stalled
 	// handshake ends by cancellation in the suite's cancellation case.
-	sc, err := ParseScenario([]byte("name: conformance\nduration: 1000h\nclient: {command_timeout: 1h, connect_timeout: 1h}\n"))
+	sc, err := scenario.Parse([]byte("name: conformance\nduration: 1000h\nclient: {command_timeout: 1h, connect_timeout: 1h}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +39,11 @@ func newConformanceHarness(t *testing.T) *conformanceHarness {
 	}
 	w := newWorld(rs, 1, RunOptions{})
 	w.buildFaults()
-	protected := newNode(w, NodeSpec{ID: "protected", Password: conformancePassword})
-	refused := newNode(w, NodeSpec{ID: "refused"})
-	refused.down = true
-	stalled := newNode(w, NodeSpec{ID: "stalled"})
-	stalled.paused = true
+	protected := newServer(w, scenario.NodeSpec{ID: "protected", Password: conformancePassword})
+	refused := newServer(w, scenario.NodeSpec{ID: "refused"})
+	refused.Kill()
+	stalled := newServer(w, scenario.NodeSpec{ID: "stalled"})
+	stalled.Pause()
 	w.nodes = append(w.nodes, protected, refused, stalled)
 	return &conformanceHarness{w: w}
 }
@@ -68,13 +69,13 @@ func (h *conformanceHarness) Transport(_ testing.TB, password string) engine.Tra
 
 func (h *conformanceHarness) Endpoint(t testing.TB, kind enginetest.EndpointKind) engine.Endpoint {
 	id := map[enginetest.EndpointKind]string{
-		enginetest.Open: h.w.nodes[0].id, enginetest.Protected: "protected",
+		enginetest.Open: h.w.nodes[0].ID(), enginetest.Protected: "protected",
 		enginetest.Refused: "refused", enginetest.Stalled: "stalled",
 	}[kind]
 	if id == "" {
 		t.Fatalf("no endpoint of kind %v", kind)
 	}
-	return engine.Endpoint{Host: id, Port: NodePort}
+	return engine.Endpoint{Host: id, Port: scenario.NodePort}
 }
 
 func (h *conformanceHarness) Password() string { return conformancePassword }
@@ -99,7 +100,7 @@ func (h *conformanceHarness) pump(bound time.Duration, cond func() bool) bool {
 			return cond != nil && cond()
 		}
 		ev := w.k.pop()
-		ev.act.run(ev.arg)
+		ev.act.Run(ev.arg)
 	}
 }
 
@@ -108,13 +109,12 @@ func (h *conformanceHarness) WaitFor(cond func() bool) bool { return h.pump(30*t
 func (h *conformanceHarness) Settle() { h.pump(time.Second, nil) }
 
 func (h *conformanceHarness) KillClients(testing.TB) {
-	n := h.w.nodes[0]
-	for _, c := range append([]*simConn(nil), n.conns...) {
-		c.cut("killed by the conformance harness")
+	for _, c := range h.w.nodes[0].conns() {
+		c.Reset("killed by the conformance harness")
 	}
 }
 
 func (h *conformanceHarness) Clients(testing.TB) int {
 	h.pump(0, nil)
-	return len(h.w.nodes[0].conns)
+	return len(h.w.nodes[0].Conns())
 }

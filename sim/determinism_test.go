@@ -4,17 +4,38 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
+
+func testdataScenarios(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios in testdata: %v", err)
+	}
+	return paths
+}
+
+func mustLoad(t testing.TB, path string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
 
 // shortened returns a scenario file with its duration (and workload) cut to at most max seconds,
 // so that determinism tests over every scenario stay quick.
-func shortened(t *testing.T, path string, maxSeconds int) *Scenario {
+func shortened(t *testing.T, path string, maxSeconds int) *scenario.Scenario {
 	t.Helper()
 	sc := mustLoad(t, path)
 	limit := time.Duration(maxSeconds) * time.Second
@@ -23,7 +44,7 @@ func shortened(t *testing.T, path string, maxSeconds int) *Scenario {
 		if sc.Workload.Stop > limit {
 			sc.Workload.Stop = limit
 		}
-		var kept []Fault
+		var kept []scenario.Fault
 		for _, f := range sc.Faults {
 			if f.At.Max < limit {
 				kept = append(kept, f)
@@ -34,7 +55,7 @@ func shortened(t *testing.T, path string, maxSeconds int) *Scenario {
 	return sc
 }
 
-func run(t testing.TB, sc *Scenario, seed uint64, keep bool) *Result {
+func run(t testing.TB, sc *scenario.Scenario, seed uint64, keep bool) *record.Result {
 	t.Helper()
 	res, err := Run(sc, seed, RunOptions{KeepTrace: keep})
 	if err != nil {
@@ -88,11 +109,11 @@ func TestResolvedScenarioReplays(t *testing.T) {
 	sc := mustLoad(t, "testdata/ranges.yaml")
 	for _, seed := range []uint64{3, 4} {
 		res := run(t, sc, seed, false)
-		data, err := MarshalScenario(res.Scenario)
+		data, err := scenario.Marshal(res.Scenario)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fixed, err := ParseScenario(data)
+		fixed, err := scenario.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +161,7 @@ func TestJournalReplay(t *testing.T) {
 
 // TestEagerConnectFailure: an eager connect that fails fails the run, returning what happened.
 func TestEagerConnectFailure(t *testing.T) {
-	sc, err := ParseScenario([]byte("name: x\nduration: 10s\nfaults:\n  - {at: 0s, refuse: {node: r1, for: 1s}}\n"))
+	sc, err := scenario.Parse([]byte("name: x\nduration: 10s\nfaults:\n  - {at: 0s, refuse: {node: r1, for: 1s}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +172,7 @@ func TestEagerConnectFailure(t *testing.T) {
 	if res == nil || res.End >= 10*time.Second || len(res.Steps) == 0 {
 		t.Fatalf("partial result: %+v", res)
 	}
-	sc.Client.Connect = ConnectLazy
+	sc.Client.Connect = scenario.ConnectLazy
 	if _, err := Run(sc, 1, RunOptions{}); err != nil {
 		t.Fatalf("lazy connect: %v", err)
 	}
@@ -163,5 +184,18 @@ func TestEventBudget(t *testing.T) {
 	res, err := Run(sc, 1, RunOptions{MaxEvents: 100})
 	if !errors.Is(err, ErrTooManyEvents) || res.Events != 100 {
 		t.Fatalf("got %v after %d events", err, res.Events)
+	}
+}
+
+// TestScenarioValidateInGo: scenarios built in Go are validated by Resolve and Run.
+func TestScenarioValidateInGo(t *testing.T) {
+	sc := &scenario.Scenario{Name: "go", Duration: time.Second, Client: scenario.Client{ReconnectPolicy: &scenario.PolicySpec{JitterRatio: -1}}}
+	if _, err := Run(sc, 1, RunOptions{}); err == nil || !strings.Contains(err.Error(), "client.reconnect_policy.jitter_ratio") {
+		t.Fatalf("got %v", err)
+	}
+	sc.Client.ReconnectPolicy = nil
+	res, err := Run(sc, 1, RunOptions{})
+	if err != nil || res.End != time.Second || len(res.Ops) != 0 {
+		t.Fatalf("minimal Go scenario: %v %+v", err, res)
 	}
 }

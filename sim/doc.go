@@ -45,10 +45,10 @@
 // command id is appended to the apply log (Result.Applies). A killed node keeps its dataset
 // across restart, modelling persistence. For dedicated connections it also serves lists (LPUSH,
 // RPUSH, LPOP, RPOP, LLEN), blocking pops (BLPOP, BRPOP) and transactions (MULTI, EXEC,
-// DISCARD, WATCH, UNWATCH); see node_blocking.go and dedicated.go. For pub/sub it serves
+// DISCARD, WATCH, UNWATCH); see sim/node and dedicated.go. For pub/sub it serves
 // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their unsubscribes (acknowledged as pushes on RESP3, as
 // arrays on RESP2), PUBLISH with glob patterns and SPUBLISH, keeping each connection's
-// subscription set as ground truth; see node_pubsub.go and pubsub.go.
+// subscription set as ground truth; see sim/node and pubsub.go.
 //
 // # Faults
 //
@@ -68,6 +68,6 @@
 //
 // # Running
 //
-// LoadScenario and ParseScenario read a scenario strictly; Resolve fixes its ranges for a seed;
-// MarshalScenario writes it back; Run executes it and returns a Result for the checkers.
+// Package scenario (sim/scenario) loads a scenario strictly, resolves its ranges for a seed and
+// writes it back; Run executes it and returns a Result for the checkers.
 package sim

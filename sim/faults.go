@@ -2,16 +2,19 @@ package sim
 
 import (
 	"time"
+
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // faultState is one fault of the timeline while the run executes.
 type faultState struct {
 	w    *world
 	idx  int
-	f    *Fault
+	f    *scenario.Fault
 	kind string
 	// node is the target node, or nil for a slot target.
-	node *node
+	node *server
 	// slot is the target slot, or -1 for a node target.
 	slot int
 	// extra is a delay fault's added latency; after an accept-then-drop fault's delay.
@@ -24,7 +27,7 @@ type faultState struct {
 	pending bool
 
 	started, ended bool
-	window         Window
+	window         record.Window
 }
 
 // Fault events.
@@ -37,8 +40,8 @@ func (w *world) buildFaults() {
 	for i := range w.sc.Faults {
 		f := &w.sc.Faults[i]
 		fs := &faultState{w: w, idx: i, f: f, kind: f.Kind(), slot: -1}
-		var t Target
-		var span *TimeRange
+		var t scenario.Target
+		var span *scenario.TimeRange
 		switch {
 		case f.Refuse != nil:
 			t, span = f.Refuse.Target, f.Refuse.For
@@ -59,14 +62,14 @@ func (w *world) buildFaults() {
 			t, span = f.Delay.Target, f.Delay.For
 			fs.extra = f.Delay.Extra.Value()
 		case f.Kill != nil:
-			t, span = Target{Node: f.Kill.Node}, f.Kill.RestartAfter
+			t, span = scenario.Target{Node: f.Kill.Node}, f.Kill.RestartAfter
 		case f.HandshakeError != nil:
-			t, span = Target{Node: f.HandshakeError.Node}, f.HandshakeError.For
+			t, span = scenario.Target{Node: f.HandshakeError.Node}, f.HandshakeError.For
 			fs.reply = f.HandshakeError.Reply
 		case f.Pause != nil:
-			t, span = Target{Node: f.Pause.Node}, f.Pause.For
+			t, span = scenario.Target{Node: f.Pause.Node}, f.Pause.For
 		case f.SubscribeError != nil:
-			t, span = Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
+			t, span = scenario.Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
 			fs.reply = f.SubscribeError.Reply
 		case f.Push != nil:
 			t, span = f.Push.Target, f.Push.For
@@ -75,7 +78,7 @@ func (w *world) buildFaults() {
 		if t.ClientSlot != nil {
 			fs.slot = *t.ClientSlot
 		} else {
-			fs.node = w.nodeByID(t.Node)
+			fs.node = w.serverByHost(t.Node)
 		}
 		w.faults = append(w.faults, fs)
 		at := f.At.Value()
@@ -94,7 +97,7 @@ func (fs *faultState) matches(c *simConn) bool {
 	return c.slot == fs.slot
 }
 
-func (fs *faultState) run(arg uint64) bool {
+func (fs *faultState) Run(arg uint64) bool {
 	switch arg {
 	case faultStart:
 		fs.start()
@@ -111,17 +114,15 @@ func (fs *faultState) run(arg uint64) bool {
 
 func (fs *faultState) traceLine(what string) {
 	w := fs.w
-	b := w.tr.begin()
-	b = append(b, "fault "...)
-	b = append(b, what...)
-	b = appendField(b, "fault", uint64(fs.idx))
-	b = appendStrField(b, "kind", fs.kind)
+	b := w.tr.Begin("fault").Word(what)
+	b = b.Uint("fault", uint64(fs.idx))
+	b = b.Str("kind", fs.kind)
 	if fs.node != nil {
-		b = appendStrField(b, "node", fs.node.id)
+		b = b.Str("node", fs.node.ID())
 	} else {
-		b = appendIntField(b, "slot", int64(fs.slot))
+		b = b.Int("slot", fs.slot)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 }
 
 func (fs *faultState) start() {
@@ -134,14 +135,14 @@ func (fs *faultState) start() {
 	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error":
 		w.active = append(w.active, fs)
 	case "pause":
-		fs.node.paused = true
+		fs.node.Pause()
 	case "push":
 		fs.pushTick()
 	case "kill":
-		fs.node.kill()
+		fs.node.Kill()
 	case "drop":
 		for _, c := range fs.targets() {
-			c.cut("drop")
+			c.Reset("drop")
 		}
 		fs.finish()
 	case "drop_after_bytes":
@@ -182,9 +183,9 @@ func (fs *faultState) stop() {
 			}
 		}
 	case "pause":
-		fs.node.resume()
+		fs.node.Resume()
 	case "kill":
-		fs.node.restart()
+		fs.node.Restart()
 	}
 }
 
@@ -210,10 +211,10 @@ func (fs *faultState) finish() {
 func (fs *faultState) targets() []*simConn {
 	w := fs.w
 	if fs.node != nil {
-		return append([]*simConn(nil), fs.node.conns...)
+		return fs.node.conns()
 	}
 	if fs.slot < len(w.tp.slotConn) {
-		if c := w.tp.slotConn[fs.slot]; c != nil && c.srvOpen && !c.clientClosed {
+		if c := w.tp.slotConn[fs.slot]; c != nil && c.srv.Open() && !c.clientClosed {
 			return []*simConn{c}
 		}
 	}
@@ -238,11 +239,7 @@ func (fs *faultState) arm(c *simConn) {
 	}
 	fs.armed++
 	fs.pending = false
-	b := fs.w.tr.begin()
-	b = append(b, "fault armed"...)
-	b = appendField(b, "fault", uint64(fs.idx))
-	b = appendField(b, "conn", uint64(c.id))
-	fs.w.tr.end(b)
+	fs.w.tr.End(fs.w.tr.Begin("fault armed").Uint("fault", uint64(fs.idx)).Uint("conn", uint64(c.id)))
 }
 
 // armPending arms the triggered faults waiting for a connection of c's target (c was just
@@ -318,26 +315,16 @@ func (w *world) acceptThenDrop(c *simConn) (time.Duration, bool) {
 	return 0, false
 }
 
-// handshakeReply returns the error reply a handshake-error fault imposes on n's HELLO and AUTH.
-func (w *world) handshakeReply(n *node) (string, bool) {
-	for _, fs := range w.active {
-		if fs.kind == "handshake_error" && fs.node == n {
-			return fs.reply, true
-		}
-	}
-	return "", false
-}
-
 // faultWindows returns the fault windows in scenario order; faults still open at the end of the
 // run close at end.
-func (w *world) faultWindows(end time.Duration) ([]Window, time.Duration) {
-	var out []Window
+func (w *world) faultWindows(end time.Duration) ([]record.Window, time.Duration) {
+	var out []record.Window
 	healed := time.Duration(0)
 	for _, fs := range w.faults {
 		win := fs.window
 		switch {
 		case !fs.started:
-			win = Window{From: end, To: end}
+			win = record.Window{From: end, To: end}
 		case !fs.ended:
 			win.To = end
 		}
@@ -345,4 +332,33 @@ func (w *world) faultWindows(end time.Duration) ([]Window, time.Duration) {
 		healed = max(healed, win.To)
 	}
 	return out, healed
+}
+
+// pushFrame is the push a push fault sends: a client-side caching invalidation of key "k0".
+var pushFrame = []byte(">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk0\r\n")
+
+// faultTick is the event of a push fault's next pushes.
+const faultTick uint64 = 3
+
+// pushTick sends one push on every RESP3 connection of the fault's target whose handshake is
+// done, then schedules the next tick while the fault lasts. A paused or dead node sends nothing.
+func (fs *faultState) pushTick() bool {
+	if fs.ended {
+		return false
+	}
+	w := fs.w
+	sent := 0
+	for _, c := range fs.targets() {
+		n := c.node
+		if n == nil || n.Paused() || n.Down() || !c.srv.Open() || !c.srv.Session.Authed || c.srv.Session.Proto != 3 {
+			continue
+		}
+		c.down.write(pushFrame)
+		sent++
+	}
+	if sent > 0 {
+		w.tr.End(w.tr.Begin("fault push").Uint("fault", uint64(fs.idx)).Int("conns", sent))
+	}
+	w.k.after(fs.extra, fs, faultTick)
+	return sent > 0
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
 )
 
 const sec = time.Second
 
 // steps returns the recorded steps of kind whose event time lies in [from, to).
-func steps(res *Result, kind fsm.EventKind, from, to time.Duration) []Step {
-	var out []Step
+func steps(res *record.Result, kind fsm.EventKind, from, to time.Duration) []record.Step {
+	var out []record.Step
 	for _, s := range res.Steps {
 		if s.Event.Kind == kind && s.Event.At >= from && s.Event.At < to {
 			out = append(out, s)
@@ -23,7 +24,7 @@ func steps(res *Result, kind fsm.EventKind, from, to time.Duration) []Step {
 }
 
 // effects returns the effects of kind produced by steps in [from, to).
-func effects(res *Result, kind fsm.EffectKind, from, to time.Duration) []fsm.Effect {
+func effects(res *record.Result, kind fsm.EffectKind, from, to time.Duration) []fsm.Effect {
 	var out []fsm.Effect
 	for _, s := range res.Steps {
 		if s.Event.At < from || s.Event.At >= to {
@@ -39,8 +40,8 @@ func effects(res *Result, kind fsm.EffectKind, from, to time.Duration) []fsm.Eff
 }
 
 // ops returns the operations called in [from, to).
-func ops(res *Result, from, to time.Duration) []Op {
-	var out []Op
+func ops(res *record.Result, from, to time.Duration) []record.Op {
+	var out []record.Op
 	for _, op := range res.Ops {
 		if op.Call >= from && op.Call < to {
 			out = append(out, op)
@@ -49,7 +50,7 @@ func ops(res *Result, from, to time.Duration) []Op {
 	return out
 }
 
-func countOutcome(list []Op, o OpOutcome) int {
+func countOutcome(list []record.Op, o record.OpOutcome) int {
 	n := 0
 	for _, op := range list {
 		if op.Outcome == o {
@@ -60,7 +61,7 @@ func countOutcome(list []Op, o OpOutcome) int {
 }
 
 // connSlots maps each connection to its slot, from the Dial effects.
-func connSlots(res *Result) map[fsm.ConnID]int {
+func connSlots(res *record.Result) map[fsm.ConnID]int {
 	m := map[fsm.ConnID]int{}
 	for _, f := range effects(res, fsm.Dial, 0, res.End+1) {
 		m[f.Conn] = f.Slot
@@ -78,7 +79,7 @@ func errText(ev fsm.Event) string {
 // checkNodeModel replays the apply log against a model of the dataset and checks every
 // acknowledged reply against it: the node's semantics, persistence across restarts, and FIFO
 // reply pairing all show here.
-func checkNodeModel(t *testing.T, res *Result) {
+func checkNodeModel(t *testing.T, res *record.Result) {
 	t.Helper()
 	bad, checked := nodeModelMismatches(res)
 	if len(bad) > 0 {
@@ -91,8 +92,8 @@ func checkNodeModel(t *testing.T, res *Result) {
 
 // nodeModelMismatches returns the acknowledged operations whose reply differs from the model
 // replayed over the apply log, and how many replies it compared.
-func nodeModelMismatches(res *Result) (bad []string, checked int) {
-	byID := map[uint64]*Op{}
+func nodeModelMismatches(res *record.Result) (bad []string, checked int) {
+	byID := map[uint64]*record.Op{}
 	for i := range res.Ops {
 		byID[res.Ops[i].ID] = &res.Ops[i]
 	}
@@ -107,22 +108,22 @@ func nodeModelMismatches(res *Result) (bad []string, checked int) {
 			bad = append(bad, "apply "+strconv.FormatUint(a.CmdID, 10)+" is "+a.Name+", the op is "+op.Name)
 			continue
 		}
-		var want []Datum
+		var want []record.Datum
 		switch op.Name {
 		case "GET":
-			want = []Datum{lookupDatum(data, op.Keys[0])}
+			want = []record.Datum{lookupDatum(data, op.Keys[0])}
 		case "MGET":
 			for _, k := range op.Keys {
 				want = append(want, lookupDatum(data, k))
 			}
 		case "SET":
 			data[op.Keys[0]] = op.Values[0]
-			want = []Datum{{Str: "OK"}}
+			want = []record.Datum{{Str: "OK"}}
 		case "MSET":
 			for i, k := range op.Keys {
 				data[k] = op.Values[i]
 			}
-			want = []Datum{{Str: "OK"}}
+			want = []record.Datum{{Str: "OK"}}
 		case "DEL":
 			n := int64(0)
 			for _, k := range op.Keys {
@@ -131,14 +132,14 @@ func nodeModelMismatches(res *Result) (bad []string, checked int) {
 					delete(data, k)
 				}
 			}
-			want = []Datum{{Int: n, IsInt: true}}
+			want = []record.Datum{{Int: n, IsInt: true}}
 		case "INCR":
 			v, _ := strconv.ParseInt(data[op.Keys[0]], 10, 64)
 			v++
 			data[op.Keys[0]] = strconv.FormatInt(v, 10)
-			want = []Datum{{Int: v, IsInt: true}}
+			want = []record.Datum{{Int: v, IsInt: true}}
 		}
-		if op.Outcome != OpOK || op.ServerError != "" {
+		if op.Outcome != record.OpOK || op.ServerError != "" {
 			continue
 		}
 		checked++
@@ -153,12 +154,12 @@ func nodeModelMismatches(res *Result) (bad []string, checked int) {
 	return bad, checked
 }
 
-func fmtMismatch(op *Op, want []Datum) string {
+func fmtMismatch(op *record.Op, want []record.Datum) string {
 	return "op " + strconv.FormatUint(op.ID, 10) + " " + op.Name + " " + strings.Join(op.Keys, ",") +
 		": reply " + fmtData(op.Reply) + ", model " + fmtData(want)
 }
 
-func fmtData(ds []Datum) string {
+func fmtData(ds []record.Datum) string {
 	var parts []string
 	for _, d := range ds {
 		switch {
@@ -173,11 +174,11 @@ func fmtData(ds []Datum) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-func lookupDatum(data map[string]string, k string) Datum {
+func lookupDatum(data map[string]string, k string) record.Datum {
 	if v, ok := data[k]; ok {
-		return Datum{Str: v}
+		return record.Datum{Str: v}
 	}
-	return Datum{Null: true}
+	return record.Datum{Null: true}
 }
 
 // TestNodeModel: for every scenario without plants, acknowledged replies match the apply log.
@@ -204,13 +205,13 @@ func TestNodeModel(t *testing.T) {
 				t.Fatalf("commands completed twice: %+v", res.Duplicates)
 			}
 			for _, op := range res.Ops {
-				if op.Outcome == OpPending {
+				if op.Outcome == record.OpPending {
 					t.Fatalf("op %+v pending", op)
 				}
-				if op.Outcome == OpFailed && seen[op.ID] {
+				if op.Outcome == record.OpFailed && seen[op.ID] {
 					t.Fatalf("op %d failed definitely but was applied", op.ID)
 				}
-				if op.Outcome == OpOK && !seen[op.ID] {
+				if op.Outcome == record.OpOK && !seen[op.ID] {
 					t.Fatalf("op %d acknowledged but not applied", op.ID)
 				}
 			}
@@ -264,10 +265,10 @@ func TestFaultRefuseSlot(t *testing.T) {
 		t.Fatalf("slot 2 exhausted %d times, want once", exhausted)
 	}
 	late := ops(res, 11*sec, res.End)
-	if len(late) < 1000 || countOutcome(late, OpOK) != len(late) {
-		t.Fatalf("healthy slots must serve every operation after the drop: %d ops, %d ok", len(late), countOutcome(late, OpOK))
+	if len(late) < 1000 || countOutcome(late, record.OpOK) != len(late) {
+		t.Fatalf("healthy slots must serve every operation after the drop: %d ops, %d ok", len(late), countOutcome(late, record.OpOK))
 	}
-	if res.Faults[0] != (Window{From: 10 * sec, To: res.End}) || res.Faults[1] != (Window{From: 10 * sec, To: 10 * sec}) {
+	if res.Faults[0] != (record.Window{From: 10 * sec, To: res.End}) || res.Faults[1] != (record.Window{From: 10 * sec, To: 10 * sec}) {
 		t.Fatalf("fault windows %+v", res.Faults)
 	}
 }
@@ -302,7 +303,7 @@ func TestFaultAcceptThenDrop(t *testing.T) {
 			t.Fatalf("dial attempt %d: a peer that accepts then drops starts every episode at attempt 1", d.Attempt)
 		}
 	}
-	if late := ops(res, 11*sec, res.End); countOutcome(late, OpOK) != len(late) || len(late) == 0 {
+	if late := ops(res, 11*sec, res.End); countOutcome(late, record.OpOK) != len(late) || len(late) == 0 {
 		t.Fatal("operations after the window must succeed")
 	}
 }
@@ -328,12 +329,12 @@ func TestFaultDropAfterBytes(t *testing.T) {
 	if len(steps(res, fsm.ConnLost, w.To, w.To+10*time.Millisecond)) != 1 {
 		t.Fatal("the cut connection was not lost")
 	}
-	unknown := countOutcome(ops(res, 0, res.End), OpUnknown)
+	unknown := countOutcome(ops(res, 0, res.End), record.OpUnknown)
 	if unknown == 0 {
 		t.Fatal("a cut with traffic in flight must leave unknown outcomes")
 	}
 	for _, op := range res.Ops {
-		if op.Outcome == OpUnknown && op.Stage != "awaiting-reply" {
+		if op.Outcome == record.OpUnknown && op.Stage != "awaiting-reply" {
 			t.Fatalf("unknown op %d at stage %s", op.ID, op.Stage)
 		}
 	}
@@ -350,7 +351,7 @@ func TestFaultLoseReply(t *testing.T) {
 	}
 	found := 0
 	for _, op := range res.Ops {
-		if op.Outcome == OpUnknown {
+		if op.Outcome == record.OpUnknown {
 			if _, ok := applied[op.ID]; ok {
 				found++
 			}
@@ -400,7 +401,7 @@ func TestFaultBlackhole(t *testing.T) {
 		t.Fatalf("a black-hole resets nothing, got %d losses", n)
 	}
 	during := ops(res, 8*sec, 10*sec)
-	if len(during) == 0 || countOutcome(during, OpUnknown) != len(during) {
+	if len(during) == 0 || countOutcome(during, record.OpUnknown) != len(during) {
 		t.Fatalf("operations in the second black-hole must time out unknown: %+v", during)
 	}
 	applied := map[uint64]time.Duration{}
@@ -418,7 +419,7 @@ func TestFaultBlackhole(t *testing.T) {
 	if len(res.Duplicates) != 0 {
 		t.Fatalf("late replies must complete each command once: %+v", res.Duplicates)
 	}
-	if late := ops(res, 11*sec+10*time.Millisecond, res.End); countOutcome(late, OpOK) != len(late) {
+	if late := ops(res, 11*sec+10*time.Millisecond, res.End); countOutcome(late, record.OpOK) != len(late) {
 		t.Fatal("operations after the heal must succeed")
 	}
 }
@@ -437,7 +438,7 @@ func TestFaultDelay(t *testing.T) {
 		t.Fatal("no operation during the delay")
 	}
 	for _, op := range slow {
-		if d := op.Return - op.Call; d < 600*time.Millisecond || op.Outcome != OpOK {
+		if d := op.Return - op.Call; d < 600*time.Millisecond || op.Outcome != record.OpOK {
 			t.Fatalf("op %d took %v (%s) during a 300ms one-way delay", op.ID, d, op.Outcome)
 		}
 	}
@@ -478,7 +479,7 @@ func TestFaultKillRestart(t *testing.T) {
 	checkNodeModel(t, res)
 	readAfter := false
 	for _, op := range ops(res, 7*sec, res.End) {
-		if op.Name == "GET" && op.Outcome == OpOK && len(op.Reply) == 1 && !op.Reply[0].Null {
+		if op.Name == "GET" && op.Outcome == record.OpOK && len(op.Reply) == 1 && !op.Reply[0].Null {
 			readAfter = true
 		}
 	}
@@ -523,7 +524,7 @@ func TestFaultHandshakeWrongpass(t *testing.T) {
 	if len(steps(res, fsm.HandshakeDone, 3*sec, res.End+1)) != 0 {
 		t.Fatal("an exhausted slot must not reconnect")
 	}
-	if before := ops(res, 0, 3*sec); countOutcome(before, OpOK) != len(before) {
+	if before := ops(res, 0, 3*sec); countOutcome(before, record.OpOK) != len(before) {
 		t.Fatal("authenticated operations before the fault must succeed")
 	}
 }
@@ -551,7 +552,7 @@ func TestFaultPause(t *testing.T) {
 	if atResume < len(during) || len(during) == 0 {
 		t.Fatalf("%d requests applied at the resume, %d issued during the pause", atResume, len(during))
 	}
-	if countOutcome(during, OpUnknown) == 0 {
+	if countOutcome(during, record.OpUnknown) == 0 {
 		t.Fatal("requests older than the command timeout must time out unknown")
 	}
 	checkNodeModel(t, res)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/stream"
+	"github.com/respire-go/respire/sim/workload"
 )
 
 // action is something the scheduler runs at a virtual time. arg is the value given when the event
@@ -12,7 +14,7 @@ import (
 // several kinds of events without a closure per event. run reports whether the event did anything;
 // stale events (a cancelled timer, an invalidated delivery) report false and are not counted.
 type action interface {
-	run(arg uint64) bool
+	Run(arg uint64) bool
 }
 
 // event is one entry of the scheduler's heap.
@@ -31,7 +33,10 @@ type kernel struct {
 	heap []event
 }
 
-// schedule runs act.run(arg) at time at (not before now).
+// Now returns the virtual time.
+func (k *kernel) Now() time.Duration { return k.now }
+
+// schedule runs act.Run(arg) at time at (not before now).
 func (k *kernel) schedule(at time.Duration, act action, arg uint64) {
 	if at < k.now {
 		at = k.now
@@ -41,7 +46,7 @@ func (k *kernel) schedule(at time.Duration, act action, arg uint64) {
 	k.up(len(k.heap) - 1)
 }
 
-// after runs act.run(arg) after d.
+// after runs act.Run(arg) after d.
 func (k *kernel) after(d time.Duration, act action, arg uint64) { k.schedule(k.now+d, act, arg) }
 
 // next returns the time of the earliest event, and false when the heap is empty.
@@ -109,36 +114,19 @@ func (k *kernel) down(i int) {
 	}
 }
 
-// Stream identifiers: every component draws from its own generator derived from the seed, so
-// that a change in one component's consumption never shifts another's draws.
-const (
-	streamEngine uint64 = iota + 1
-	streamNetwork
-	streamWorkload
-	streamFaults
-)
+// scheduler is the kernel as the workload schedules on it.
+type scheduler struct{ k *kernel }
 
-// mix64 is the SplitMix64 finalizer: a bijective scrambling of 64 bits.
-func mix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
+var _ workload.Scheduler = scheduler{}
 
-// newPCG returns the generator of one stream: component stream, instance index (a caller, a
-// connection, a fault), for the run's seed.
-func newPCG(seed, stream, index uint64) *rand.PCG {
-	return rand.NewPCG(mix64(seed^mix64(stream)), mix64(index^(stream<<56)^0x5851f42d4c957f2d))
-}
+// Now implements workload.Scheduler.
+func (s scheduler) Now() time.Duration { return s.k.now }
 
-// seedPCG seeds an embedded generator like newPCG, without allocating.
-func seedPCG(p *rand.PCG, seed, stream, index uint64) {
-	p.Seed(mix64(seed^mix64(stream)), mix64(index^(stream<<56)^0x5851f42d4c957f2d))
-}
+// Schedule implements workload.Scheduler.
+func (s scheduler) Schedule(at time.Duration, a workload.Actor, arg uint64) { s.k.schedule(at, a, arg) }
 
-// unit returns a float64 drawn uniformly from [0, 1) from p.
-func unit(p *rand.PCG) float64 { return float64(p.Uint64()>>11) * (1.0 / (1 << 53)) }
+// After implements workload.Scheduler.
+func (s scheduler) After(d time.Duration, a workload.Actor, arg uint64) { s.k.after(d, a, arg) }
 
 // simRuntime implements engine.Runtime on the kernel: virtual time, draws from the engine stream,
 // timers on the event heap. Plants may distort timer delays (late-timers, early-dial).
@@ -162,7 +150,7 @@ type simTimer struct {
 func (r *simRuntime) Now() time.Duration { return r.w.k.now }
 
 // Draw implements engine.Runtime with the engine stream.
-func (r *simRuntime) Draw() float64 { return unit(&r.rng) }
+func (r *simRuntime) Draw() float64 { return stream.Unit(&r.rng) }
 
 // ArmTimer implements engine.Runtime: the fire callback runs from a scheduler event.
 func (r *simRuntime) ArmTimer(id fsm.TimerID, after time.Duration, fire func()) {
@@ -182,7 +170,7 @@ func (r *simRuntime) CancelTimer(id fsm.TimerID) {
 	}
 }
 
-func (t *simTimer) run(uint64) bool {
+func (t *simTimer) Run(uint64) bool {
 	if t.cancelled {
 		return false
 	}

@@ -11,13 +11,16 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // runScenarioFile runs a scenario of scenarios/ with its own seed and fails unless its checkers
 // pass.
-func runScenarioFile(t *testing.T, name string) *Result {
+func runScenarioFile(t *testing.T, name string) *record.Result {
 	t.Helper()
-	sc, err := LoadScenario("../scenarios/" + name + ".yaml")
+	sc, err := scenario.Load("../scenarios/" + name + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,14 +28,14 @@ func runScenarioFile(t *testing.T, name string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := Judge(r); !v.Pass() {
+	if v := check.Judge(r); !v.Pass() {
 		t.Fatalf("%s: %v %v", name, v.Unexpected, v.Missing)
 	}
 	return r
 }
 
 // recycles returns the lifetime observations of a run's command slots, in order.
-func recycles(r *Result) (out []fsm.Lifecycle, at []time.Duration) {
+func recycles(r *record.Result) (out []fsm.Lifecycle, at []time.Duration) {
 	for _, st := range r.Steps {
 		for _, f := range st.Effects {
 			if f.Kind == fsm.Emit && f.Machine == fsm.MachineMux && f.Lifecycle.Recycle != fsm.RecycleNone {
@@ -145,61 +148,13 @@ func TestLivenessBlackholeWithoutBound(t *testing.T) {
 	}
 	timedOut := 0
 	for _, op := range r.Ops {
-		if op.Outcome == OpUnknown && strings.Contains(op.Err, "timed out") {
+		if op.Outcome == record.OpUnknown && strings.Contains(op.Err, "timed out") {
 			timedOut++
 		}
 	}
 	if timedOut == 0 {
 		t.Fatal("no command timed out during the black hole")
 	}
-}
-
-// TestLifetimeControl is the lifetime checker's synthetic positive control: a clean recycle
-// passes; a deadline outside its band, a retry outside its band, a second replacement in flight,
-// an old connection closed before publication, an aborted instead of drained connection and a
-// command written to a draining connection are each caught.
-func TestLifetimeControl(t *testing.T) {
-	c := Lifetime{Lifetime: 10 * time.Second, Jitter: time.Second}
-	route := func(conn fsm.ConnID) fsm.Effect {
-		state := fsm.SlotReady
-		if conn == 0 {
-			state = fsm.SlotFailed
-		}
-		return fsm.Effect{Kind: fsm.Route, Slot: 0, Conn: conn, State: state}
-	}
-	dial := func(conn fsm.ConnID) fsm.Effect { return fsm.Effect{Kind: fsm.Dial, Slot: 0, Conn: conn} }
-	closeConn := func(conn fsm.ConnID, drain bool) fsm.Effect {
-		return fsm.Effect{Kind: fsm.Close, Conn: conn, Drain: drain}
-	}
-	step := func(at time.Duration, kind fsm.EventKind, conn fsm.ConnID, effects ...fsm.Effect) Step {
-		return Step{Event: fsm.Event{Kind: kind, At: at, Conn: conn}, Effects: effects}
-	}
-	s := time.Second
-	clean := &Result{Steps: []Step{
-		step(0, fsm.HandshakeDone, 1, route(1)),
-		step(10*s+s/2, fsm.TimerFired, 0, dial(2)),
-		step(10*s+s/2, fsm.DialFailed, 2),
-		step(11*s+s/4, fsm.TimerFired, 0, dial(3)), // 750 ms after the failure: in [0.5 s, 1 s]
-		step(11*s+s/4, fsm.DialFailed, 3),
-		step(12*s+s/2, fsm.TimerFired, 0, dial(4)), // 1.25 s: in [1 s, 2 s]
-		step(12*s+s, fsm.HandshakeDone, 4, route(4), closeConn(1, true)),
-		step(23*s, fsm.TimerFired, 0, dial(5)), // 10 s after publication
-	}, Sends: []Send{{CmdID: 1, Conn: 1, At: 13 * s}}}
-	expectViolations(t, c, clean)
-
-	planted := &Result{Steps: []Step{
-		step(0, fsm.HandshakeDone, 1, route(1)),
-		step(9*s, fsm.TimerFired, 0, dial(2)), // too early
-		step(9*s, fsm.TimerFired, 0, dial(3)), // a second replacement in flight
-		step(9*s, fsm.DialFailed, 3),
-		step(9*s+100*time.Millisecond, fsm.DialFailed, 2),
-		step(12*s, fsm.TimerFired, 0, dial(4)),                         // retry 3 s after the failure of 3: cap was 1 s
-		step(12*s, fsm.HandshakeDone, 4, closeConn(1, true), route(4)), // closed before publication
-		step(20*s, fsm.ConnLost, 9, closeConn(4, false), route(0)),     // a served connection aborted
-	}, Sends: []Send{{CmdID: 7, Conn: 1, At: 13 * s}}}
-	expectViolations(t, c, planted, "at age 9s", "while replacement 2 was in flight", "retried its replacement after 3s",
-		"closed while it still serves slot 0", "closed while it still serves slot 0", "aborted instead of drained",
-		"written to conn 1 after it started draining")
 }
 
 // TestRandomRunsWithLifetimeAndLiveness runs random fault timelines and workloads (drawScenario)
@@ -223,7 +178,7 @@ func TestRandomRunsWithLifetimeAndLiveness(t *testing.T) {
 		i := strings.Index(text, "  protocol: ")
 		j := i + strings.Index(text[i:], "\n") + 1
 		text = text[:j] + extra + text[j:]
-		sc, err := ParseScenario([]byte(text))
+		sc, err := scenario.Parse([]byte(text))
 		if err != nil {
 			t.Fatalf("invalid scenario: %v\n%s", err, text)
 		}
@@ -234,8 +189,8 @@ func TestRandomRunsWithLifetimeAndLiveness(t *testing.T) {
 			}
 			t.Fatalf("run failed: %v\n%s", err, text)
 		}
-		if v := Judge(res); !v.Pass() {
-			resolved, _ := MarshalScenario(res.Scenario)
+		if v := check.Judge(res); !v.Pass() {
+			resolved, _ := scenario.Marshal(res.Scenario)
 			var lines []string
 			for _, x := range v.Unexpected {
 				lines = append(lines, x.Checker+" t="+x.At.String()+": "+x.Message)

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"time"
+
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // Control marks of a chunk: plain bytes, an orderly close (FIN), or a reset (RST).
@@ -124,7 +126,7 @@ func (p *pipe) compact() {
 }
 
 // run delivers the first chunk in flight (arg is the epoch it was scheduled in).
-func (p *pipe) run(arg uint64) bool {
+func (p *pipe) Run(arg uint64) bool {
 	if arg != p.epoch || !p.pending {
 		return false
 	}
@@ -195,8 +197,8 @@ func (p *pipe) heal() {
 func (p *pipe) receive() {
 	if p.toNode {
 		p.c.progressed() // bytes reached the node: a stalled write made progress
-		if p.c.srvOpen {
-			p.c.node.serve(p.c)
+		if p.c.srv.Open() {
+			p.c.node.Serve(&p.c.srv)
 		}
 		return
 	}
@@ -207,8 +209,8 @@ func (p *pipe) receive() {
 func (p *pipe) control(ctl uint8) {
 	c := p.c
 	if p.toNode {
-		if c.srvOpen {
-			c.node.closeOrderly(c)
+		if c.srv.Open() {
+			c.node.ClientClosed(&c.srv)
 		}
 		return
 	}
@@ -225,7 +227,7 @@ func (c *simConn) oneWay() time.Duration {
 	w := c.w
 	d := w.latency
 	if w.jitter > 0 {
-		d += time.Duration(unit(&c.rng) * float64(w.jitter))
+		d += time.Duration(stream.Unit(&c.rng) * float64(w.jitter))
 	}
 	if len(w.active) > 0 {
 		d += w.extraDelay(c)

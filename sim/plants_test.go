@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // armedTimers maps each armed timer to the time it was armed and its delay.
-func armedTimers(res *Result) map[fsm.TimerID][2]time.Duration {
+func armedTimers(res *record.Result) map[fsm.TimerID][2]time.Duration {
 	m := map[fsm.TimerID][2]time.Duration{}
 	for _, s := range res.Steps {
 		for _, f := range s.Effects {
@@ -22,7 +24,7 @@ func armedTimers(res *Result) map[fsm.TimerID][2]time.Duration {
 }
 
 // withoutPlants returns a copy of the scenario with its plants removed.
-func withoutPlants(sc *Scenario) *Scenario {
+func withoutPlants(sc *scenario.Scenario) *scenario.Scenario {
 	c := sc.Clone()
 	c.Plant = nil
 	return c
@@ -104,7 +106,7 @@ func TestPlantOKWithoutApply(t *testing.T) {
 	}
 	missing := 0
 	for _, op := range res.Ops {
-		if op.Outcome == OpOK && !applied[op.ID] {
+		if op.Outcome == record.OpOK && !applied[op.ID] {
 			if op.Name != "SET" && op.Name != "MSET" {
 				t.Fatalf("op %d %s acknowledged without apply", op.ID, op.Name)
 			}
@@ -144,7 +146,7 @@ func TestPlantDoubleComplete(t *testing.T) {
 	}
 	d := res.Duplicates[0]
 	for _, op := range res.Ops {
-		if op.ID == d.CmdID && (op.Outcome != OpOK || op.Return != d.At) {
+		if op.ID == d.CmdID && (op.Outcome != record.OpOK || op.Return != d.At) {
 			t.Fatalf("the duplicate must follow the op's own completion: %+v %+v", op, d)
 		}
 	}

@@ -1,147 +1,23 @@
 package sim
 
 import (
-	"math/rand/v2"
-	"sort"
-	"strconv"
-	"time"
-
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+	"github.com/respire-go/respire/sim/workload"
 )
 
-// streamPubSub is the generator stream of the pub/sub workload (publisher think times).
-const streamPubSub uint64 = 0x50
-
-// maxPublishesInFlight bounds the publisher's commands waiting for their replies; beyond it a
-// tick publishes nothing.
-const maxPublishesInFlight = 16
-
-// PubSubRecords is what a run recorded about pub/sub: the ground truth of the simulated nodes
-// (acknowledged subscriptions, published messages and their deliveries, subscription sets) and
-// what the simulated application saw (subscription attempts and deliveries).
-type PubSubRecords struct {
-	// Subscribes are the subscription attempts, in issue order.
-	Subscribes []SubscribeOp
-	// Received are the subscribers' deliveries (messages, markers and ends), in order.
-	Received []Received
-	// Published are the messages the nodes delivered, in order.
-	Published []Published
-	// ServerAcks are the (un)subscriptions the nodes acknowledged, in order.
-	ServerAcks []ServerAck
-	// Snapshots are the nodes' subscription sets of the client's pub/sub connections, taken
-	// after each completed (re)connection once no subscription command was in flight, and at the
-	// end of the run, with the subscriptions the application wanted at that moment.
-	Snapshots []SubscriptionSnapshot
-	// Publishes counts the publisher's commands by outcome: ok, failed.
-	Publishes map[string]int
-}
-
-// SubscribeOp is one subscription attempt of a subscriber.
-type SubscribeOp struct {
-	// Subscriber is the subscriber's index.
-	Subscriber int
-	// Machine is the episode it went to.
-	Machine fsm.Machine
-	// Topics are its topics.
-	Topics []fsm.Topic
-	// Call and Return are when it was issued and answered.
-	Call, Return time.Duration
-	// Outcome is the machine's answer (granted, failed, exhausted, closed, ...), or "" if none
-	// came.
-	Outcome string
-	// Conn is the connection a granted subscription was established on.
-	Conn fsm.ConnID
-	// Err is the error of a failed answer.
-	Err string
-}
-
-// Received kinds beyond the engine's deliveries.
-const (
-	// ReceivedEnd is the end of a subscription.
-	ReceivedEnd = "end"
-)
-
-// Received is one item a subscriber took from its subscription.
-type Received struct {
-	// Subscriber is the subscriber's index; Op the index of the SubscribeOp of the subscription.
-	Subscriber, Op int
-	// At is when it was taken.
-	At time.Duration
-	// Kind is message, gap, overflow or end.
-	Kind string
-	// Topic is the subscription's topic (messages, gaps).
-	Topic fsm.Topic
-	// Channel and Payload are a message's.
-	Channel, Payload string
-	// Conn is the connection a message arrived on.
-	Conn fsm.ConnID
-	// Dropped is an overflow marker's count.
-	Dropped int
-	// Reason is an end's reason.
-	Reason fsm.EndReason
-}
-
-// Published is one message a node delivered (PUBLISH or SPUBLISH).
-type Published struct {
-	// At is when the node executed it.
-	At time.Duration
-	// Node is the node.
-	Node string
-	// Shard marks SPUBLISH.
-	Shard bool
-	// Channel and Payload are the message.
-	Channel, Payload string
-	// Conns are the connections it was written to.
-	Conns []fsm.ConnID
-}
-
-// ServerAck is one (un)subscription a node acknowledged.
-type ServerAck struct {
-	// At is when.
-	At time.Duration
-	// Node is the node.
-	Node string
-	// Conn is the client connection.
-	Conn fsm.ConnID
-	// Topic is the topic.
-	Topic fsm.Topic
-	// Unsubscribe marks an unsubscription.
-	Unsubscribe bool
-}
-
-// SubscriptionSnapshot compares, at one moment, the nodes' subscriptions of the client's
-// connections of one episode with the topics the application's live subscriptions wanted.
-type SubscriptionSnapshot struct {
-	// At is when it was taken.
-	At time.Duration
-	// Machine is the episode.
-	Machine fsm.Machine
-	// Server lists the nodes' subscriptions: one entry per connection and topic, so a topic
-	// subscribed on two connections appears twice.
-	Server []ServerSub
-	// Desired are the topics the live subscriptions wanted, sorted.
-	Desired []fsm.Topic
-	// End marks the snapshot taken at the end of the run.
-	End bool
-}
-
-// ServerSub is one topic subscribed on one node connection.
-type ServerSub struct {
-	Conn  fsm.ConnID
-	Topic fsm.Topic
-}
-
-// pubsubWorld runs the pub/sub side of a simulation: the router (the same engine.Router the
-// client uses), the subscribers and the publisher, the plants of its checkers, and the records.
+// pubsubWorld is the world's side of pub/sub: the router (the same engine.Router the client
+// uses) with the plants of the pub/sub checkers in front of it, the records, the snapshots of the
+// nodes' subscriptions, and the application's subscribers and publisher (sim/workload).
 type pubsubWorld struct {
 	w      *world
 	router *engine.Router
-	rec    *PubSubRecords
-	subs   []*subscriber
-	pub    *publisher
+	rec    *record.PubSubRecords
+	app    *workload.PubSub
 
 	// current is each episode's connection of its last subscription effect.
 	current [fsm.Machines]*simConn
@@ -160,40 +36,29 @@ func newPubSubWorld(w *world) *pubsubWorld {
 	if spec == nil {
 		return nil
 	}
-	ps := &pubsubWorld{w: w, router: engine.NewRouter(spec.Buffer), rec: &PubSubRecords{Publishes: map[string]int{}}}
-	ps.plantSkipGap = w.sc.Planted(PlantPubSubSkipGap)
-	ps.plantLostUnsubscribe = w.sc.Planted(PlantPubSubLostUnsubscribe)
-	ps.plantKeepAfterExhaustion = w.sc.Planted(PlantPubSubKeepAfterExhaustion)
+	ps := &pubsubWorld{w: w, router: engine.NewRouter(spec.Buffer), rec: &record.PubSubRecords{Publishes: map[string]int{}}}
+	ps.plantSkipGap = w.sc.Planted(scenario.PlantPubSubSkipGap)
+	ps.plantLostUnsubscribe = w.sc.Planted(scenario.PlantPubSubLostUnsubscribe)
+	ps.plantKeepAfterExhaustion = w.sc.Planted(scenario.PlantPubSubKeepAfterExhaustion)
 	w.res.PubSub = ps.rec
 	return ps
 }
 
-// sink returns the engine's PubSubSink: the router, with the plants in front of it.
-func (ps *pubsubWorld) sink() engine.PubSubSink { return pubsubSink{ps} }
-
-// start attaches the engine and schedules the subscribers and the publisher.
-func (ps *pubsubWorld) start() {
-	w := ps.w
-	ps.router.Attach(w.eng)
-	spec := w.sc.Workload.PubSub
-	for i := range spec.Subscribers {
-		s := &subscriber{ps: ps, idx: i, spec: &spec.Subscribers[i], op: -1}
-		kind, _ := topicKindOf(s.spec.Kind)
-		s.machine = machineOfKind(kind)
-		for _, name := range s.spec.Topics {
-			s.topics = append(s.topics, fsm.Topic{Kind: kind, Name: name})
-		}
-		sort.Slice(s.topics, func(a, b int) bool { return s.topics[a].Less(s.topics[b]) })
-		ps.subs = append(ps.subs, s)
-		w.k.schedule(s.spec.At, s, subscriberSubscribe)
-		if s.spec.UnsubscribeAt > 0 {
-			w.k.schedule(s.spec.UnsubscribeAt, s, subscriberUnsubscribe)
-		}
+// sink returns the engine's PubSubSink: the router, with the plants in front of it (nil without a
+// pub/sub workload).
+func (ps *pubsubWorld) sink() engine.PubSubSink {
+	if ps == nil {
+		return nil
 	}
-	if p := spec.Publisher; p != nil {
-		ps.pub = &publisher{ps: ps, spec: p, rng: rand.New(newPCG(w.seed, streamPubSub, 0)),
-			targets: append(append([]string(nil), p.Channels...), p.ShardChannels...), shardFrom: len(p.Channels)}
-		w.k.schedule(p.Start, ps.pub, 0)
+	return pubsubSink{ps}
+}
+
+// start attaches the router to the engine and starts the application's subscribers and
+// publisher (none without a pub/sub workload).
+func (ps *pubsubWorld) start(env *workload.Env) {
+	if ps != nil {
+		ps.router.Attach(ps.w.eng)
+		ps.app = workload.NewPubSub(env, ps.router, ps.rec)
 	}
 }
 
@@ -204,7 +69,7 @@ func (s pubsubSink) Subscriptions(m fsm.Machine, conn engine.Conn, id fsm.ConnID
 	ps := s.ps
 	if unsubscribe && ps.plantLostUnsubscribe {
 		ps.plantLostUnsubscribe = false
-		ps.w.tracePlant("pubsub-lost-unsubscribe", uint64(id))
+		ps.w.tr.Plant("pubsub-lost-unsubscribe", uint64(id))
 		return
 	}
 	if c, ok := conn.(*simConn); ok && !unsubscribe && m < fsm.Machines {
@@ -217,7 +82,7 @@ func (s pubsubSink) Gap(m fsm.Machine, topic fsm.Topic) {
 	ps := s.ps
 	if ps.plantSkipGap && m < fsm.Machines && ps.current[m] != nil {
 		ps.plantSkipGap = false
-		ps.w.tracePlant("pubsub-skip-gap", uint64(ps.current[m].id))
+		ps.w.tr.Plant("pubsub-skip-gap", uint64(ps.current[m].id))
 		ps.router.Granted(ps.current[m].id, []fsm.Topic{topic})
 		return
 	}
@@ -228,7 +93,7 @@ func (s pubsubSink) End(m fsm.Machine, topic fsm.Topic, reason fsm.EndReason, er
 	ps := s.ps
 	if reason == fsm.EndReconnectExhausted && ps.plantKeepAfterExhaustion {
 		ps.plantKeepAfterExhaustion = false
-		ps.w.tracePlant("pubsub-keep-after-exhaustion", uint64(m))
+		ps.w.tr.Plant("pubsub-keep-after-exhaustion", uint64(m))
 		return
 	}
 	ps.router.End(m, topic, reason, err)
@@ -260,7 +125,7 @@ func (ps *pubsubWorld) armCheck() {
 }
 
 // run is the snapshot check.
-func (ps *pubsubWorld) run(uint64) bool {
+func (ps *pubsubWorld) Run(uint64) bool {
 	ps.armed = false
 	took := false
 	for m := fsm.Machine(0); m < fsm.Machines; m++ {
@@ -283,323 +148,45 @@ func (ps *pubsubWorld) quiescent(m fsm.Machine) bool {
 // snapshot records the nodes' subscriptions of m's connections and the desired topics.
 func (ps *pubsubWorld) snapshot(m fsm.Machine, end bool) {
 	w := ps.w
-	snap := SubscriptionSnapshot{At: w.k.now, Machine: m, End: end}
+	snap := record.SubscriptionSnapshot{At: w.k.now, Machine: m, End: end}
 	for _, n := range w.nodes {
-		for _, c := range n.conns {
+		for _, c := range n.conns() {
 			if c.machine != m || c.clientClosed {
 				continue
 			}
-			if s := n.ps.subs[c]; s != nil {
-				for _, t := range s.topics() {
-					snap.Server = append(snap.Server, ServerSub{Conn: c.id, Topic: t})
-				}
+			for _, t := range n.Subscriptions(&c.srv) {
+				snap.Server = append(snap.Server, record.ServerSub{Conn: c.id, Topic: t})
 			}
 		}
 	}
-	desired := map[fsm.Topic]bool{}
-	for _, s := range ps.subs {
-		if s.machine == m && s.live() {
-			for _, t := range s.topics {
-				desired[t] = true
-			}
-		}
+	if ps.app != nil {
+		snap.Desired = ps.app.Desired(m)
 	}
-	for t := range desired {
-		snap.Desired = append(snap.Desired, t)
-	}
-	sort.Slice(snap.Desired, func(i, j int) bool { return snap.Desired[i].Less(snap.Desired[j]) })
 	ps.rec.Snapshots = append(ps.rec.Snapshots, snap)
-	b := w.tr.begin()
-	b = append(b, "pubsub snapshot"...)
-	b = appendStrField(b, "machine", m.String())
-	b = appendIntField(b, "server", int64(len(snap.Server)))
-	b = appendIntField(b, "desired", int64(len(snap.Desired)))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("pubsub snapshot").Str("machine", m.String()).Int("server", len(snap.Server)).
+		Int("desired", len(snap.Desired)))
 }
 
-// finish takes the end-of-run snapshots (before the client closes) and stops the workload.
+// finish takes the end-of-run snapshots (before the client closes) and stops the application.
 func (ps *pubsubWorld) finish() {
+	if ps == nil {
+		return
+	}
 	for m := fsm.Machine(0); m < fsm.Machines; m++ {
 		if ps.quiescent(m) {
 			ps.snapshot(m, true)
 		}
 	}
-	for _, s := range ps.subs {
-		s.stopped = true
-	}
-	if ps.pub != nil {
-		ps.pub.stopped = true
+	if ps.app != nil {
+		ps.app.Stop()
 	}
 }
 
-// drain lets every subscriber take what its subscription delivered (the simulated application
-// consumes after every scheduler action).
+// drain lets the subscribers consume what was delivered during the last action.
 func (ps *pubsubWorld) drain() {
-	for _, s := range ps.subs {
-		s.drain()
+	if ps != nil && ps.app != nil {
+		ps.app.Drain()
 	}
-}
-
-// Subscriber events.
-const (
-	subscriberSubscribe uint64 = iota + 1
-	subscriberUnsubscribe
-)
-
-// subscriber is one scripted subscriber: at most one subscription at a time.
-type subscriber struct {
-	ps      *pubsubWorld
-	idx     int
-	spec    *SubscriberSpec
-	machine fsm.Machine
-	topics  []fsm.Topic
-	box     *engine.Mailbox
-	op      int
-	granted bool
-	waiting bool
-	done    bool // unsubscribed: no more subscriptions
-	stopped bool
-}
-
-// live reports whether the subscriber holds a granted subscription that has not ended.
-func (s *subscriber) live() bool {
-	if s.box == nil || !s.granted {
-		return false
-	}
-	ended, _, _ := s.box.Ended()
-	return !ended
-}
-
-func (s *subscriber) run(arg uint64) bool {
-	switch arg {
-	case subscriberSubscribe:
-		return s.subscribe()
-	case subscriberUnsubscribe:
-		return s.unsubscribe()
-	}
-	return false
-}
-
-func (s *subscriber) subscribe() bool {
-	ps := s.ps
-	w := ps.w
-	if s.stopped || s.done || s.box != nil || s.waiting {
-		return false
-	}
-	op := len(ps.rec.Subscribes)
-	ps.rec.Subscribes = append(ps.rec.Subscribes, SubscribeOp{Subscriber: s.idx, Machine: s.machine,
-		Topics: append([]fsm.Topic(nil), s.topics...), Call: w.k.now})
-	s.op, s.granted, s.waiting = op, false, true
-	s.box = engine.NewMailbox(w.sc.Workload.PubSub.Buffer)
-	ps.router.Join(s.machine, s.topics, s.box)
-	b := w.tr.begin()
-	b = append(b, "pubsub subscribe"...)
-	b = appendIntField(b, "sub", int64(s.idx))
-	b = appendIntField(b, "op", int64(op))
-	for i := range s.topics {
-		b = append(b, ' ')
-		b = s.topics[i].AppendTo(b)
-	}
-	w.tr.end(b)
-	box := s.box
-	w.eng.Subscribe(s.machine, s.topics, func(g engine.Grant) { s.answered(op, box, g) })
-	return true
-}
-
-// answered receives the machine's answer to subscription op (on the engine's step).
-func (s *subscriber) answered(op int, box *engine.Mailbox, g engine.Grant) {
-	ps := s.ps
-	w := ps.w
-	rec := &ps.rec.Subscribes[op]
-	rec.Return = w.k.now
-	rec.Outcome = g.Outcome.String()
-	if g.Outcome == fsm.OutcomeGranted {
-		rec.Conn = g.ConnID
-	}
-	if g.Err != nil {
-		rec.Err = g.Err.Error()
-	}
-	s.waiting = false
-	b := w.tr.begin()
-	b = append(b, "pubsub answer"...)
-	b = appendIntField(b, "sub", int64(s.idx))
-	b = appendIntField(b, "op", int64(op))
-	b = appendStrField(b, "outcome", rec.Outcome)
-	if rec.Err != "" {
-		b = appendQuoted(b, "err", rec.Err)
-	}
-	w.tr.end(b)
-	if g.Outcome == fsm.OutcomeGranted && box == s.box && !s.done {
-		ps.router.Granted(g.ConnID, s.topics)
-		s.granted = true
-		return
-	}
-	s.leave(box)
-	box.End(fsm.EndUnsubscribed, nil)
-	if box == s.box {
-		s.box = nil
-		s.retry()
-	}
-}
-
-// leave removes box from the router and unsubscribes the topics nobody wants any more.
-func (s *subscriber) leave(box *engine.Mailbox) {
-	for _, t := range s.ps.router.Leave(s.machine, s.topics, box) {
-		s.ps.w.eng.Unsubscribe(s.machine, t)
-	}
-}
-
-func (s *subscriber) retry() {
-	if s.spec.Retry > 0 && !s.stopped && !s.done {
-		s.ps.w.k.after(s.spec.Retry, s, subscriberSubscribe)
-	}
-}
-
-func (s *subscriber) unsubscribe() bool {
-	if s.stopped || s.done {
-		return false
-	}
-	s.done = true
-	w := s.ps.w
-	b := w.tr.begin()
-	b = append(b, "pubsub unsubscribe"...)
-	b = appendIntField(b, "sub", int64(s.idx))
-	w.tr.end(b)
-	if s.box != nil && s.granted {
-		s.leave(s.box)
-		s.box.End(fsm.EndUnsubscribed, nil)
-	}
-	return true
-}
-
-// drain takes everything the subscription delivered, recording it; an end releases the
-// subscription (and retries when it ended on its own).
-func (s *subscriber) drain() {
-	if s.box == nil || !s.granted {
-		return
-	}
-	ps := s.ps
-	w := ps.w
-	for {
-		d, ok, ended, reason, _ := s.box.Take()
-		if !ok && !ended {
-			return
-		}
-		r := Received{Subscriber: s.idx, Op: s.op, At: w.k.now}
-		if ok {
-			r.Kind, r.Topic, r.Channel, r.Payload, r.Conn, r.Dropped = d.Kind.String(), d.Topic, d.Channel, d.Payload, d.Conn, d.Dropped
-		} else {
-			r.Kind, r.Reason = ReceivedEnd, reason
-		}
-		ps.rec.Received = append(ps.rec.Received, r)
-		b := w.tr.begin()
-		b = append(b, "pubsub recv"...)
-		b = appendIntField(b, "sub", int64(s.idx))
-		b = appendStrField(b, "kind", r.Kind)
-		switch {
-		case !ok:
-			b = appendStrField(b, "reason", reason.String())
-		case d.Kind == engine.DeliveryMessage:
-			b = appendField(b, "conn", uint64(d.Conn))
-			b = appendQuoted(b, "channel", d.Channel)
-			b = appendQuoted(b, "payload", d.Payload)
-		case d.Kind == engine.DeliveryGap:
-			b = append(b, ' ')
-			b = d.Topic.AppendTo(b)
-		default:
-			b = appendIntField(b, "dropped", int64(d.Dropped))
-		}
-		w.tr.end(b)
-		if !ok {
-			s.box = nil
-			if reason == fsm.EndReconnectExhausted || reason == fsm.EndRejected {
-				s.retry()
-			}
-			return
-		}
-	}
-}
-
-// publisher posts "m<seq>" messages through the client's command connections.
-type publisher struct {
-	ps        *pubsubWorld
-	spec      *PublisherSpec
-	rng       *rand.Rand
-	targets   []string
-	shardFrom int
-	seq       int
-	inFlight  int
-	stopped   bool
-}
-
-func (p *publisher) run(uint64) bool {
-	w := p.ps.w
-	if p.stopped || w.k.now >= p.spec.Stop {
-		return false
-	}
-	mean := float64(time.Second) / float64(p.spec.Rate)
-	w.k.after(time.Duration(p.rng.ExpFloat64()*mean), p, 0)
-	if p.inFlight >= maxPublishesInFlight {
-		return true
-	}
-	i := p.seq % len(p.targets)
-	p.seq++
-	name := "PUBLISH"
-	if i >= p.shardFrom {
-		name = "SPUBLISH"
-	}
-	payload := "m" + strconv.Itoa(p.seq)
-	cmd := &engine.Command{Name: name, Frame: resp.AppendCommand(nil, name, p.targets[i], payload)}
-	cmd.Done = func(c *engine.Command) {
-		p.inFlight--
-		outcome := "ok"
-		if c.Err != nil || c.Reply.IsError() {
-			outcome = "failed"
-		}
-		p.ps.rec.Publishes[outcome]++
-	}
-	p.inFlight++
-	w.eng.Submit(cmd)
-	return true
-}
-
-// recordPublished records a node's delivery of a published message.
-func (w *world) recordPublished(n *node, shard bool, channel, payload string, conns []fsm.ConnID) {
-	if w.ps == nil {
-		return
-	}
-	w.ps.rec.Published = append(w.ps.rec.Published, Published{At: w.k.now, Node: n.id, Shard: shard, Channel: channel,
-		Payload: payload, Conns: conns})
-	b := w.tr.begin()
-	b = append(b, "pubsub published"...)
-	b = appendStrField(b, "node", n.id)
-	b = appendQuoted(b, "channel", channel)
-	b = appendQuoted(b, "payload", payload)
-	b = appendIntField(b, "receivers", int64(len(conns)))
-	w.tr.end(b)
-}
-
-// recordServerAck records a node's acknowledgement of an (un)subscription.
-func (w *world) recordServerAck(n *node, c *simConn, t fsm.Topic, unsubscribe bool) {
-	if w.ps == nil {
-		return
-	}
-	w.ps.rec.ServerAcks = append(w.ps.rec.ServerAcks, ServerAck{At: w.k.now, Node: n.id, Conn: c.id, Topic: t, Unsubscribe: unsubscribe})
-}
-
-// subscribeRefusal returns the error reply an active subscribe_error fault gives subscriptions
-// of kind on n.
-func (w *world) subscribeRefusal(n *node, kind fsm.TopicKind) (string, bool) {
-	for _, fs := range w.active {
-		if fs.kind != "subscribe_error" || fs.node != n || !fs.f.SubscribeError.refuses(kind) {
-			continue
-		}
-		if fs.reply != "" {
-			return fs.reply, true
-		}
-		return replyNoPermChannels, true
-	}
-	return "", false
 }
 
 // Subscribe implements engine.SubscriberConn for pub/sub connections: one command per topic kind
@@ -640,34 +227,4 @@ func (c *simConn) subscriberFrame(v *resp.Value) bool {
 		}
 	}
 	return true
-}
-
-// pubsubSink returns the engine's PubSubSink, or nil without a pub/sub workload.
-func (w *world) pubsubSink() engine.PubSubSink {
-	if w.ps == nil {
-		return nil
-	}
-	return w.ps.sink()
-}
-
-// startPubSub starts the pub/sub workload, if any.
-func (w *world) startPubSub() {
-	if w.ps != nil {
-		w.ps.start()
-	}
-}
-
-// drainPubSub lets the subscribers consume what was delivered during the last action.
-func (w *world) drainPubSub() {
-	if w.ps != nil {
-		w.ps.drain()
-	}
-}
-
-// finishPubSub takes the end-of-run snapshots and stops the pub/sub workload, before the client
-// closes.
-func (w *world) finishPubSub() {
-	if w.ps != nil {
-		w.ps.finish()
-	}
 }

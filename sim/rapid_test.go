@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // drawScenario draws a whole simulated run: client options, a fault timeline and a workload,
@@ -87,7 +90,7 @@ func drawScenario(t *rapid.T) string {
 func TestRandomRunsKeepEveryInvariant(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		text := drawScenario(t)
-		sc, err := ParseScenario([]byte(text))
+		sc, err := scenario.Parse([]byte(text))
 		if err != nil {
 			t.Fatalf("generator produced an invalid scenario: %v\n%s", err, text)
 		}
@@ -100,9 +103,9 @@ func TestRandomRunsKeepEveryInvariant(t *testing.T) {
 			}
 			t.Fatalf("run failed: %v\n%s", err, text)
 		}
-		v := Judge(res)
+		v := check.Judge(res)
 		if !v.Pass() {
-			resolved, _ := MarshalScenario(res.Scenario)
+			resolved, _ := scenario.Marshal(res.Scenario)
 			var lines []string
 			for _, x := range v.Unexpected {
 				lines = append(lines, x.Checker+" t="+x.At.String()+": "+x.Message)

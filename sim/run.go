@@ -10,17 +10,27 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/node"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+	"github.com/respire-go/respire/sim/stream"
+	"github.com/respire-go/respire/sim/trace"
+	"github.com/respire-go/respire/sim/workload"
 )
 
 // DefaultMaxEvents bounds the scheduler events of a run when RunOptions.MaxEvents is zero: a
 // guard against a run that never settles.
 const DefaultMaxEvents = 200_000_000
 
-// NodePort is the port of every simulated node's endpoint ("<node id>:6379").
-const NodePort = 6379
+// Scenario and ScenarioError are package scenario's Scenario and Error under the names they had
+// in this package, for callers outside sim that use them (client's parity test).
+type (
+	Scenario      = scenario.Scenario
+	ScenarioError = scenario.Error
+)
 
-// LibraryVersion is the CLIENT SETINFO LIB-VER the simulated client sends: the client's version.
-const LibraryVersion = config.Version
+// ParseScenario is scenario.Parse, under the name it had in this package.
+func ParseScenario(data []byte) (*Scenario, error) { return scenario.Parse(data) }
 
 // RunOptions tunes a run. The zero value is a normal run.
 type RunOptions struct {
@@ -34,10 +44,11 @@ type RunOptions struct {
 // ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
 var ErrTooManyEvents = errors.New("sim: run exceeded its event budget")
 
-// plants holds the planted bugs of a run and which one-shot plants already fired.
+// plants holds the planted bugs of the runner and which one-shot plants already fired (the
+// nodes' are world.nodePlants).
 type plants struct {
-	replay, early, okWithoutApply, staleRead, doubleComplete, deadAfterHeal bool
-	earlyUsed, okWithoutApplyUsed, staleReadUsed, doubleCompleteUsed        bool
+	replay, doubleComplete, deadAfterHeal bool
+	doubleCompleteUsed                    bool
 }
 
 // replayFrame is a written-but-unanswered command captured by the replay-accepted plant.
@@ -49,20 +60,20 @@ type replayFrame struct {
 // world is one run: the kernel, the simulated network and nodes, the client engine, the
 // workload, the fault timeline and the records.
 type world struct {
-	sc   *Scenario
+	sc   *scenario.Scenario
 	seed uint64
 	opts RunOptions
 
 	k   kernel
 	rt  *simRuntime
-	tr  *tracer
-	res *Result
+	tr  *trace.Tracer
+	res *record.Result
 
-	nodes     []*node
+	nodes     []*server
 	tp        *transport
 	eng       *engine.Engine
-	wl        *workload
-	dw        *dedicatedWorkload
+	wl        *workload.Callers
+	dw        *workload.Renters
 	ps        *pubsubWorld
 	latency   time.Duration
 	jitter    time.Duration
@@ -79,8 +90,10 @@ type world struct {
 	// conns are the connections not yet closed on both sides, in open order.
 	conns []*simConn
 
-	plants  plants
-	replays []*replayFrame
+	plants plants
+	// nodePlants are the plants of the simulated nodes, shared by all of them.
+	nodePlants node.Plants
+	replays    []*replayFrame
 	// shared switches on the plants of shared code (netio/wire, the engine); nil without any.
 	shared *plant.Set
 	// loopArmed: with Runtime.LoopLag, a loop event is in the heap.
@@ -93,7 +106,7 @@ type world struct {
 	connectErr error
 
 	// effects holds the copies of the steps' effects (Result.Steps).
-	effects arena[fsm.Effect]
+	effects record.Arena[fsm.Effect]
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -103,7 +116,7 @@ type world struct {
 //
 // The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
 // connect failure or an exceeded event budget Run returns the partial Result with the error.
-func Run(sc *Scenario, seed uint64, opts RunOptions) (*Result, error) {
+func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, error) {
 	rs, err := sc.Resolve(seed)
 	if err != nil {
 		return nil, err
@@ -112,16 +125,16 @@ func Run(sc *Scenario, seed uint64, opts RunOptions) (*Result, error) {
 	return w.run()
 }
 
-func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
+func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
-	w.effects.size = 1024
-	w.tr = newTracer(&w.k, opts.KeepTrace)
-	w.res = &Result{Scenario: sc, Seed: seed}
+	w.effects.Size = 1024
+	w.tr = trace.New(&w.k, opts.KeepTrace)
+	w.res = &record.Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
-	seedPCG(&w.rt.rng, seed, streamEngine, 0)
+	stream.Init(&w.rt.rng, seed, stream.Engine, 0)
 	w.latency, w.jitter = sc.Network.Latency, sc.Network.Jitter
 	for _, spec := range sc.Topology.Nodes {
-		w.nodes = append(w.nodes, newNode(w, spec))
+		w.nodes = append(w.nodes, newServer(w, spec))
 	}
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
@@ -135,21 +148,21 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion}
 	for _, p := range sc.Plant {
 		switch p {
-		case PlantReplayAccepted:
+		case scenario.PlantReplayAccepted:
 			w.plants.replay = true
-		case PlantLateTimers:
+		case scenario.PlantLateTimers:
 			w.rt.scale = 2
-		case PlantEarlyDial:
+		case scenario.PlantEarlyDial:
 			w.rt.scale = 0
-		case PlantLoseReply:
-			w.plants.okWithoutApply = true
-		case PlantStaleRead:
-			w.plants.staleRead = true
-		case PlantDoubleComplete:
+		case scenario.PlantLoseReply:
+			w.nodePlants.OKWithoutApply = true
+		case scenario.PlantStaleRead:
+			w.nodePlants.StaleRead = true
+		case scenario.PlantDoubleComplete:
 			w.plants.doubleComplete = true
-		case PlantEarlyCommand:
-			w.plants.early = true
-		case PlantDeadAfterHeal:
+		case scenario.PlantEarlyCommand:
+			w.nodePlants.EarlyCommand = true
+		case scenario.PlantDeadAfterHeal:
 			w.plants.deadAfterHeal = true
 		}
 	}
@@ -167,28 +180,25 @@ func newWorld(sc *Scenario, seed uint64, opts RunOptions) *world {
 }
 
 // sharedPlantFired traces a plant of shared code acting on command id.
-func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tracePlant(b.String(), id) }
+func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tr.Plant(b.String(), id) }
 
-func (w *world) run() (*Result, error) {
+func (w *world) run() (*record.Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
-	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.pubsubSink(),
+	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.ps.sink(),
 		Plants: w.shared})
 
-	b := w.tr.begin()
-	b = append(b, "run start"...)
-	b = appendStrField(b, "scenario", strconv.Quote(sc.Name))
-	b = appendField(b, "seed", w.seed)
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("run start").Str("scenario", strconv.Quote(sc.Name)).Uint("seed", w.seed))
 
-	if sc.Client.Connect == ConnectEager {
+	if sc.Client.Connect == scenario.ConnectEager {
 		w.eng.Acquire(fsm.NeedAll, w.connected)
 	}
 	w.settle()
 	w.buildFaults()
-	w.wl = newWorkload(w)
-	w.dw = newDedicatedWorkload(w)
-	w.startPubSub()
+	env := &workload.Env{Scenario: sc, Seed: w.seed, Sched: scheduler{&w.k}, Trace: w.tr, Result: w.res, Engine: w.eng}
+	w.wl = workload.NewCallers(env)
+	w.dw = workload.NewRenters(env)
+	w.ps.start(env)
 
 	maxEvents := w.opts.MaxEvents
 	if maxEvents == 0 {
@@ -202,12 +212,12 @@ func (w *world) run() (*Result, error) {
 			break
 		}
 		ev := w.k.pop()
-		if !ev.act.run(ev.arg) {
+		if !ev.act.Run(ev.arg) {
 			continue
 		}
 		w.events++
 		w.settle()
-		w.drainPubSub()
+		w.ps.drain()
 		if w.events >= maxEvents {
 			runErr = ErrTooManyEvents
 			break
@@ -225,13 +235,12 @@ func (w *world) run() (*Result, error) {
 
 // connected receives the answer to the eager connect.
 func (w *world) connected(g engine.Grant) {
-	b := w.tr.begin()
-	b = append(b, "connect-all"...)
-	b = appendStrField(b, "outcome", g.Outcome.String())
+	b := w.tr.Begin("connect-all")
+	b = b.Str("outcome", g.Outcome.String())
 	if g.Err != nil {
-		b = appendQuoted(b, "err", g.Err.Error())
+		b = b.Quoted("err", g.Err.Error())
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 	if g.Outcome != fsm.OutcomeGranted {
 		err := errors.New("sim: eager connect failed: " + g.Outcome.String())
 		if g.Err != nil {
@@ -259,7 +268,7 @@ func (w *world) settle() {
 // loopActor is the lagging event loop (Runtime.LoopLag).
 type loopActor struct{ w *world }
 
-func (l loopActor) run(uint64) bool {
+func (l loopActor) Run(uint64) bool {
 	w := l.w
 	w.loopArmed = false
 	w.stepped = false
@@ -301,55 +310,40 @@ func (w *world) flushAll() bool {
 // onStep records an engine step: the Step, and its trace line.
 func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	w.stepped = true
-	w.res.Steps = append(w.res.Steps, Step{Event: *ev, Effects: w.effects.copyOf(effects)})
+	w.res.Steps = append(w.res.Steps, record.Step{Event: *ev, Effects: w.effects.CopyOf(effects)})
 	if w.ps != nil {
 		w.ps.onStep(effects)
 	}
-	b := ev.AppendTo(w.tr.buf[:0])
+	b := ev.AppendTo(w.tr.Raw())
 	for i := range effects {
 		b = append(b, " | "...)
 		b = effects[i].AppendTo(b)
 	}
-	w.tr.end(b)
+	w.tr.End(b)
 }
 
 // finish closes the client at the end of the run and fills in the Result.
 func (w *world) finish() {
 	end := w.k.now
-	b := w.tr.begin()
-	b = append(b, "run end"...)
-	w.tr.end(b)
-	if w.wl != nil {
-		w.wl.stopped = true
-	}
-	w.dw.stop()
-	w.finishPubSub()
+	w.tr.End(w.tr.Begin("run end"))
+	w.wl.Stop()
+	w.dw.Stop()
+	w.ps.finish()
 	w.eng.Close()
 	w.settleNow()
-	w.drainPubSub()
+	w.ps.drain()
 	res := w.res
 	res.End = end
 	for i := range res.Ops {
-		if res.Ops[i].Outcome == OpPending {
+		if res.Ops[i].Outcome == record.OpPending {
 			res.Ops[i].Return = end
 		}
 	}
 	res.Faults, res.HealedAt = w.faultWindows(end)
 	res.Events = w.events
-	res.Trace = w.tr.lines
-	res.TraceHash = w.tr.sum()
+	res.Trace = w.tr.Lines()
+	res.TraceHash = w.tr.Sum()
 }
-
-func (w *world) nodeByID(id string) *node {
-	for _, n := range w.nodes {
-		if n.id == id {
-			return n
-		}
-	}
-	return nil
-}
-
-func (w *world) nodeByHost(host string) *node { return w.nodeByID(host) }
 
 // digest is the FNV-1a hash of b.
 func digest(b []byte) uint64 {
@@ -362,32 +356,8 @@ func digest(b []byte) uint64 {
 }
 
 // recordReply appends a reply of command id to recs.
-func (w *world) recordReply(recs *[]ReplyRecord, id uint64, c *simConn, reply []byte) {
-	*recs = append(*recs, ReplyRecord{CmdID: id, Conn: c.id, At: w.k.now, Digest: digest(reply)})
-}
-
-// recordApply appends to the apply log.
-func (w *world) recordApply(n *node, c *simConn, id uint64, name string, afterHandshake bool) {
-	w.res.Applies = append(w.res.Applies, Apply{Node: n.id, CmdID: id, Name: name, Conn: c.id, At: w.k.now, AfterHandshake: afterHandshake})
-	b := w.tr.begin()
-	b = append(b, "apply"...)
-	b = appendStrField(b, "node", n.id)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendField(b, "id", id)
-	b = append(b, ' ')
-	b = append(b, name...)
-	if !afterHandshake {
-		b = append(b, " before-handshake"...)
-	}
-	w.tr.end(b)
-}
-
-func (w *world) tracePlant(name string, id uint64) {
-	b := w.tr.begin()
-	b = append(b, "plant "...)
-	b = append(b, name...)
-	b = appendField(b, "id", id)
-	w.tr.end(b)
+func (w *world) recordReply(recs *[]record.ReplyRecord, id uint64, conn fsm.ConnID, reply []byte) {
+	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: conn, At: w.k.now, Digest: digest(reply)})
 }
 
 // captureReplay implements the first half of the replay-accepted plant: when a connection with
@@ -415,7 +385,7 @@ func (w *world) replayOnReady(c *simConn) {
 		return
 	}
 	w.replays[c.slot] = nil
-	w.tracePlant("replay-accepted", r.id)
+	w.tr.Plant("replay-accepted", r.id)
 	c.swallow++
 	c.writeFrame(r.frame, r.id, true)
 	c.up.commit(ctlData)
@@ -428,6 +398,17 @@ func (w *world) maybeDoubleComplete(cmd *engine.Command) {
 		return
 	}
 	w.plants.doubleCompleteUsed = true
-	w.tracePlant("double-complete", cmd.ID)
+	w.tr.Plant("double-complete", cmd.ID)
 	cmd.Done(cmd)
+}
+
+// sharedPlants pairs the plants of shared code with their bugs.
+var sharedPlants = map[scenario.Plant]plant.Bug{
+	scenario.PlantLateReplyToNextCaller: plant.LateReplyToNextCaller,
+	scenario.PlantTimeoutKeepsPairing:   plant.TimeoutKeepsPairing,
+	scenario.PlantPushCompletesCommand:  plant.PushCompletesCommand,
+	scenario.PlantAckToWrongBatch:       plant.AckToWrongBatch,
+	scenario.PlantSendWithdrawn:         plant.SendWithdrawn,
+	scenario.PlantIgnoreCancel:          plant.IgnoreCancel,
+	scenario.PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
 }

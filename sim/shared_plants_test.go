@@ -8,6 +8,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/respire-go/respire/internal/plant"
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // TestEverySharedPlantHasAScenario: each deliberate bug of the shared protocol code (netio/wire
@@ -19,7 +22,7 @@ func TestEverySharedPlantHasAScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byPlant := map[Plant]string{}
+	byPlant := map[scenario.Plant]string{}
 	for _, f := range files {
 		for _, p := range mustLoad(t, f).Plant {
 			byPlant[p] = f
@@ -52,7 +55,7 @@ func TestEverySharedPlantHasAScenario(t *testing.T) {
 }
 
 // plantLines counts the trace lines of plant p acting.
-func plantLines(res *Result, p Plant) int {
+func plantLines(res *record.Result, p scenario.Plant) int {
 	n := 0
 	for _, l := range res.Trace {
 		if strings.Contains(l, " plant "+string(p)+" ") {
@@ -71,16 +74,16 @@ func plantLines(res *Result, p Plant) int {
 func TestRandomRunsCatchSharedPlants(t *testing.T) {
 	gen := rapid.Custom(drawScenario)
 	const draws = 300
-	for _, p := range []Plant{PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand,
-		PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply} {
+	for _, p := range []scenario.Plant{scenario.PlantLateReplyToNextCaller, scenario.PlantTimeoutKeepsPairing, scenario.PlantPushCompletesCommand,
+		scenario.PlantSendWithdrawn, scenario.PlantIgnoreCancel, scenario.PlantRecycleBeforeReply} {
 		t.Run(string(p), func(t *testing.T) {
 			for i := 0; i < draws; i++ {
 				text := gen.Example(i)
-				if p == PlantTimeoutKeepsPairing {
+				if p == scenario.PlantTimeoutKeepsPairing {
 					// The idle-read bound is off by default; the lifetime runs draw it.
 					text = strings.Replace(text, "  protocol: ", "  connection_idle_read_timeout: 100ms\n  protocol: ", 1)
 				}
-				sc, err := ParseScenario([]byte(text + "plant: [" + string(p) + "]\n"))
+				sc, err := scenario.Parse([]byte(text + "plant: [" + string(p) + "]\n"))
 				if err != nil {
 					t.Fatalf("draw %d: %v\n%s", i, err, text)
 				}
@@ -88,7 +91,7 @@ func TestRandomRunsCatchSharedPlants(t *testing.T) {
 				if err != nil {
 					continue // a vacuous draw: the eager connect failed under faults
 				}
-				if v := Judge(res); !v.Pass() {
+				if v := check.Judge(res); !v.Pass() {
 					t.Logf("caught at draw %d by %s: %s", i, v.Unexpected[0].Checker, v.Unexpected[0].Message)
 					return
 				}

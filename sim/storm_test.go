@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // stormDials counts a run's command-slot dials: per slot within the window [from, to), and in
 // all.
-func stormDials(r *Result, slots int, from, to time.Duration) (inWindow []int, total int) {
+func stormDials(r *record.Result, slots int, from, to time.Duration) (inWindow []int, total int) {
 	inWindow = make([]int, slots)
 	for _, st := range r.Steps {
 		for _, f := range st.Effects {
@@ -67,7 +70,7 @@ func TestNoPolicyRefusingEndpointDoesNotStorm(t *testing.T) {
 		for _, op := range r.Ops {
 			if op.Call >= outageFrom && op.Call < outageTo {
 				issued++
-				if op.Outcome == OpFailed {
+				if op.Outcome == record.OpFailed {
 					failed++
 				}
 			}
@@ -91,7 +94,7 @@ func TestNoPolicyRefusingEndpointDoesNotStorm(t *testing.T) {
 		if bound := slots * (limit + 3); total > bound {
 			t.Fatalf("%s: %d dials in the run, want at most %d", name, total, bound)
 		}
-		if v := Judge(r); !v.Pass() {
+		if v := check.Judge(r); !v.Pass() {
 			t.Fatalf("%s: %v %v", name, v.Unexpected, v.Missing)
 		}
 		t.Logf("%s: %d dials in all, at most %d per slot in the outage (%d commands issued in it)", name, total, most, issued)
@@ -105,7 +108,7 @@ func TestNoPolicyDialsDoNotFollowTheCommandRate(t *testing.T) {
 	const outageFrom, outageTo = 2 * time.Second, 5 * time.Second
 	limit := spacedDials(outageTo - outageFrom)
 	var totals []int
-	for _, rate := range []Rate{300, 3000, 30000} {
+	for _, rate := range []scenario.Rate{300, 3000, 30000} {
 		sc := mustLoad(t, "../scenarios/storm-no-policy-16-slots.yaml")
 		sc.Workload.Rate = rate
 		sc.Expect.Linearizable = false // the checker is not what this test measures
@@ -121,7 +124,7 @@ func TestNoPolicyDialsDoNotFollowTheCommandRate(t *testing.T) {
 			}
 			sum += n
 		}
-		if v := Judge(r); !v.Pass() {
+		if v := check.Judge(r); !v.Pass() {
 			t.Fatalf("rate %v: %v %v", rate, v.Unexpected, v.Missing)
 		}
 		totals = append(totals, sum)

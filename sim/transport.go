@@ -14,6 +14,10 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/node"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+	"github.com/respire-go/respire/sim/stream"
 )
 
 // Connection phases, client side.
@@ -44,14 +48,16 @@ type frame struct {
 }
 
 // simConn is one simulated connection: both pipes, the client side (implementing engine.Conn and
-// running the handshake) and the node side's state.
+// running the handshake) and the node side's state. A run allocates one per connection attempt:
+// keep it within 1016 bytes, which with the allocator's header fit its 1024-byte size class (the
+// flags sit together for that).
 type simConn struct {
 	w       *world
 	id      fsm.ConnID
 	slot    int
 	attempt int
 	ep      engine.Endpoint
-	node    *node
+	node    *server
 	sink    engine.Sink
 	ctx     context.Context
 	rng     rand.PCG
@@ -68,13 +74,16 @@ type simConn struct {
 	refused      bool // the connect was answered with a reset
 	engineClosed bool // the engine called Close or Drain: no Lost
 	clientClosed bool
-	hs           *wire.Handshake
-	hsCfg        *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
-	hsBuf        []byte
-	scratch      resp.Value
+	flushPending bool // the connection is in the world's flushes
+	// idleArmed says an idle-read check event is in the heap (liveness.go; the pipeline keeps
+	// the progress of the replies).
+	idleArmed bool
+	hs        *wire.Handshake
+	hsCfg     *wire.HandshakeConfig // overrides the world's handshake (conformance harness)
+	hsBuf     []byte
+	scratch   resp.Value
 	// p is the pending commands: the same machine netio's connections run (netio/wire).
-	p            wire.Pipeline
-	flushPending bool
+	p wire.Pipeline
 	// swallow counts the replies owed to frames the replay-accepted plant wrote, which no command
 	// awaits: they come first on their connection and are dropped.
 	swallow int
@@ -82,13 +91,9 @@ type simConn struct {
 	fhead   int
 	readyAt time.Duration
 
-	// Node side.
-	srvOpen bool
-	srv     serverState
+	// srv is the node's side of the connection.
+	srv node.Conn
 
-	// Idle-read watchdog (liveness.go): idleArmed says a check event is in the heap (the pipeline
-	// keeps the progress of the replies).
-	idleArmed bool
 	// Write-stall watchdog (liveness.go): stalled says more than network.send_buffer bytes are
 	// written but not delivered, since stallFrom (or the last progress); stallArmed says a check
 	// event is in the heap.
@@ -135,22 +140,17 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 		c.sub = &wire.Subscriber{}
 		c.sub.Plant(w.shared)
 	}
-	seedPCG(&c.rng, w.seed, streamNetwork, uint64(req.Conn))
+	stream.Init(&c.rng, w.seed, stream.Network, uint64(req.Conn))
 	c.up = pipe{c: c, toNode: true}
 	c.down = pipe{c: c}
-	c.node = w.nodeByHost(req.Endpoint.Host)
+	c.node = w.serverByHost(req.Endpoint.Host)
 	w.conns = append(w.conns, c)
 	if req.Slot >= 0 && req.Slot < len(t.slotConn) {
 		t.slotConn[req.Slot] = c
 	}
 	t.attempts = append(t.attempts, c)
-	b := w.tr.begin()
-	b = append(b, "conn open"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendIntField(b, "slot", int64(c.slot))
-	b = appendIntField(b, "attempt", int64(c.attempt))
-	b = appendStrField(b, "endpoint", req.Endpoint.String())
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn open").Uint("conn", uint64(c.id)).Int("slot", c.slot).Int("attempt", c.attempt).
+		Str("endpoint", req.Endpoint.String()))
 	w.k.after(w.sc.Client.ConnectTimeout, c, connConnectDeadline)
 	if c.node == nil || !w.held(c) {
 		w.k.after(c.oneWay(), c, connSyn)
@@ -180,7 +180,7 @@ func (t *transport) remove(c *simConn) {
 }
 
 // run handles the connection's own events.
-func (c *simConn) run(arg uint64) bool {
+func (c *simConn) Run(arg uint64) bool {
 	switch arg {
 	case connSyn:
 		return c.synArrived()
@@ -199,10 +199,10 @@ func (c *simConn) run(arg uint64) bool {
 		c.failAttempt(c.connectError(wire.StageHandshake, true, c.w.sc.Client.CommandTimeout, errTimeout("read")))
 		return true
 	case connAcceptThenDrop:
-		if c.clientClosed || !c.srvOpen {
+		if c.clientClosed || !c.srv.Open() {
 			return false
 		}
-		c.cut("accept-then-drop")
+		c.Reset("accept-then-drop")
 		return true
 	case connIdleCheck:
 		return c.idleCheck()
@@ -237,10 +237,11 @@ func (c *simConn) synArrived() bool {
 		return true
 	}
 	n := c.node
-	if n == nil || n.down || c.w.refusing(c) {
+	if n == nil || n.Down() || c.w.refusing(c) {
 		c.refused = true
 	} else {
-		n.accept(c)
+		n.Accept(&c.srv, c.id, c)
+		c.w.armPending(c)
 	}
 	c.w.k.after(c.oneWay(), c, connSynAck)
 	return true
@@ -264,10 +265,7 @@ func (c *simConn) synAckArrived() bool {
 		return true
 	}
 	c.phase = phaseHandshaking
-	b := w.tr.begin()
-	b = append(b, "conn dialed"...)
-	b = appendField(b, "conn", uint64(c.id))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn dialed").Uint("conn", uint64(c.id)))
 	c.sink.Dialed(c.id)
 	w.k.after(w.sc.Client.CommandTimeout, c, connHandshakeDeadline)
 	cfg := w.handshake
@@ -296,11 +294,7 @@ func (c *simConn) becomeReady() {
 	c.reported = true
 	c.readyAt = w.k.now
 	w.tp.remove(c)
-	b := w.tr.begin()
-	b = append(b, "conn ready"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendIntField(b, "proto", int64(c.hs.Protocol()))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn ready").Uint("conn", uint64(c.id)).Int("proto", c.hs.Protocol()))
 	if c.sub != nil {
 		c.sub.Init(c.ep, c.id, c.hs.Protocol())
 	}
@@ -320,11 +314,7 @@ func (c *simConn) failAttempt(err error) {
 	c.reported = true
 	w := c.w
 	w.tp.remove(c)
-	b := w.tr.begin()
-	b = append(b, "conn failed"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendQuoted(b, "err", err.Error())
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn failed").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
 	c.closeClient(err)
 	c.sink.Failed(c.id, err, wire.Classify(err))
 }
@@ -338,7 +328,7 @@ func (c *simConn) closeClient(err error) {
 	c.clientClosed = true
 	c.phase = phaseClosed
 	c.down.kill()
-	if c.srvOpen {
+	if c.srv.Open() {
 		c.up.commit(ctlEOF)
 	} else {
 		c.up.kill()
@@ -375,11 +365,7 @@ func (c *simConn) lose(err error) {
 	}
 	w := c.w
 	w.captureReplay(c)
-	b := w.tr.begin()
-	b = append(b, "conn lost"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendQuoted(b, "err", err.Error())
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn lost").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
 	c.closeClient(err)
 	if !c.engineClosed {
 		c.sink.Lost(c.id, err)
@@ -456,7 +442,7 @@ func (c *simConn) flush() bool {
 func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	w := c.w
 	if id != 0 {
-		w.res.Sends = append(w.res.Sends, Send{CmdID: id, Conn: c.id, At: w.k.now})
+		w.res.Sends = append(w.res.Sends, record.Send{CmdID: id, Conn: c.id, At: w.k.now})
 		if !c.up.dead {
 			start := c.up.offset()
 			c.frames = append(c.frames, frame{start: start, end: start + uint64(len(f)), id: id, afterHandshake: afterHandshake})
@@ -465,8 +451,9 @@ func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	c.up.append(f)
 }
 
-// takeFrame returns the command id of the request the node parsed at stream offset start.
-func (c *simConn) takeFrame(start uint64) (uint64, bool) {
+// Command implements node.Link: the command id of the request the node parsed at stream offset
+// start.
+func (c *simConn) Command(start uint64) (uint64, bool) {
 	for c.fhead < len(c.frames) && c.frames[c.fhead].end <= start {
 		c.fhead++
 	}
@@ -539,7 +526,7 @@ func (c *simConn) receive() {
 				return
 			}
 			if cmd.ID != 0 {
-				c.w.recordReply(&c.w.res.Paired, cmd.ID, c, p.data[p.rd-n:p.rd])
+				c.w.recordReply(&c.w.res.Paired, cmd.ID, c.id, p.data[p.rd-n:p.rd])
 			}
 			err = wire.Deliver(cmd, v)
 			if err != nil {
@@ -598,28 +585,21 @@ func (c *simConn) Close() {
 
 func (c *simConn) traceClose(how string) {
 	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn "...)
-	b = append(b, how...)
-	b = appendField(b, "conn", uint64(c.id))
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn").Word(how).Uint("conn", uint64(c.id)))
 }
 
-// cut resets the connection at the network: bytes in flight are lost both ways, the node side
-// closes at once and the client sees a reset one latency later (or when a black-hole heals).
-func (c *simConn) cut(reason string) {
+// Reset resets the connection at the network (node.Link): bytes in flight are lost both ways, the
+// node side closes at once and the client sees a reset one latency later (or when a black-hole
+// heals).
+func (c *simConn) Reset(reason string) {
 	if c.finished {
 		return
 	}
 	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn cut"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendStrField(b, "reason", reason)
-	w.tr.end(b)
+	w.tr.End(w.tr.Begin("conn cut").Uint("conn", uint64(c.id)).Str("reason", reason))
 	c.up.kill()
 	if c.node != nil {
-		c.node.remove(c)
+		c.node.Remove(&c.srv)
 	}
 	if !c.clientClosed {
 		c.down.discard()
@@ -628,34 +608,9 @@ func (c *simConn) cut(reason string) {
 	c.maybeFinished()
 }
 
-// resetAfterReplies closes the node side with a reset that arrives after the replies already in
-// flight (lose-reply).
-func (c *simConn) resetAfterReplies(reason string) {
-	w := c.w
-	b := w.tr.begin()
-	b = append(b, "conn reset"...)
-	b = appendField(b, "conn", uint64(c.id))
-	b = appendStrField(b, "reason", reason)
-	w.tr.end(b)
-	c.up.kill()
-	if !c.clientClosed {
-		c.down.commit(ctlRST)
-	}
-	c.node.remove(c)
-}
-
-// serverCloses closes the node side in order: the replies written so far, then EOF.
-func (c *simConn) serverCloses() {
-	c.up.kill()
-	if !c.clientClosed {
-		c.down.commit(ctlEOF)
-	}
-	c.node.remove(c)
-}
-
 // maybeFinished forgets a connection both of whose sides are closed.
 func (c *simConn) maybeFinished() {
-	if c.finished || !c.clientClosed || c.srvOpen {
+	if c.finished || !c.clientClosed || c.srv.Open() {
 		return
 	}
 	c.finished = true
@@ -679,7 +634,7 @@ func (c *simConn) triggerDrop() {
 			fs.finish()
 		}
 	}
-	c.cut("drop-after-bytes")
+	c.Reset("drop-after-bytes")
 }
 
 // Errors, shaped like netio's so that the engine and checkers see the same types in both runtimes.
@@ -720,4 +675,27 @@ func errEOF() error { return io.EOF }
 
 func errTimeout(op string) error {
 	return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+// retryPermanentSink implements the retry-permanent plant: it reports a permanent connection
+// failure of a dedicated attempt as transient, so the pool retries it.
+type retryPermanentSink struct {
+	engine.Sink
+	w *world
+}
+
+func (s retryPermanentSink) Failed(id fsm.ConnID, err error, class fsm.FailureClass) {
+	if class == fsm.Permanent {
+		s.w.tr.Plant("retry-permanent", uint64(id))
+		class = fsm.Transient
+	}
+	s.Sink.Failed(id, err, class)
+}
+
+// plantSink wraps a dedicated attempt's sink when the retry-permanent plant is set.
+func (w *world) plantSink(req engine.OpenRequest) engine.OpenRequest {
+	if req.Machine == fsm.MachinePool && w.sc.Planted(scenario.PlantRetryPermanent) {
+		req.Sink = retryPermanentSink{Sink: req.Sink, w: w}
+	}
+	return req
 }

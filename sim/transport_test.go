@@ -11,6 +11,8 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/sim/node"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // sinkEvent is one call a transport made on its Sink.
@@ -59,7 +61,7 @@ type harness struct {
 
 func newHarness(t *testing.T, yaml string) *harness {
 	t.Helper()
-	sc, err := ParseScenario([]byte("name: h\nduration: 1h\n" + yaml))
+	sc, err := scenario.Parse([]byte("name: h\nduration: 1h\n" + yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func newHarness(t *testing.T, yaml string) *harness {
 }
 
 func (h *harness) open(ctx context.Context, id fsm.ConnID, slot int) {
-	h.w.tp.Open(ctx, engine.OpenRequest{Conn: id, Slot: slot, Endpoint: engine.Endpoint{Host: "r1", Port: NodePort}, Sink: h.sink})
+	h.w.tp.Open(ctx, engine.OpenRequest{Conn: id, Slot: slot, Endpoint: engine.Endpoint{Host: "r1", Port: scenario.NodePort}, Sink: h.sink})
 }
 
 // until runs scheduler events up to virtual time t, writing what each action (and the test
@@ -86,7 +88,7 @@ func (h *harness) until(t time.Duration) {
 			break
 		}
 		ev := h.w.k.pop()
-		ev.act.run(ev.arg)
+		ev.act.Run(ev.arg)
 		h.w.flushAll()
 	}
 	if h.w.k.now < t {
@@ -253,7 +255,7 @@ func TestTransportDrain(t *testing.T) {
 		t.Fatalf("the accepted command must complete normally: %v", a.Err)
 	}
 	h.until(30 * time.Millisecond)
-	if len(h.w.conns) != 0 || len(h.w.nodes[0].conns) != 0 {
+	if len(h.w.conns) != 0 || len(h.w.nodes[0].Conns()) != 0 {
 		t.Fatal("a drained connection must close on both sides")
 	}
 	if strings.Contains(h.sink.kinds(), "lost") {
@@ -267,7 +269,7 @@ func TestTransportCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.open(ctx, 1, 0)
 	h.until(700 * time.Microsecond) // the node accepted; the SYN-ACK is in flight
-	if len(h.w.nodes[0].conns) != 1 {
+	if len(h.w.nodes[0].Conns()) != 1 {
 		t.Fatal("the node did not accept")
 	}
 	cancel()
@@ -279,7 +281,7 @@ func TestTransportCancel(t *testing.T) {
 		t.Fatalf("cancel error %v class %s", e.err, e.class)
 	}
 	h.until(time.Second)
-	if len(h.w.nodes[0].conns) != 0 || len(h.w.conns) != 0 || len(h.w.tp.attempts) != 0 {
+	if len(h.w.nodes[0].Conns()) != 0 || len(h.w.conns) != 0 || len(h.w.tp.attempts) != 0 {
 		t.Fatal("a cancelled attempt must release everything")
 	}
 	if got := h.sink.kinds(); got != "failed" {
@@ -347,8 +349,8 @@ func TestTransportAuthenticatedHandshakes(t *testing.T) {
 		if proto == "resp2" {
 			want = 2
 		}
-		if sc.srv.proto != want || !sc.srv.authed || sc.srv.name != "app" || sc.srv.db != 3 {
-			t.Fatalf("%s: node state %+v", proto, sc.srv)
+		if s := sc.srv.Session; s != (node.Session{Proto: want, Authed: true, DB: 3, Name: "app"}) {
+			t.Fatalf("%s: node state %+v", proto, s)
 		}
 		var done []*engine.Command
 		cmd := command(1, &done, "GET", "missing")

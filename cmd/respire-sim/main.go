@@ -29,6 +29,9 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/sim"
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 func main() {
@@ -101,9 +104,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "respire-sim: no scenario files")
 		return 2
 	}
-	scenarios := make([]*sim.Scenario, 0, len(files))
+	scenarios := make([]*scenario.Scenario, 0, len(files))
 	for _, f := range files {
-		sc, err := sim.LoadScenario(f)
+		sc, err := scenario.Load(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "respire-sim: %v\n", err)
 			return 2
@@ -122,13 +125,13 @@ type job struct {
 // outcome is what one run produced.
 type outcome struct {
 	job     job
-	res     *sim.Result
-	verdict *sim.Verdict
+	res     *record.Result
+	verdict *check.Verdict
 	err     error
 	wall    time.Duration
 }
 
-func execute(scenarios []*sim.Scenario, files []string, cfg config, stdout, stderr io.Writer) int {
+func execute(scenarios []*scenario.Scenario, files []string, cfg config, stdout, stderr io.Writer) int {
 	var jobs []job
 	for i, sc := range scenarios {
 		if cfg.seedRange {
@@ -186,19 +189,19 @@ func execute(scenarios []*sim.Scenario, files []string, cfg config, stdout, stde
 	return 0
 }
 
-func runOne(sc *sim.Scenario, j job) outcome {
+func runOne(sc *scenario.Scenario, j job) outcome {
 	start := time.Now()
 	res, err := sim.Run(sc, j.seed, sim.RunOptions{})
 	o := outcome{job: j, res: res, err: err, wall: time.Since(start)}
 	if err == nil {
-		o.verdict = sim.Judge(res)
+		o.verdict = check.Judge(res)
 	}
 	return o
 }
 
 // report prints the lines of scenario i and writes reports for its failing runs. It returns the
 // number of failing runs.
-func report(sc *sim.Scenario, file string, results []outcome, i int, cfg config, stdout, stderr io.Writer) int {
+func report(sc *scenario.Scenario, file string, results []outcome, i int, cfg config, stdout, stderr io.Writer) int {
 	var (
 		runs, failures, ops int
 		virtual, wall       time.Duration
@@ -265,14 +268,14 @@ func failureSummary(o *outcome) string {
 
 // writeReport reruns the failing seed with its trace kept (runs are deterministic) and writes the
 // resolved scenario, the trace, the violations and the linearizability visualization.
-func writeReport(sc *sim.Scenario, o *outcome, root string) (string, error) {
+func writeReport(sc *scenario.Scenario, o *outcome, root string) (string, error) {
 	dir := filepath.Join(root, fmt.Sprintf("%s-seed%d", sanitize(sc.Name), o.job.seed))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	res, err := sim.Run(sc, o.job.seed, sim.RunOptions{KeepTrace: true})
 	if res != nil && res.Scenario != nil {
-		if data, merr := sim.MarshalScenario(res.Scenario); merr == nil {
+		if data, merr := scenario.Marshal(res.Scenario); merr == nil {
 			if werr := os.WriteFile(filepath.Join(dir, "scenario.yaml"), data, 0o644); werr != nil {
 				return "", werr
 			}
@@ -288,7 +291,7 @@ func writeReport(sc *sim.Scenario, o *outcome, root string) (string, error) {
 		}
 		html, herr := os.Create(filepath.Join(dir, "linearizability.html"))
 		if herr == nil {
-			_ = sim.WriteLinearizability(res, html)
+			_ = check.WriteLinearizability(res, html)
 			html.Close()
 		}
 	}
@@ -298,7 +301,7 @@ func writeReport(sc *sim.Scenario, o *outcome, root string) (string, error) {
 	}
 	if o.verdict != nil {
 		fmt.Fprintf(&b, "checkers: %s\n", strings.Join(o.verdict.Checked, ", "))
-		vs := append([]sim.Violation(nil), o.verdict.Violations...)
+		vs := append([]check.Violation(nil), o.verdict.Violations...)
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
 		for _, v := range vs {
 			fmt.Fprintf(&b, "%s t=%s %s\n", v.Checker, v.At, v.Message)

@@ -1,0 +1,328 @@
+// Package check holds the simulator's checkers. Each recomputes a property that must hold from a
+// run's records (sim/record) and its scenario, independently of the code under test, and reports
+// the violations it finds. Judge runs the checkers a scenario selects and compares their findings
+// with the failures the scenario expects (the positive controls of planted bugs).
+//
+// One file per family: check.go (the core invariants: no replay, one outcome per command, honest
+// outcomes, reply pairing, handshake first, liveness, journal replay), policy.go (the reconnect
+// policy of command slots), lifetime.go, linear.go (per-key linearizability with porcupine),
+// dedicated.go, pubsub.go, expect.go (a scenario's own expectations) and verdict.go (selection
+// and judgement).
+package check
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
+)
+
+// Checker names, as scenarios list them under expect.invariants and expect.fail.
+const (
+	CheckNoReplay       = "no-replay"
+	CheckOutcomes       = "outcomes"
+	CheckHonest         = "honest"
+	CheckPairing        = "pairing"
+	CheckPolicy         = "policy"
+	CheckHandshakeFirst = "handshake-first"
+	CheckLinearizable   = "linearizable"
+	CheckLiveness       = "liveness"
+	CheckReplay         = "replay"
+)
+
+// AllInvariants lists the checkers that "invariants: all" selects, in the order they run.
+// Linearizability and liveness are selected by their own expectations.
+var AllInvariants = []string{CheckNoReplay, CheckOutcomes, CheckHonest, CheckPairing, CheckPolicy,
+	CheckHandshakeFirst, CheckReplay, CheckRentBudget, CheckRentPermanent, CheckDedicatedNoResend, CheckPool,
+	CheckPubSubSubscriptions, CheckPubSubGaps, CheckPubSubExhaustion, CheckPubSubPolicy}
+
+// Violation is one checker finding.
+type Violation struct {
+	// Checker is the checker's name.
+	Checker string
+	// At is the virtual time of the offending observation, when known.
+	At time.Duration
+	// Message says what was violated, deterministically.
+	Message string
+}
+
+// Checker checks one property of a Result. Checkers are global and independent of the code they
+// check: they recompute what must hold from the scenario and the records.
+type Checker interface {
+	// Name returns the checker's name, as scenarios refer to it.
+	Name() string
+	// Check returns the violations found in r.
+	Check(r *record.Result) []Violation
+}
+
+func violation(name string, at time.Duration, msg string) Violation {
+	return Violation{Checker: name, At: at, Message: msg}
+}
+
+// NoReplay checks that no command is ever sent twice and that every command id appears at most
+// once in the nodes' apply logs (DESIGN checker 1).
+type NoReplay struct{}
+
+// Name implements Checker.
+func (NoReplay) Name() string { return CheckNoReplay }
+
+// Check implements Checker.
+func (NoReplay) Check(r *record.Result) []Violation {
+	var out []Violation
+	sent := map[uint64]record.Send{}
+	for _, s := range r.Sends {
+		if first, ok := sent[s.CmdID]; ok {
+			out = append(out, violation(CheckNoReplay, s.At, "command "+u(s.CmdID)+" written again on conn "+
+				u(uint64(s.Conn))+" after conn "+u(uint64(first.Conn))+" at "+first.At.String()))
+			continue
+		}
+		sent[s.CmdID] = s
+	}
+	applied := map[uint64]record.Apply{}
+	for _, a := range r.Applies {
+		if a.CmdID == 0 {
+			continue
+		}
+		if first, ok := applied[a.CmdID]; ok {
+			out = append(out, violation(CheckNoReplay, a.At, "command "+u(a.CmdID)+" applied twice (first at "+
+				first.At.String()+" on "+first.Node+")"))
+			continue
+		}
+		applied[a.CmdID] = a
+	}
+	return out
+}
+
+// Outcomes checks that every operation ended exactly once with ok, a definite failure, or an
+// unknown outcome, within its command timeout, and that unknown is used only when the command's
+// bytes were written (DESIGN checker 2).
+type Outcomes struct{}
+
+// Name implements Checker.
+func (Outcomes) Name() string { return CheckOutcomes }
+
+// Check implements Checker.
+func (Outcomes) Check(r *record.Result) []Violation {
+	var out []Violation
+	sent := map[uint64]bool{}
+	for _, s := range r.Sends {
+		sent[s.CmdID] = true
+	}
+	timeout := time.Duration(0)
+	if r.Scenario != nil {
+		timeout = r.Scenario.Client.CommandTimeout
+	}
+	for _, op := range r.Ops {
+		if op.Outcome != record.OpPending && timeout > 0 && op.Return > op.Call+timeout {
+			out = append(out, violation(CheckOutcomes, op.Return, "op "+u(op.ID)+" "+op.Name+" ended "+
+				(op.Return-op.Call).String()+" after its call, past its "+timeout.String()+" timeout"))
+		}
+		switch op.Outcome {
+		case record.OpPending:
+			out = append(out, violation(CheckOutcomes, op.Call, "op "+u(op.ID)+" "+op.Name+" never completed"))
+		case record.OpUnknown:
+			if !sent[op.ID] {
+				out = append(out, violation(CheckOutcomes, op.Return, "op "+u(op.ID)+" reported an unknown outcome but was never written"))
+			}
+		}
+	}
+	for _, d := range r.Duplicates {
+		out = append(out, violation(CheckOutcomes, d.At, "command "+u(d.CmdID)+" completed more than once"))
+	}
+	return out
+}
+
+// Honest checks that ok means applied and a definite failure means not applied (DESIGN
+// checker 3).
+type Honest struct{}
+
+// Name implements Checker.
+func (Honest) Name() string { return CheckHonest }
+
+// Check implements Checker.
+func (Honest) Check(r *record.Result) []Violation {
+	var out []Violation
+	applied := map[uint64]bool{}
+	for _, a := range r.Applies {
+		applied[a.CmdID] = true
+	}
+	for _, op := range r.Ops {
+		switch {
+		case op.Outcome == record.OpOK && op.ServerError == "" && !applied[op.ID]:
+			out = append(out, violation(CheckHonest, op.Return, "op "+u(op.ID)+" "+op.Name+" reported ok but no node applied it"))
+		case op.Outcome == record.OpFailed && applied[op.ID]:
+			out = append(out, violation(CheckHonest, op.Return, "op "+u(op.ID)+" "+op.Name+" reported a definite failure but was applied"))
+		}
+	}
+	return out
+}
+
+// Pairing checks reply pairing (DESIGN checker 4) against the nodes' ground truth: every reply
+// the client paired with an operation's command is the reply a node sent for that command (so
+// no late reply reaches another caller, no push completes a command, and a reset connection never
+// completes a newer command); and per connection, commands complete successfully in the order they
+// were written, each only after it was written.
+type Pairing struct{}
+
+// Name implements Checker.
+func (Pairing) Name() string { return CheckPairing }
+
+// Check implements Checker.
+func (Pairing) Check(r *record.Result) []Violation {
+	var out []Violation
+	ops := map[uint64]*record.Op{}
+	for i := range r.Ops {
+		ops[r.Ops[i].ID] = &r.Ops[i]
+	}
+	type entry struct {
+		send record.Send
+		op   *record.Op
+	}
+	byConn := map[fsm.ConnID][]entry{}
+	for _, s := range r.Sends {
+		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK {
+			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
+		}
+	}
+	served := map[uint64][]uint64{}
+	for _, s := range r.Served {
+		served[s.CmdID] = append(served[s.CmdID], s.Digest)
+	}
+	for _, p := range r.Paired {
+		op := ops[p.CmdID]
+		if op == nil {
+			continue
+		}
+		if !slices.Contains(served[p.CmdID], p.Digest) {
+			out = append(out, violation(CheckPairing, p.At, "conn "+u(uint64(p.Conn))+": op "+u(op.ID)+" "+op.Name+
+				" was paired with a reply no node sent for it"))
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(byConn)) {
+		list := byConn[c]
+		for i, e := range list {
+			if e.op.Return < e.send.At {
+				out = append(out, violation(CheckPairing, e.op.Return, "op "+u(e.op.ID)+" completed before it was written"))
+			}
+			if i > 0 && e.op.Return < list[i-1].op.Return {
+				out = append(out, violation(CheckPairing, e.op.Return, "conn "+u(uint64(c))+": op "+u(e.op.ID)+
+					" completed before op "+u(list[i-1].op.ID)+" written earlier"))
+			}
+		}
+	}
+	return out
+}
+
+// HandshakeFirst checks that no application command reaches a node before its connection's
+// handshake finished (DESIGN checker 6).
+type HandshakeFirst struct{}
+
+// Name implements Checker.
+func (HandshakeFirst) Name() string { return CheckHandshakeFirst }
+
+// Check implements Checker.
+func (HandshakeFirst) Check(r *record.Result) []Violation {
+	var out []Violation
+	for _, a := range r.Applies {
+		if a.CmdID != 0 && !a.AfterHandshake {
+			out = append(out, violation(CheckHandshakeFirst, a.At, "command "+u(a.CmdID)+" "+a.Name+" applied on conn "+
+				u(uint64(a.Conn))+" before its handshake finished"))
+		}
+	}
+	return out
+}
+
+// Liveness checks that after the faults heal the client converges (DESIGN checker 11): an
+// operation issued at or after After returns ok before After+Within, and every operation issued
+// from After+Within on returns ok. Operations issued in the run's last Within are not judged (the
+// end of the run may cut them off). A run with no operation to judge fails: liveness is never
+// vacuous.
+type Liveness struct {
+	// After is when judging starts (typically the time the last fault healed).
+	After time.Duration
+	// Within is the convergence bound.
+	Within time.Duration
+}
+
+// Name implements Checker.
+func (Liveness) Name() string { return CheckLiveness }
+
+// Check implements Checker.
+func (c Liveness) Check(r *record.Result) []Violation {
+	var out []Violation
+	deadline := c.After + c.Within
+	firstOK := time.Duration(-1)
+	judged := 0
+	for _, op := range r.Ops {
+		// Operations issued in the run's last Within may be cut off by the shutdown: they
+		// cannot be judged.
+		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) {
+			continue
+		}
+		judged++
+		if op.Outcome == record.OpOK && op.ServerError == "" && (firstOK < 0 || op.Return < firstOK) {
+			firstOK = op.Return
+		}
+		if op.Call >= deadline && (op.Outcome != record.OpOK || op.ServerError != "") {
+			msg := "op " + u(op.ID) + " " + op.Name + " issued " + (op.Call - c.After).String() + " after heal ended " + op.Outcome.String()
+			if op.Err != "" {
+				msg += ": " + op.Err
+			}
+			out = append(out, violation(CheckLiveness, op.Call, msg))
+		}
+	}
+	switch {
+	case judged == 0:
+		out = append(out, violation(CheckLiveness, c.After, "no operation was issued after "+c.After.String()+" to judge liveness"))
+	case firstOK < 0 || firstOK > deadline:
+		out = append(out, violation(CheckLiveness, deadline, "no operation succeeded within "+c.Within.String()+" of "+c.After.String()))
+	}
+	return out
+}
+
+// Replay checks the journal contract (DESIGN checker 12): stepping the recorded events into a
+// fresh machine reproduces exactly the recorded effects.
+type Replay struct {
+	// Config is the engine configuration of the run.
+	Config engine.Config
+}
+
+// Name implements Checker.
+func (Replay) Name() string { return CheckReplay }
+
+// Check implements Checker.
+func (c Replay) Check(r *record.Result) []Violation {
+	events := make([]fsm.Event, len(r.Steps))
+	for i := range r.Steps {
+		events[i] = r.Steps[i].Event
+	}
+	var out []Violation
+	i := 0
+	var a, b []byte
+	engine.Replay(c.Config, events, func(ev *fsm.Event, effects []fsm.Effect) {
+		if len(out) > 0 {
+			i++
+			return
+		}
+		a, b = a[:0], b[:0]
+		for j := range effects {
+			a = effects[j].AppendTo(append(a, '|'))
+		}
+		for j := range r.Steps[i].Effects {
+			b = r.Steps[i].Effects[j].AppendTo(append(b, '|'))
+		}
+		if string(a) != string(b) {
+			out = append(out, violation(CheckReplay, ev.At, "step "+itoa(i)+" ("+ev.String()+") replayed to "+string(a)+" but recorded "+string(b)))
+		}
+		i++
+	})
+	return out
+}
+
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func itoa(v int) string { return strconv.Itoa(v) }

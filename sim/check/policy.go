@@ -1,0 +1,255 @@
+package check
+
+import (
+	"maps"
+	"math"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
+)
+
+// Policy checks the spec's command-slot rules on the engine steps, recomputing the policy's bounds
+// independently of fsm (DESIGN checker 5): attempts are numbered 1, 2, ... within an episode and
+// restart at 1 after a ready connection; never exceed MaxAttempts; the observed time between an
+// attempt's scheduling and its dial lies in the policy's jitter band for that attempt; a slot
+// has at most one attempt in flight; an exhausted slot never dials again; without a policy no
+// delay is ever scheduled (a timer is armed only to rest a slot).
+//
+// It also bounds the dial rate of attempts that no policy governs (every attempt without a
+// policy, initial connections with one): after a slot's n-th consecutive failed attempt, its next
+// dial comes no sooner than the no-policy wait after n failures (250 ms doubling up to 5 s),
+// however many commands arrive meanwhile (issue 10, defect 6).
+type Policy struct {
+	// Policy is the scenario's reconnect policy, or nil.
+	Policy *fsm.Policy
+	// Lifetime says that lifetime recycling is on. Its timers (a deadline, a replacement's retry)
+	// are then not reconnect delays: a timer armed in a step that routes no slot to scheduled
+	// is left to the lifetime checker. Replacement dials carry attempt 0 and are tracked like
+	// any attempt, one in flight per slot.
+	Lifetime bool
+}
+
+// Name implements Checker.
+func (Policy) Name() string { return CheckPolicy }
+
+type slotTrack struct {
+	// scheduledAt and scheduledAttempt describe the attempt waiting for its delay.
+	scheduledAt      time.Duration
+	scheduledAttempt int
+	scheduledDelay   time.Duration
+	scheduled        bool
+	// lastAttempt is the last policy attempt number dialed in the current episode.
+	lastAttempt int
+	dialing     fsm.ConnID
+	exhausted   bool
+	// state is the slot's last routed state; everReady says it was ever ready.
+	state     fsm.SlotState
+	everReady bool
+	// restFailures counts the consecutive failed attempts no policy governed since the slot was
+	// last ready; failedAt is when the last one failed.
+	restFailures int
+	failedAt     time.Duration
+}
+
+// Check implements Checker.
+func (c Policy) Check(r *record.Result) []Violation {
+	var out []Violation
+	slots := map[int]*slotTrack{}
+	track := func(i int) *slotTrack {
+		if slots[i] == nil {
+			slots[i] = &slotTrack{}
+		}
+		return slots[i]
+	}
+	connSlot := map[fsm.ConnID]int{}
+	for _, st := range r.Steps {
+		at := st.Event.At
+		// Retirement and disposal cancel every scheduled attempt.
+		if st.Event.Kind == fsm.Retired || st.Event.Kind == fsm.Disposed {
+			for _, i := range slices.Sorted(maps.Keys(slots)) {
+				slots[i].scheduled = false
+			}
+		}
+		// A failed or lost dial ends that attempt.
+		if st.Event.Kind == fsm.DialFailed || st.Event.Kind == fsm.ConnLost || st.Event.Kind == fsm.HandshakeDone {
+			if i, ok := connSlot[st.Event.Conn]; ok && track(i).dialing == st.Event.Conn {
+				s := track(i)
+				s.dialing = 0
+				// A failed attempt of a slot that is not ready (a lifetime replacement fails
+				// while its slot serves, and rests nothing).
+				if st.Event.Kind != fsm.HandshakeDone && s.state != fsm.SlotReady && (c.Policy == nil || !s.everReady) {
+					s.restFailures++
+					s.failedAt = at
+				}
+			}
+		}
+		lifetimeTimers := c.Lifetime && !routesTo(st.Effects, fsm.SlotScheduled)
+		rests := routesTo(st.Effects, fsm.SlotResting)
+		for _, f := range st.Effects {
+			if f.Machine != fsm.MachineMux {
+				// Dedicated rents and pub/sub episodes have their own checkers.
+				continue
+			}
+			switch f.Kind {
+			case fsm.ArmTimer:
+				if c.Policy == nil && !lifetimeTimers && !rests {
+					out = append(out, violation(CheckPolicy, at, "a delay was scheduled without a reconnect policy"))
+				}
+			case fsm.Route:
+				s := track(f.Slot)
+				s.state = f.State
+				if f.State == fsm.SlotReady {
+					s.everReady = true
+					s.restFailures = 0
+				}
+			case fsm.Close:
+				// The machine abandoned an attempt (a lifetime replacement whose old connection
+				// failed): it is no longer in flight.
+				if i, ok := connSlot[f.Conn]; ok && track(i).dialing == f.Conn {
+					track(i).dialing = 0
+				}
+			case fsm.Emit:
+				l := f.Lifecycle
+				if l.Source != fsm.SourceCommand || l.Slot < 0 || l.Recycle != fsm.RecycleNone {
+					continue
+				}
+				s := track(l.Slot)
+				switch {
+				case l.SourceState == fsm.SourceConnected:
+					s.lastAttempt = 0
+				case l.Scheduled:
+					if s.exhausted {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" scheduled attempt "+itoa(l.Attempt)+" after exhaustion"))
+					}
+					if want := s.lastAttempt + 1; l.Attempt != want {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)))
+					}
+					if c.Policy != nil && c.Policy.MaxAttempts > 0 && l.Attempt > c.Policy.MaxAttempts {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" attempt "+itoa(l.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
+					}
+					if c.Policy != nil {
+						lo, hi := Band(c.Policy, l.Attempt)
+						if l.NextDelay < lo || l.NextDelay > hi {
+							out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" attempt "+itoa(l.Attempt)+" delay "+
+								l.NextDelay.String()+" outside ["+lo.String()+", "+hi.String()+"]"))
+						}
+					}
+					s.scheduled, s.scheduledAt, s.scheduledAttempt, s.scheduledDelay = true, at, l.Attempt, l.NextDelay
+					s.lastAttempt = l.Attempt
+				case l.Exhausted:
+					s.exhausted = true
+					if c.Policy == nil || c.Policy.MaxAttempts == 0 || l.Attempt != c.Policy.MaxAttempts {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" exhausted at attempt "+itoa(l.Attempt)))
+					}
+				}
+			case fsm.Dial:
+				s := track(f.Slot)
+				connSlot[f.Conn] = f.Slot
+				if s.state != fsm.SlotReady && f.Attempt == 0 && s.restFailures > 0 {
+					if rest := noPolicyWait(s.restFailures); at-s.failedAt < rest {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed "+(at-s.failedAt).String()+
+							" after its failure "+itoa(s.restFailures)+" in a row; attempts no policy governs are spaced by "+rest.String()))
+					}
+				}
+				if s.exhausted {
+					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed after exhaustion"))
+				}
+				if s.dialing != 0 {
+					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" started a second attempt while one was in flight"))
+				}
+				s.dialing = f.Conn
+				if c.Policy == nil && f.Attempt != 0 {
+					out = append(out, violation(CheckPolicy, at, "attempt number "+itoa(f.Attempt)+" without a policy"))
+				}
+				if c.Policy != nil && c.Policy.MaxAttempts > 0 && f.Attempt > c.Policy.MaxAttempts {
+					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed attempt "+itoa(f.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
+				}
+				if s.scheduled {
+					waited := at - s.scheduledAt
+					lag := loopLag(r)
+					if f.Attempt != s.scheduledAttempt {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
+					}
+					if waited < s.scheduledDelay || waited > s.scheduledDelay+lag {
+						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
+							", scheduled delay was "+s.scheduledDelay.String()))
+					}
+					if c.Policy != nil {
+						lo, hi := Band(c.Policy, f.Attempt)
+						if waited < lo || waited > hi+lag {
+							out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
+								" outside ["+lo.String()+", "+hi.String()+"]"))
+						}
+					}
+					s.scheduled = false
+				} else if c.Policy != nil && f.Attempt > 0 {
+					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed policy attempt "+itoa(f.Attempt)+" without scheduling it"))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// routesTo reports whether a step's effects route a command slot to state: scheduled marks a
+// reconnect delay, resting the rest that follows an attempt no policy governed.
+func routesTo(effects []fsm.Effect, state fsm.SlotState) bool {
+	for i := range effects {
+		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == state {
+			return true
+		}
+	}
+	return false
+}
+
+// loopLag is the lag of the run's event loop (Runtime.LoopLag): an event is stepped up to that
+// much after it happened, so a timer's dial may come that much after its delay.
+func loopLag(r *record.Result) time.Duration {
+	if r.Scenario == nil {
+		return 0
+	}
+	return r.Scenario.Runtime.LoopLag
+}
+
+// Band returns the interval the delay of policy attempt n must lie in, computed with exact
+// arithmetic independently of fsm.Policy: min(cap, initial*multiplier^(n-1)) scaled by
+// [1-J, 1+J] and capped again, widened by one nanosecond each side for rounding.
+func Band(p *fsm.Policy, n int) (lo, hi time.Duration) {
+	limit := p.MaxDelay
+	if limit == 0 {
+		limit = fsm.DelayCeiling
+	}
+	mult := p.BackoffMultiplier
+	if mult == 0 {
+		mult = fsm.DefaultBackoffMultiplier
+	}
+	base := new(big.Float).SetInt64(int64(p.InitialDelay))
+	capF := new(big.Float).SetInt64(int64(limit))
+	m := new(big.Float).SetFloat64(mult)
+	for i := 1; i < n && base.Cmp(capF) < 0; i++ {
+		base.Mul(base, m)
+	}
+	if base.Cmp(capF) > 0 {
+		base = capF
+	}
+	b, _ := base.Float64()
+	l := math.Min(b*(1-p.JitterRatio), float64(limit))
+	h := math.Min(b*(1+p.JitterRatio), float64(limit))
+	lo, hi = time.Duration(l)-1, time.Duration(h)+1
+	if lo < 0 {
+		lo = 0
+	}
+	return lo, hi
+}
+
+// noPolicyWait is the spec's wait after n failed attempts without a policy.
+func noPolicyWait(n int) time.Duration {
+	d := 250 * time.Millisecond
+	for i := 1; i < n && d < 5*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Second)
+}

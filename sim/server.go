@@ -1,0 +1,184 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/node"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+)
+
+// server is a simulated node in the world: the node (sim/node), the world it calls back through
+// node.Env, and the fault state the world keeps for it.
+type server struct {
+	*node.Node
+	w *world
+	// loseFault is a node-targeted lose-reply fault waiting for the next application command.
+	loseFault *faultState
+}
+
+var _ node.Env = (*server)(nil)
+
+func newServer(w *world, spec scenario.NodeSpec) *server {
+	s := &server{w: w}
+	s.Node = node.New(spec.ID, spec.Password, s, &w.nodePlants)
+	return s
+}
+
+// serverByHost returns the server an endpoint's host names, or nil.
+func (w *world) serverByHost(host string) *server {
+	for _, s := range w.nodes {
+		if s.ID() == host {
+			return s
+		}
+	}
+	return nil
+}
+
+// conns returns the node's open connections, in accept order.
+func (s *server) conns() []*simConn {
+	out := make([]*simConn, 0, len(s.Conns()))
+	for _, c := range s.Conns() {
+		out = append(out, c.Link().(*simConn))
+	}
+	return out
+}
+
+// funcAction runs a function from a scheduler event (node.Env.After).
+type funcAction func() bool
+
+func (f funcAction) Run(uint64) bool { return f() }
+
+// Now implements node.Env.
+func (s *server) Now() time.Duration { return s.w.k.now }
+
+// After implements node.Env.
+func (s *server) After(d time.Duration, fn func() bool) { s.w.k.after(d, funcAction(fn), 0) }
+
+// HandshakeError implements node.Env: the reply of a handshake_error fault on the node.
+func (s *server) HandshakeError() (string, bool) {
+	for _, fs := range s.w.active {
+		if fs.kind == "handshake_error" && fs.node == s {
+			return fs.reply, true
+		}
+	}
+	return "", false
+}
+
+// SubscribeRefusal implements node.Env: the reply of a subscribe_error fault on the node that
+// refuses kind.
+func (s *server) SubscribeRefusal(kind fsm.TopicKind) (string, bool) {
+	for _, fs := range s.w.active {
+		if fs.kind == "subscribe_error" && fs.node == s && fs.f.SubscribeError.Refuses(kind) {
+			return fs.reply, true
+		}
+	}
+	return "", false
+}
+
+// Applied implements node.Env: the apply log, and its trace line.
+func (s *server) Applied(c *node.Conn, id uint64, name string, afterHandshake bool) {
+	w := s.w
+	w.res.Applies = append(w.res.Applies, record.Apply{Node: s.ID(), CmdID: id, Name: name, Conn: c.ID(), At: w.k.now, AfterHandshake: afterHandshake})
+	b := w.tr.Begin("apply")
+	b = b.Str("node", s.ID())
+	b = b.Uint("conn", uint64(c.ID()))
+	b = b.Uint("id", id)
+	b = b.Word(name)
+	if !afterHandshake {
+		b = b.Word("before-handshake")
+	}
+	w.tr.End(b)
+}
+
+// Served implements node.Env.
+func (s *server) Served(c *node.Conn, id uint64, reply []byte) {
+	s.w.recordReply(&s.w.res.Served, id, c.ID(), reply)
+}
+
+// Published implements node.Env: the pub/sub records, and a trace line.
+func (s *server) Published(shard bool, channel, payload string, conns []fsm.ConnID) {
+	w := s.w
+	if w.ps == nil {
+		return
+	}
+	w.ps.rec.Published = append(w.ps.rec.Published, record.Published{At: w.k.now, Node: s.ID(), Shard: shard, Channel: channel,
+		Payload: payload, Conns: conns})
+	w.tr.End(w.tr.Begin("pubsub published").Str("node", s.ID()).Quoted("channel", channel).
+		Quoted("payload", payload).Int("receivers", len(conns)))
+}
+
+// Acked implements node.Env: the pub/sub records.
+func (s *server) Acked(c *node.Conn, t fsm.Topic, unsubscribe bool) {
+	w := s.w
+	if w.ps == nil {
+		return
+	}
+	w.ps.rec.ServerAcks = append(w.ps.rec.ServerAcks, record.ServerAck{At: w.k.now, Node: s.ID(), Conn: c.ID(), Topic: t, Unsubscribe: unsubscribe})
+}
+
+// Planted implements node.Env.
+func (s *server) Planted(name string, id uint64) { s.w.tr.Plant(name, id) }
+
+// The node side of a simulated connection: simConn is the node's Link.
+
+var _ node.Link = (*simConn)(nil)
+
+// Inbound implements node.Link: the bytes the up pipe delivered and the node has not parsed.
+func (c *simConn) Inbound() ([]byte, uint64) {
+	p := &c.up
+	return p.data[p.rd:p.ready], p.base + uint64(p.rd)
+}
+
+// Consume implements node.Link.
+func (c *simConn) Consume(n int) {
+	p := &c.up
+	if p.dead {
+		return
+	}
+	p.rd += n
+	p.compact()
+}
+
+// Write implements node.Link.
+func (c *simConn) Write(b []byte) { c.down.write(b) }
+
+// LosesReply implements node.Link: a lose-reply fault armed on the connection or its node.
+func (c *simConn) LosesReply() bool { return c.loseFault != nil || c.node.loseFault != nil }
+
+// LoseReply implements node.Link: the fault ends, and the node side closes with a reset that
+// arrives after the replies already in flight.
+func (c *simConn) LoseReply() {
+	fs := c.loseFault
+	if fs == nil {
+		fs = c.node.loseFault
+		c.node.loseFault = nil
+	}
+	c.loseFault = nil
+	fs.finish()
+	w := c.w
+	w.tr.End(w.tr.Begin("conn reset").Uint("conn", uint64(c.id)).Str("reason", "lose-reply"))
+	c.up.kill()
+	if !c.clientClosed {
+		c.down.commit(ctlRST)
+	}
+	c.node.Remove(&c.srv)
+}
+
+// Hangup implements node.Link: the node side closes in order, the replies written so far, then
+// EOF.
+func (c *simConn) Hangup() {
+	c.up.kill()
+	if !c.clientClosed {
+		c.down.commit(ctlEOF)
+	}
+	c.node.Remove(&c.srv)
+}
+
+// Detached implements node.Link: the faults armed on the connection wait for their target's
+// next one, and the connection is forgotten once its client side is closed too.
+func (c *simConn) Detached() {
+	c.w.releaseArms(c)
+	c.maybeFinished()
+}

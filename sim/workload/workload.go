@@ -1,0 +1,52 @@
+// Package workload is the simulated application: the logical callers that issue commands through
+// the client's shared connections (callers.go), the renters of dedicated connections for blocking
+// pops, pushes and transactions (renters.go), and the subscribers and publisher of pub/sub
+// (pubsub.go). Each uses the client (engine.Engine) as a service does, follows the engine's
+// caller protocol when it stops waiting, draws from its own random stream, and records what it
+// saw (sim/record) for the checkers.
+//
+// The workload runs on the simulator's scheduler (Scheduler) and writes to the run's trace; the
+// runner (package sim) gives it both through Env.
+package workload
+
+import (
+	"time"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+	"github.com/respire-go/respire/sim/trace"
+)
+
+// Actor is something the scheduler runs at a virtual time. arg is the value given when the
+// event was scheduled, so that one actor can receive several kinds of events without a closure
+// per event. Run reports whether the event did anything (a stale event does not).
+type Actor interface {
+	Run(arg uint64) bool
+}
+
+// Scheduler is the simulator's virtual clock and event heap.
+type Scheduler interface {
+	// Now returns the virtual time.
+	Now() time.Duration
+	// Schedule runs a.Run(arg) at time at (not before now).
+	Schedule(at time.Duration, a Actor, arg uint64)
+	// After runs a.Run(arg) after d.
+	After(d time.Duration, a Actor, arg uint64)
+}
+
+// Env is what the workload runs with.
+type Env struct {
+	// Scenario is the resolved scenario, whose workload section the workload follows.
+	Scenario *scenario.Scenario
+	// Seed is the run's seed: each caller, renter and publisher draws from its own stream of it.
+	Seed uint64
+	// Sched schedules the workload's events.
+	Sched Scheduler
+	// Trace is the run's trace.
+	Trace *trace.Tracer
+	// Result receives the operations and what the subscribers received.
+	Result *record.Result
+	// Engine is the client under test.
+	Engine *engine.Engine
+}
