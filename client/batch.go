@@ -50,6 +50,11 @@ type Batch struct {
 	cmds   []*engine.Command
 	marks  []bool
 	stages []Stage
+	// alt is the second buffer of prepare, which rewrites the frames in a namespace.
+	alt []byte
+	// ns is the namespace of the run in progress (nil: none); the entries' keys fields say
+	// where their replies hold keys.
+	ns *namespace
 }
 
 // MaxBatchLen bounds the commands of one Batch (a pipeline or a transaction): queueing more
@@ -68,6 +73,8 @@ type batchEntry struct {
 	shape      engine.Shape
 	block      bool
 	out        settler
+	// keys says where the reply holds keys, once prepare applied a key prefix.
+	keys replyKeys
 }
 
 // settler receives an entry's outcome.
@@ -313,8 +320,43 @@ func (b *Batch) calls(c *Client, mode batchMode) []*call {
 	return cls
 }
 
+// prepare rewrites the queued frames for the run, before anything is sent: in the namespace ns
+// (every key prefixed: prefix.go). A command the namespace cannot be applied to fails the
+// batch.
+func (b *Batch) prepare(ns *namespace) error {
+	b.ns = ns
+	if ns == nil {
+		return nil
+	}
+	out := b.alt[:0]
+	for i := range b.ents {
+		ent := &b.ents[i]
+		start := len(out)
+		var err error
+		out, ent.keys, err = ns.rewrite(out, b.buf[ent.start:ent.end], ent.info, ent.name)
+		if err != nil {
+			b.alt = out
+			return err
+		}
+		ent.start, ent.end = start, len(out)
+	}
+	b.buf, b.alt = out, b.buf[:0]
+	return nil
+}
+
+// reply returns the reply of entry i as its future decodes it: with the key prefix removed
+// from the keys it holds.
+func (b *Batch) reply(i int, v *resp.Value) *resp.Value {
+	if k := b.ents[i].keys; k != replyNoKeys && !v.IsError() {
+		stripped := b.ns.strip(v, k)
+		return &stripped
+	}
+	return v
+}
+
 // done empties the batch after a run, keeping its memory.
 func (b *Batch) done() {
+	b.ns = nil
 	clear(b.cls)
 	b.cls = b.cls[:0]
 	clear(b.cmds)
@@ -324,8 +366,17 @@ func (b *Batch) done() {
 
 // runBatch implements executor: the batch goes to one shared connection as one group.
 func (c *Client) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
+	return c.runBatchIn(ctx, b, mode, c.ns)
+}
+
+// runBatchIn implements baseExecutor.
+func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *namespace) error {
 	defer b.done()
 	if err := b.check(c, true, mode); err != nil {
+		b.failAll(err)
+		return err
+	}
+	if err := b.prepare(ns); err != nil {
 		b.failAll(err)
 		return err
 	}
@@ -458,7 +509,7 @@ func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut 
 			case cl.cmd.Err != nil:
 				out.fail(c.commandFailure(&cl.cmd))
 			default:
-				out.settle(&cl.cmd.Reply, cl.cmd.Name, c.ep)
+				out.settle(b.reply(i, &cl.cmd.Reply), cl.cmd.Name, c.ep)
 			}
 			note(b.ents[i].outErr())
 		}
@@ -525,9 +576,10 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 	var e resp.Value // one variable for every element: settle takes its address
 	for i, x := range v.All() {
 		e = x
-		b.ents[i].out.settle(&e, b.ents[i].name, c.ep)
+		r := b.reply(i, &e)
+		b.ents[i].out.settle(r, b.ents[i].name, c.ep)
 		if raw != nil {
-			(*raw)[i] = e.Clone()
+			(*raw)[i] = r.Clone()
 		}
 		if err := b.ents[i].outErr(); first == nil {
 			first = err
@@ -539,13 +591,22 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 // runBatch implements executor: the batch goes to the dedicated connection, which is the
 // caller's alone.
 func (d *DedicatedConn) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
-	return d.runBatchRaw(ctx, b, mode, nil)
+	return d.runBatchRaw(ctx, b, mode, nil, d.c.ns)
 }
 
-func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMode, raw *[]resp.Value) error {
+// runBatchIn implements baseExecutor.
+func (d *DedicatedConn) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *namespace) error {
+	return d.runBatchRaw(ctx, b, mode, nil, ns)
+}
+
+func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMode, raw *[]resp.Value, ns *namespace) error {
 	defer b.done()
 	c := d.c
 	if err := b.check(c, false, mode); err != nil {
+		b.failAll(err)
+		return err
+	}
+	if err := b.prepare(ns); err != nil {
 		b.failAll(err)
 		return err
 	}
