@@ -55,6 +55,9 @@ type Batch struct {
 	// ns is the namespace of the run in progress (nil: none); the entries' keys fields say
 	// where their replies hold keys.
 	ns *namespace
+	// withScripts: some entries run scripts (RunScript); scripts is prepare's scratch list.
+	withScripts bool
+	scripts     []*Script
 }
 
 // MaxBatchLen bounds the commands of one Batch (a pipeline or a transaction): queueing more
@@ -75,6 +78,8 @@ type batchEntry struct {
 	out        settler
 	// keys says where the reply holds keys, once prepare applied a key prefix.
 	keys replyKeys
+	// script is the script of a RunScript entry (an EVALSHA frame), nil otherwise.
+	script *Script
 }
 
 // settler receives an entry's outcome.
@@ -137,6 +142,7 @@ func (b *Batch) Reset() {
 	clear(b.ents)
 	b.ents = b.ents[:0]
 	b.err = nil
+	b.withScripts = false
 }
 
 // bound fails an encoded command that would take the batch beyond MaxBatchLen.
@@ -320,11 +326,16 @@ func (b *Batch) calls(c *Client, mode batchMode) []*call {
 	return cls
 }
 
-// prepare rewrites the queued frames for the run, before anything is sent: in the namespace ns
-// (every key prefixed: prefix.go). A command the namespace cannot be applied to fails the
+// prepare rewrites the queued frames for the run, before anything is sent: the first entry of
+// each script becomes an EVAL that loads it (script.go), and every frame goes in the namespace
+// ns (every key prefixed: prefix.go). A command the namespace cannot be applied to fails the
 // batch.
 func (b *Batch) prepare(ns *namespace) error {
 	b.ns = ns
+	if b.withScripts {
+		b.alt = b.loadScripts(b.alt[:0])
+		b.buf, b.alt = b.alt, b.buf[:0]
+	}
 	if ns == nil {
 		return nil
 	}

@@ -3,9 +3,11 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -356,5 +358,23 @@ func TestPubSubPrefix(t *testing.T) {
 				t.Fatalf("shard message %+v %v", m, err)
 			}
 		})
+	}
+}
+
+// TestViewPrintsNoSecret: a View prints its prefix and endpoint, never its client's password.
+func TestViewPrintsNoSecret(t *testing.T) {
+	c, err := client.Create(client.Options{Endpoints: []client.Endpoint{{Host: "cache", Port: 6379}}, Password: "pw-Echo-1175", KeyPrefix: "app:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v := c.WithKeyPrefix("t1:")
+	for _, out := range []string{fmt.Sprint(v), fmt.Sprintf("%+v", v), fmt.Sprintf("%#v", v), fmt.Sprint(*v)} {
+		if strings.Contains(out, "pw-Echo") {
+			t.Fatalf("printed %q", out)
+		}
+	}
+	if got := fmt.Sprint(v); got != `client.View{KeyPrefix: "app:t1:", Endpoint: cache:6379}` {
+		t.Fatalf("printed %q", got)
 	}
 }

@@ -2,6 +2,9 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
 
 	"github.com/respire-go/respire/netio/resp"
 )
@@ -85,3 +88,21 @@ func (x *viewExec) pin(ctx context.Context) (executor, func(), error) {
 	}
 	return &viewExec{base: p.(baseExecutor), ns: x.ns}, release, nil
 }
+
+// String describes the view: its whole key prefix and its client's endpoint, never the client's
+// secrets.
+func (v *View) String() string {
+	if v == nil {
+		return "client.View(nil)"
+	}
+	return "client.View{KeyPrefix: " + strconv.Quote(v.KeyPrefix()) + ", Endpoint: " + v.c.ep.String() + "}"
+}
+
+// GoString makes %#v print the description too.
+func (v *View) GoString() string { return v.String() }
+
+// Format makes every fmt verb print the description.
+func (v *View) Format(s fmt.State, verb rune) { formatRedacted(s, verb, v.String()) }
+
+// LogValue makes slog log the description.
+func (v *View) LogValue() slog.Value { return slog.StringValue(v.String()) }
