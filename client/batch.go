@@ -58,6 +58,38 @@ type Batch struct {
 	// withScripts: some entries run scripts (RunScript); scripts is prepare's scratch list.
 	withScripts bool
 	scripts     []*Script
+	// slabs holds, per result type, a block of futures not handed out yet (newFuture).
+	slabs []any
+}
+
+// futureSlab is a block of futures of one result type, handed out one by one: a batch of n
+// commands allocates about n/futureSlabLen blocks instead of n futures. A block stays in memory
+// while the application keeps any of its futures.
+type futureSlab[T any] struct{ free []Future[T] }
+
+// futureSlabLen is the number of futures allocated at once.
+const futureSlabLen = 32
+
+// newFuture returns a future of the batch, taken from the block of its type.
+func newFuture[T any](b *Batch, dec func(*resp.Value) (T, error)) *Future[T] {
+	var sl *futureSlab[T]
+	for _, s := range b.slabs {
+		if s, ok := s.(*futureSlab[T]); ok {
+			sl = s
+			break
+		}
+	}
+	if sl == nil {
+		sl = &futureSlab[T]{}
+		b.slabs = append(b.slabs, sl)
+	}
+	if len(sl.free) == 0 {
+		sl.free = make([]Future[T], futureSlabLen)
+	}
+	f := &sl.free[0]
+	sl.free = sl.free[1:]
+	f.dec = dec
+	return f
 }
 
 // MaxBatchLen bounds the commands of one Batch (a pipeline or a transaction): queueing more
@@ -157,7 +189,7 @@ func (b *Batch) encoder() enc { return enc{buf: &b.buf} }
 
 // queue adds an encoded command whose reply dec decodes and returns its future.
 func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T] {
-	f := &Future[T]{dec: dec}
+	f := newFuture(b, dec)
 	b.bound(e)
 	if e.err != nil {
 		b.buf = b.buf[:e.start]
@@ -178,7 +210,7 @@ func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T]
 // is returned as it is, owning its memory. What may run where is decided when the batch runs:
 // see Commands.Pipeline and Commands.Atomic.
 func (b *Batch) Do(args ...any) *Future[resp.Value] {
-	f := &Future[resp.Value]{dec: decValue}
+	f := newFuture(b, decValue)
 	start := len(b.buf)
 	info, name, err := appendRaw(&b.buf, args)
 	if err == nil && len(b.ents) >= MaxBatchLen {
@@ -426,9 +458,14 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 	return b.settle(c, cls, from, ctxErr, timedOut, mode, nil)
 }
 
-// awaitCalls waits for the calls in order, within budget (zero: none) and ctx. It returns
-// len(cls) when all completed, or the index of the first call still pending and what
-// interrupted the wait.
+// awaitCalls waits for the calls, within budget (zero: none) and ctx. It returns len(cls) when
+// all completed, or the index of the first call still pending and what interrupted the wait;
+// the done signal of every call before that index has been taken.
+//
+// The calls of a group share one connection, which completes them in order, so the last one
+// completes last: the wait starts with it, and the caller wakes once per batch rather than once
+// per reply. The others are then taken in order; in the normal case they are all signalled
+// already.
 func awaitCalls(ctx context.Context, cls []*call, budget time.Duration) (from int, ctxErr error, timedOut bool) {
 	var timeout <-chan time.Time
 	if budget > 0 {
@@ -436,16 +473,39 @@ func awaitCalls(ctx context.Context, cls []*call, budget time.Duration) (from in
 		defer t.Stop()
 		timeout = t.C
 	}
-	for i, cl := range cls {
+	last := len(cls) - 1
+	select {
+	case <-cls[last].done:
+	case <-ctx.Done():
+		return firstPending(cls, last+1), ctx.Err(), false
+	case <-timeout:
+		return firstPending(cls, last+1), nil, true
+	}
+	for i, cl := range cls[:last] {
 		select {
 		case <-cl.done:
 		case <-ctx.Done():
+			cls[last].done <- struct{}{} // give the last call's signal back: it is taken later
 			return i, ctx.Err(), false
 		case <-timeout:
+			cls[last].done <- struct{}{}
 			return i, nil, true
 		}
 	}
 	return len(cls), nil, false
+}
+
+// firstPending takes, in order, the done signals of the calls among cls[:n] that have already
+// completed, and returns the index of the first one that has not (n when all have).
+func firstPending(cls []*call, n int) int {
+	for i, cl := range cls[:n] {
+		select {
+		case <-cl.done:
+		default:
+			return i
+		}
+	}
+	return n
 }
 
 // failAll records err as the outcome of every entry (nothing was sent).
