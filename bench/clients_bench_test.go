@@ -23,7 +23,11 @@ const (
 	keyCount   = 4096 // distinct keys; every GET hits
 	keyBytes   = 16
 	valueBytes = 64
-	multiKeys  = 10 // keys of one MGET or MSET
+	multiKeys  = 10  // keys of one MGET or MSET
+	batchLen   = 100 // commands of one batch (pipeline)
+	setCount   = 256 // sorted sets and hashes read by ZRANGE and HGETALL, and written by ZADD and HSET
+	setMembers = 10  // members of each sorted set read, fields of each hash read
+	writeSpan  = 16  // distinct members (fields) each ZADD (HSET) key cycles through
 )
 
 // keys are keyCount distinct 16-byte keys; value is the 64-byte value every SET writes.
@@ -60,7 +64,50 @@ type target interface {
 	mget(ctx context.Context, a *multiArgs) error
 	mset(ctx context.Context, a *multiArgs) error
 	incr(ctx context.Context, key string) error
+	zadd(ctx context.Context, key, member string, score float64) error
+	zrange(ctx context.Context, key string) error // ZRANGE key 0 -1 WITHSCORES: setMembers members
+	hset(ctx context.Context, key, field, value string) error
+	hgetall(ctx context.Context, key string) error // setMembers fields
+	// batcher returns one caller's batch runner: its own reusable storage, as each client's
+	// users would keep it.
+	batcher() batcher
 	close()
+}
+
+// batcher runs batchLen commands in one pipeline and checks every reply.
+type batcher interface {
+	getAll(ctx context.Context, keys []string) error
+	setAll(ctx context.Context, keys []string, value string) error
+}
+
+// Keys of the sorted set and hash workloads: zKeys and hKeys are read (seeded with setMembers
+// members or fields each), zwKeys and hwKeys written.
+var (
+	zKeys, zwKeys, hKeys, hwKeys = makeSetKeys("z"), makeSetKeys("zw"), makeSetKeys("h"), makeSetKeys("hw")
+	members                      = makeMembers()
+)
+
+func makeSetKeys(kind string) []string {
+	out := make([]string, setCount)
+	for i := range out {
+		out[i] = fmt.Sprintf("bench:%s:%04d", kind, i)
+	}
+	return out
+}
+
+func makeMembers() []string {
+	out := make([]string, writeSpan)
+	for i := range out {
+		out[i] = fmt.Sprintf("member:%02d", i)
+	}
+	return out
+}
+
+func checkLen(what string, got, want int) error {
+	if got != want {
+		return fmt.Errorf("%s returned %d elements, want %d", what, got, want)
+	}
+	return nil
 }
 
 // multiArgs are the arguments of one MGET or MSET, in the form each client takes them.
@@ -139,6 +186,78 @@ func (t respireTarget) incr(ctx context.Context, key string) error {
 	return err
 }
 
+func (t respireTarget) zadd(ctx context.Context, key, member string, score float64) error {
+	_, err := t.c.ZAdd(ctx, key, client.ZMember{Member: member, Score: score})
+	return err
+}
+
+func (t respireTarget) zrange(ctx context.Context, key string) error {
+	ms, err := t.c.ZRangeWithScores(ctx, key, 0, -1)
+	if err != nil {
+		return err
+	}
+	return checkLen("ZRANGE", len(ms), setMembers)
+}
+
+func (t respireTarget) hset(ctx context.Context, key, field, value string) error {
+	_, err := t.c.HSet(ctx, key, field, value)
+	return err
+}
+
+func (t respireTarget) hgetall(ctx context.Context, key string) error {
+	m, err := t.c.HGetAll(ctx, key)
+	if err != nil {
+		return err
+	}
+	return checkLen("HGETALL", len(m), setMembers)
+}
+
+func (t respireTarget) batcher() batcher { return &respireBatcher{c: t.c} }
+
+// respireBatcher keeps one Batch and its futures' slices for reuse.
+type respireBatcher struct {
+	c    *client.Client
+	b    client.Batch
+	gets []*client.Future[client.Optional[string]]
+	sets []*client.Future[client.None]
+}
+
+func (r *respireBatcher) getAll(ctx context.Context, keys []string) error {
+	r.gets = r.gets[:0]
+	for _, k := range keys {
+		r.gets = append(r.gets, r.b.Get(k))
+	}
+	if err := r.c.Pipeline(ctx, &r.b); err != nil {
+		return err
+	}
+	for _, f := range r.gets {
+		v, err := f.Result()
+		if err != nil {
+			return err
+		}
+		if err := checkValue(v.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *respireBatcher) setAll(ctx context.Context, keys []string, value string) error {
+	r.sets = r.sets[:0]
+	for _, k := range keys {
+		r.sets = append(r.sets, r.b.Set(k, value))
+	}
+	if err := r.c.Pipeline(ctx, &r.b); err != nil {
+		return err
+	}
+	for _, f := range r.sets {
+		if err := f.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t respireTarget) close() { _ = t.c.Close() }
 
 // goredisTarget is go-redis v9 with default options.
@@ -179,6 +298,68 @@ func (t goredisTarget) mset(ctx context.Context, a *multiArgs) error {
 
 func (t goredisTarget) incr(ctx context.Context, key string) error {
 	return t.c.Incr(ctx, key).Err()
+}
+
+func (t goredisTarget) zadd(ctx context.Context, key, member string, score float64) error {
+	return t.c.ZAdd(ctx, key, goredis.Z{Score: score, Member: member}).Err()
+}
+
+func (t goredisTarget) zrange(ctx context.Context, key string) error {
+	ms, err := t.c.ZRangeWithScores(ctx, key, 0, -1).Result()
+	if err != nil {
+		return err
+	}
+	return checkLen("ZRANGE", len(ms), setMembers)
+}
+
+func (t goredisTarget) hset(ctx context.Context, key, field, value string) error {
+	return t.c.HSet(ctx, key, field, value).Err()
+}
+
+func (t goredisTarget) hgetall(ctx context.Context, key string) error {
+	m, err := t.c.HGetAll(ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	return checkLen("HGETALL", len(m), setMembers)
+}
+
+func (t goredisTarget) batcher() batcher { return &goredisBatcher{c: t.c} }
+
+// goredisBatcher runs batches with Pipelined, keeping its command slices for reuse.
+type goredisBatcher struct {
+	c    *goredis.Client
+	gets []*goredis.StringCmd
+	sets []*goredis.StatusCmd
+}
+
+func (r *goredisBatcher) getAll(ctx context.Context, keys []string) error {
+	r.gets = r.gets[:0]
+	if _, err := r.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, k := range keys {
+			r.gets = append(r.gets, p.Get(ctx, k))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, cmd := range r.gets {
+		if err := checkValue(cmd.Val()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *goredisBatcher) setAll(ctx context.Context, keys []string, value string) error {
+	r.sets = r.sets[:0]
+	_, err := r.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, k := range keys {
+			r.sets = append(r.sets, p.Set(ctx, k, value, 0))
+		}
+		return nil
+	})
+	return err
 }
 
 func (t goredisTarget) close() { _ = t.c.Close() }
@@ -226,6 +407,68 @@ func (t rueidisTarget) incr(ctx context.Context, key string) error {
 	return t.c.Do(ctx, t.c.B().Incr().Key(key).Build()).Error()
 }
 
+func (t rueidisTarget) zadd(ctx context.Context, key, member string, score float64) error {
+	return t.c.Do(ctx, t.c.B().Zadd().Key(key).ScoreMember().ScoreMember(score, member).Build()).Error()
+}
+
+func (t rueidisTarget) zrange(ctx context.Context, key string) error {
+	ms, err := t.c.Do(ctx, t.c.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
+	if err != nil {
+		return err
+	}
+	return checkLen("ZRANGE", len(ms), setMembers)
+}
+
+func (t rueidisTarget) hset(ctx context.Context, key, field, value string) error {
+	return t.c.Do(ctx, t.c.B().Hset().Key(key).FieldValue().FieldValue(field, value).Build()).Error()
+}
+
+func (t rueidisTarget) hgetall(ctx context.Context, key string) error {
+	m, err := t.c.Do(ctx, t.c.B().Hgetall().Key(key).Build()).AsStrMap()
+	if err != nil {
+		return err
+	}
+	return checkLen("HGETALL", len(m), setMembers)
+}
+
+func (t rueidisTarget) batcher() batcher { return &rueidisBatcher{c: t.c} }
+
+// rueidisBatcher runs batches with DoMulti, keeping its command slice for reuse.
+type rueidisBatcher struct {
+	c    rueidis.Client
+	cmds rueidis.Commands
+}
+
+func (r *rueidisBatcher) getAll(ctx context.Context, keys []string) error {
+	r.cmds = r.cmds[:0]
+	for _, k := range keys {
+		r.cmds = append(r.cmds, r.c.B().Get().Key(k).Build())
+	}
+	for _, res := range r.c.DoMulti(ctx, r.cmds...) {
+		v, err := res.ToString()
+		if err != nil {
+			return err
+		}
+		if err := checkValue(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *rueidisBatcher) setAll(ctx context.Context, keys []string, value string) error {
+	r.cmds = r.cmds[:0]
+	for _, k := range keys {
+		r.cmds = append(r.cmds, r.c.B().Set().Key(k).Value(value).Build())
+	}
+	for _, res := range r.c.DoMulti(ctx, r.cmds...) {
+		if err := res.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t rueidisTarget) close() { t.c.Close() }
 
 // clientKinds are the clients compared, respire first: benchstat -col /client takes the first
@@ -269,6 +512,16 @@ func openAll(b *testing.B) []target {
 		for _, k := range keys {
 			if err = out[0].set(ctx, k, value); err != nil {
 				return
+			}
+		}
+		for i := range setCount {
+			for m := range setMembers {
+				if err = out[0].zadd(ctx, zKeys[i], members[m], float64(m)); err != nil {
+					return
+				}
+				if err = out[0].hset(ctx, hKeys[i], members[m], value); err != nil {
+					return
+				}
 			}
 		}
 	})
@@ -380,6 +633,52 @@ var workloads = []workload{
 	{"INCR", []int{1, 64}, func(t target, caller int) func() error {
 		ctx, key := context.Background(), counters[caller%len(counters)]
 		return func() error { return t.incr(ctx, key) }
+	}},
+	// A batch of batchLen GETs (SETs) in one pipeline: respire's Pipeline, rueidis's DoMulti,
+	// go-redis's Pipelined. One op is one whole batch.
+	{"BATCHGET100", []int{1, 64}, func(t target, caller int) func() error {
+		ctx, b, i := context.Background(), t.batcher(), caller*97
+		return func() error {
+			i++
+			first := (i * batchLen) % (keyCount - batchLen)
+			return b.getAll(ctx, keys[first:first+batchLen])
+		}
+	}},
+	{"BATCHSET100", []int{1, 64}, func(t target, caller int) func() error {
+		ctx, b, i := context.Background(), t.batcher(), caller*97
+		return func() error {
+			i++
+			first := (i * batchLen) % (keyCount - batchLen)
+			return b.setAll(ctx, keys[first:first+batchLen], value)
+		}
+	}},
+	{"ZADD", []int{64}, func(t target, caller int) func() error {
+		ctx, key, i := context.Background(), zwKeys[caller%setCount], 0
+		return func() error {
+			i++
+			return t.zadd(ctx, key, members[i%writeSpan], float64(i))
+		}
+	}},
+	{"ZRANGE", []int{64}, func(t target, caller int) func() error {
+		ctx, i := context.Background(), caller
+		return func() error {
+			i++
+			return t.zrange(ctx, zKeys[i%setCount])
+		}
+	}},
+	{"HSET", []int{64}, func(t target, caller int) func() error {
+		ctx, key, i := context.Background(), hwKeys[caller%setCount], 0
+		return func() error {
+			i++
+			return t.hset(ctx, key, members[i%writeSpan], value)
+		}
+	}},
+	{"HGETALL", []int{64}, func(t target, caller int) func() error {
+		ctx, i := context.Background(), caller
+		return func() error {
+			i++
+			return t.hgetall(ctx, hKeys[i%setCount])
+		}
 	}},
 }
 

@@ -50,6 +50,46 @@ type Batch struct {
 	cmds   []*engine.Command
 	marks  []bool
 	stages []Stage
+	// alt is the second buffer of prepare, which rewrites the frames in a namespace.
+	alt []byte
+	// ns is the namespace of the run in progress (nil: none); the entries' keys fields say
+	// where their replies hold keys.
+	ns *namespace
+	// withScripts: some entries run scripts (RunScript); scripts is prepare's scratch list.
+	withScripts bool
+	scripts     []*Script
+	// slabs holds, per result type, a block of futures not handed out yet (newFuture).
+	slabs []any
+}
+
+// futureSlab is a block of futures of one result type, handed out one by one: a batch of n
+// commands allocates about n/futureSlabLen blocks instead of n futures. A block stays in memory
+// while the application keeps any of its futures.
+type futureSlab[T any] struct{ free []Future[T] }
+
+// futureSlabLen is the number of futures allocated at once.
+const futureSlabLen = 32
+
+// newFuture returns a future of the batch, taken from the block of its type.
+func newFuture[T any](b *Batch, dec func(*resp.Value) (T, error)) *Future[T] {
+	var sl *futureSlab[T]
+	for _, s := range b.slabs {
+		if s, ok := s.(*futureSlab[T]); ok {
+			sl = s
+			break
+		}
+	}
+	if sl == nil {
+		sl = &futureSlab[T]{}
+		b.slabs = append(b.slabs, sl)
+	}
+	if len(sl.free) == 0 {
+		sl.free = make([]Future[T], futureSlabLen)
+	}
+	f := &sl.free[0]
+	sl.free = sl.free[1:]
+	f.dec = dec
+	return f
 }
 
 // MaxBatchLen bounds the commands of one Batch (a pipeline or a transaction): queueing more
@@ -68,6 +108,10 @@ type batchEntry struct {
 	shape      engine.Shape
 	block      bool
 	out        settler
+	// keys says where the reply holds keys, once prepare applied a key prefix.
+	keys replyKeys
+	// script is the script of a RunScript entry (an EVALSHA frame), nil otherwise.
+	script *Script
 }
 
 // settler receives an entry's outcome.
@@ -130,6 +174,7 @@ func (b *Batch) Reset() {
 	clear(b.ents)
 	b.ents = b.ents[:0]
 	b.err = nil
+	b.withScripts = false
 }
 
 // bound fails an encoded command that would take the batch beyond MaxBatchLen.
@@ -144,7 +189,7 @@ func (b *Batch) encoder() enc { return enc{buf: &b.buf} }
 
 // queue adds an encoded command whose reply dec decodes and returns its future.
 func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T] {
-	f := &Future[T]{dec: dec}
+	f := newFuture(b, dec)
 	b.bound(e)
 	if e.err != nil {
 		b.buf = b.buf[:e.start]
@@ -165,7 +210,7 @@ func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T]
 // is returned as it is, owning its memory. What may run where is decided when the batch runs:
 // see Commands.Pipeline and Commands.Atomic.
 func (b *Batch) Do(args ...any) *Future[resp.Value] {
-	f := &Future[resp.Value]{dec: decValue}
+	f := newFuture(b, decValue)
 	start := len(b.buf)
 	info, name, err := appendRaw(&b.buf, args)
 	if err == nil && len(b.ents) >= MaxBatchLen {
@@ -313,8 +358,48 @@ func (b *Batch) calls(c *Client, mode batchMode) []*call {
 	return cls
 }
 
+// prepare rewrites the queued frames for the run, before anything is sent: the first entry of
+// each script becomes an EVAL that loads it (script.go), and every frame goes in the namespace
+// ns (every key prefixed: prefix.go). A command the namespace cannot be applied to fails the
+// batch.
+func (b *Batch) prepare(ns *namespace) error {
+	b.ns = ns
+	if b.withScripts {
+		b.alt = b.loadScripts(b.alt[:0])
+		b.buf, b.alt = b.alt, b.buf[:0]
+	}
+	if ns == nil {
+		return nil
+	}
+	out := b.alt[:0]
+	for i := range b.ents {
+		ent := &b.ents[i]
+		start := len(out)
+		var err error
+		out, ent.keys, err = ns.rewrite(out, b.buf[ent.start:ent.end], ent.info, ent.name)
+		if err != nil {
+			b.alt = out
+			return err
+		}
+		ent.start, ent.end = start, len(out)
+	}
+	b.buf, b.alt = out, b.buf[:0]
+	return nil
+}
+
+// reply returns the reply of entry i as its future decodes it: with the key prefix removed
+// from the keys it holds.
+func (b *Batch) reply(i int, v *resp.Value) *resp.Value {
+	if k := b.ents[i].keys; k != replyNoKeys && !v.IsError() {
+		stripped := b.ns.strip(v, k)
+		return &stripped
+	}
+	return v
+}
+
 // done empties the batch after a run, keeping its memory.
 func (b *Batch) done() {
+	b.ns = nil
 	clear(b.cls)
 	b.cls = b.cls[:0]
 	clear(b.cmds)
@@ -324,8 +409,17 @@ func (b *Batch) done() {
 
 // runBatch implements executor: the batch goes to one shared connection as one group.
 func (c *Client) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
+	return c.runBatchIn(ctx, b, mode, c.ns)
+}
+
+// runBatchIn implements baseExecutor.
+func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *namespace) error {
 	defer b.done()
 	if err := b.check(c, true, mode); err != nil {
+		b.failAll(err)
+		return err
+	}
+	if err := b.prepare(ns); err != nil {
 		b.failAll(err)
 		return err
 	}
@@ -364,9 +458,14 @@ func (c *Client) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
 	return b.settle(c, cls, from, ctxErr, timedOut, mode, nil)
 }
 
-// awaitCalls waits for the calls in order, within budget (zero: none) and ctx. It returns
-// len(cls) when all completed, or the index of the first call still pending and what
-// interrupted the wait.
+// awaitCalls waits for the calls, within budget (zero: none) and ctx. It returns len(cls) when
+// all completed, or the index of the first call still pending and what interrupted the wait;
+// the done signal of every call before that index has been taken.
+//
+// The calls of a group share one connection, which completes them in order, so the last one
+// completes last: the wait starts with it, and the caller wakes once per batch rather than once
+// per reply. The others are then taken in order; in the normal case they are all signalled
+// already.
 func awaitCalls(ctx context.Context, cls []*call, budget time.Duration) (from int, ctxErr error, timedOut bool) {
 	var timeout <-chan time.Time
 	if budget > 0 {
@@ -374,16 +473,39 @@ func awaitCalls(ctx context.Context, cls []*call, budget time.Duration) (from in
 		defer t.Stop()
 		timeout = t.C
 	}
-	for i, cl := range cls {
+	last := len(cls) - 1
+	select {
+	case <-cls[last].done:
+	case <-ctx.Done():
+		return firstPending(cls, last+1), ctx.Err(), false
+	case <-timeout:
+		return firstPending(cls, last+1), nil, true
+	}
+	for i, cl := range cls[:last] {
 		select {
 		case <-cl.done:
 		case <-ctx.Done():
+			cls[last].done <- struct{}{} // give the last call's signal back: it is taken later
 			return i, ctx.Err(), false
 		case <-timeout:
+			cls[last].done <- struct{}{}
 			return i, nil, true
 		}
 	}
 	return len(cls), nil, false
+}
+
+// firstPending takes, in order, the done signals of the calls among cls[:n] that have already
+// completed, and returns the index of the first one that has not (n when all have).
+func firstPending(cls []*call, n int) int {
+	for i, cl := range cls[:n] {
+		select {
+		case <-cl.done:
+		default:
+			return i
+		}
+	}
+	return n
 }
 
 // failAll records err as the outcome of every entry (nothing was sent).
@@ -458,7 +580,7 @@ func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut 
 			case cl.cmd.Err != nil:
 				out.fail(c.commandFailure(&cl.cmd))
 			default:
-				out.settle(&cl.cmd.Reply, cl.cmd.Name, c.ep)
+				out.settle(b.reply(i, &cl.cmd.Reply), cl.cmd.Name, c.ep)
 			}
 			note(b.ents[i].outErr())
 		}
@@ -525,9 +647,10 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 	var e resp.Value // one variable for every element: settle takes its address
 	for i, x := range v.All() {
 		e = x
-		b.ents[i].out.settle(&e, b.ents[i].name, c.ep)
+		r := b.reply(i, &e)
+		b.ents[i].out.settle(r, b.ents[i].name, c.ep)
 		if raw != nil {
-			(*raw)[i] = e.Clone()
+			(*raw)[i] = r.Clone()
 		}
 		if err := b.ents[i].outErr(); first == nil {
 			first = err
@@ -539,13 +662,22 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 // runBatch implements executor: the batch goes to the dedicated connection, which is the
 // caller's alone.
 func (d *DedicatedConn) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
-	return d.runBatchRaw(ctx, b, mode, nil)
+	return d.runBatchRaw(ctx, b, mode, nil, d.c.ns)
 }
 
-func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMode, raw *[]resp.Value) error {
+// runBatchIn implements baseExecutor.
+func (d *DedicatedConn) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *namespace) error {
+	return d.runBatchRaw(ctx, b, mode, nil, ns)
+}
+
+func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMode, raw *[]resp.Value, ns *namespace) error {
 	defer b.done()
 	c := d.c
 	if err := b.check(c, false, mode); err != nil {
+		b.failAll(err)
+		return err
+	}
+	if err := b.prepare(ns); err != nil {
 		b.failAll(err)
 		return err
 	}

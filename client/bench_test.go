@@ -78,7 +78,8 @@ func BenchmarkDo(b *testing.B) {
 }
 
 // BenchmarkBatch measures explicit batches of 100 commands on a shared connection, reusing
-// the Batch: one op is one batch of 100 (per-command futures are the allocations left).
+// the Batch: one op is one batch of 100 (futures come in blocks of 32; values are the
+// allocations left).
 func BenchmarkBatch(b *testing.B) {
 	c := benchClient(b)
 	ctx := context.Background()

@@ -218,8 +218,9 @@ func (d *DedicatedConn) unblock(cls []*call, from int) (ok bool, pending int) {
 
 // doDedicated runs a raw blocking call, already encoded and classified, on a rented dedicated
 // connection (Client.Do routes blocking commands here so that they never hold up a multiplexed
-// connection).
-func (c *Client) doDedicated(ctx context.Context, cl *call, info *command.Info) (out resp.Value, err error) {
+// connection). The call's frame is already in the namespace ns; rk says where its reply holds
+// keys.
+func (c *Client) doDedicated(ctx context.Context, cl *call, info *command.Info, ns *namespace, rk replyKeys) (out resp.Value, err error) {
 	sent := false
 	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
 		sent = true
@@ -229,5 +230,5 @@ func (c *Client) doDedicated(ctx context.Context, cl *call, info *command.Info) 
 	if !sent {
 		c.putCall(cl) // the rent failed: the call never reached a connection
 	}
-	return out, err
+	return stripOwned(ns, out, rk), err
 }

@@ -34,6 +34,8 @@ type Client struct {
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	pubsub     *pubsubState
+	// ns applies Options.KeyPrefix and Options.PubSubPrefix (prefix.go); nil when both are empty.
+	ns *namespace
 	// renewer renews credentials when Options.Credentials notifies changes (credentials.go).
 	renewer *renewer
 	// replayUnknown plants a defect for tests only (export_replay_test.go): a command whose
@@ -74,7 +76,7 @@ func Create(opts Options) (*Client, error) {
 	}
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
-	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
+	c := &Client{opts: o, ep: o.Endpoints[0], ns: newNamespace(o.KeyPrefix, o.PubSubPrefix), pubsub: newPubSubState(&o)}
 	c.Commands = Commands{x: c}
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
@@ -197,6 +199,8 @@ type call struct {
 	// spans and argv locate a raw command's arguments in its frame (raw.go).
 	spans []argSpan
 	argv  [][]byte
+	// alt is the second frame buffer of a call rewritten in a namespace (prefix.go).
+	alt []byte
 	// blocking: the command may wait on the server; it runs on a dedicated connection with
 	// no reply budget.
 	blocking bool
@@ -234,6 +238,9 @@ func ownReply(v *resp.Value) resp.Value {
 func (c *Client) putCall(cl *call) {
 	if cap(cl.cmd.Frame) > maxRetainedFrame {
 		cl.cmd.Frame = nil
+	}
+	if cap(cl.alt) > maxRetainedFrame {
+		cl.alt = nil
 	}
 	cl.cmd.Reply.Reset(maxRetainedReply)
 	if len(cl.argv) > 0 {

@@ -57,7 +57,15 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 // Blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run on a rented dedicated connection, with
 // no reply budget (see DedicatedConn.Do). Commands respire does not know (module commands, or
 // commands newer than Redis 7.2) are sent as they are.
+//
+// With Options.KeyPrefix, the command's keys are prefixed and the keys of its reply are not
+// (see View.Do): the command table says where the keys are.
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	return c.do(ctx, c.ns, args)
+}
+
+// do is Client.Do in a namespace (Options' prefixes, or a View's).
+func (c *Client) do(ctx context.Context, ns *namespace, args []any) (resp.Value, error) {
 	cl, info, err := c.rawCall(args)
 	if err != nil {
 		return resp.Value{}, err
@@ -66,16 +74,31 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 		c.putCall(cl)
 		return resp.Value{}, refuseShared(info, pathShared)
 	}
+	rk := replyNoKeys
+	if ns != nil {
+		if rk, err = ns.applyTo(cl, info); err != nil {
+			c.putCall(cl)
+			return resp.Value{}, err
+		}
+	}
 	if cl.blocking {
 		// A blocking command would hold up a shared connection: it runs on a dedicated one.
-		return c.doDedicated(ctx, cl, info)
+		return c.doDedicated(ctx, cl, info, ns, rk)
 	}
 	var out resp.Value
 	err = c.run(ctx, cl, func(v *resp.Value) error {
 		out = ownReply(v)
 		return nil
 	})
-	return out, err
+	return stripOwned(ns, out, rk), err
+}
+
+// stripOwned removes the key prefix from the keys of a raw reply the caller owns.
+func stripOwned(ns *namespace, v resp.Value, rk replyKeys) resp.Value {
+	if rk == replyNoKeys || v.IsError() {
+		return v
+	}
+	return ns.strip(&v, rk)
 }
 
 // SET is written by hand: its reply's shape depends on its options (OK, OK or null with NX

@@ -315,12 +315,23 @@ func (d *DedicatedConn) run(ctx context.Context, cl *call, decode func(v *resp.V
 //   - every other state change (SELECT, AUTH, HELLO, RESET, READONLY, READWRITE, ASKING,
 //     CLIENT SETNAME, TRACKING, CACHING, NO-EVICT, ...) runs, and the connection is then
 //     discarded at Close instead of being handed to the next renter in that state.
+//
+// With Options.KeyPrefix, the command's keys are prefixed and the keys of its reply are not,
+// as for Client.Do.
 func (d *DedicatedConn) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	cl, info, err := d.c.rawCall(args)
 	if err != nil {
 		return resp.Value{}, err
 	}
-	return d.doCall(ctx, cl, info)
+	ns, rk := d.c.ns, replyNoKeys
+	if ns != nil {
+		if rk, err = ns.applyTo(cl, info); err != nil {
+			d.c.putCall(cl)
+			return resp.Value{}, err
+		}
+	}
+	out, err := d.doCall(ctx, cl, info)
+	return stripOwned(ns, out, rk), err
 }
 
 // doCall runs a raw call classified by rawCall (info is nil for an unknown command).

@@ -46,12 +46,26 @@ type Commands struct {
 type executor interface {
 	// owner is the client whose options, pool and endpoint serve the calls.
 	owner() *Client
+	// space is the namespace the calls run in: their keys are prefixed (prefix.go). nil for
+	// none.
+	space() *namespace
 	// exchange sends one sealed call and waits for its reply. nil means cl.cmd.Reply holds the
 	// reply and the caller recycles cl; on error cl has been recycled (or will be by its
 	// completion).
 	exchange(ctx context.Context, cl *call) error
 	// runBatch runs a batch's entries pipelined, or as one MULTI/EXEC transaction (batch.go).
 	runBatch(ctx context.Context, b *Batch, mode batchMode) error
+	// pin returns an executor whose calls all run on one connection, and the function that
+	// gives that connection back: a rented dedicated connection for a Client, the connection
+	// itself for a DedicatedConn. Cursors (scan.go) need it: a cursor belongs to one server.
+	pin(ctx context.Context) (executor, func(), error)
+}
+
+// baseExecutor is an executor that runs batches in any namespace: a View runs its batches on
+// its client's (or pinned dedicated connection's) in its own.
+type baseExecutor interface {
+	executor
+	runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *namespace) error
 }
 
 // cmdSpec names one command of the table: its words on the wire (the name, and the
@@ -224,6 +238,14 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 		c.putCall(cl)
 		return zero, err
 	}
+	ns, rk := x.space(), replyNoKeys
+	if ns != nil {
+		var err error
+		if rk, err = ns.applyTo(cl, e.spec.info); err != nil {
+			c.putCall(cl)
+			return zero, err
+		}
+	}
 	if err := x.exchange(ctx, cl); err != nil {
 		return zero, err
 	}
@@ -232,6 +254,10 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 		err := serverError(v, cl.cmd.Name, c.ep, "")
 		c.putCall(cl)
 		return zero, err
+	}
+	if rk != replyNoKeys {
+		stripped := ns.strip(v, rk)
+		v = &stripped
 	}
 	out, err := dec(v)
 	c.putCall(cl)
@@ -246,6 +272,18 @@ func (c Commands) prepare() (*call, enc) {
 
 // owner implements executor.
 func (c *Client) owner() *Client { return c }
+
+// space implements executor: Options.KeyPrefix and Options.PubSubPrefix.
+func (c *Client) space() *namespace { return c.ns }
+
+// pin implements executor: a dedicated connection rented for the cursor.
+func (c *Client) pin(ctx context.Context) (executor, func(), error) {
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, func() { _ = d.Close() }, nil
+}
 
 // exchange implements executor: a blocking call rents a dedicated connection, any other call
 // goes to a shared connection.
@@ -272,6 +310,12 @@ func (c *Client) exchangeDedicated(ctx context.Context, cl *call) error {
 
 // owner implements executor.
 func (d *DedicatedConn) owner() *Client { return d.c }
+
+// space implements executor: the client's prefixes.
+func (d *DedicatedConn) space() *namespace { return d.c.ns }
+
+// pin implements executor: the connection is already the caller's alone.
+func (d *DedicatedConn) pin(context.Context) (executor, func(), error) { return d, func() {}, nil }
 
 // exchange implements executor.
 func (d *DedicatedConn) exchange(ctx context.Context, cl *call) error {

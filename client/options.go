@@ -230,12 +230,19 @@ type Options struct {
 	// SentinelTLSServerName is the TLS name verified for Sentinels; empty uses the Sentinel's
 	// host. Protocol versions and revocation checking are inherited.
 	SentinelTLSServerName string
-	// KeyPrefix is the root key namespace prepended to keys. Connection strings parse it, but
-	// this version does not prefix keys yet, so Validate rejects a non-empty prefix rather than
-	// silently writing unprefixed keys.
+	// KeyPrefix is the root key namespace: it is put before every key of every command (typed,
+	// raw, batched, scripts' KEYS, WATCH), and removed from the keys of replies (KEYS, SCAN,
+	// BLPOP, LMPOP, XREAD, ...). KEYS and SCAN match only the namespace. The command table says
+	// where each command's keys are; a command it does not know (a module command) and
+	// RANDOMKEY are refused with a *KeyPrefixError. Channels, scripts' bodies and replies, and
+	// server-wide commands (DBSIZE, FLUSHDB, CLUSTER KEYSLOT, ...) use physical names. At most
+	// MaxKeyPrefixLen bytes; empty disables. Client.WithKeyPrefix adds to it for a View.
 	KeyPrefix string
-	// PubSubPrefix is the root namespace of typed publish and subscribe channels. Parsed; like
-	// KeyPrefix, rejected by Validate until prefixes are implemented.
+	// PubSubPrefix is the root namespace of channels: it is put before the channels of
+	// Subscribe, PSubscribe (escaped, so that it matches only itself), SSubscribe, Publish and
+	// SPublish, and removed from the channels and patterns that messages report. PUBSUB
+	// queries and keyspace notifications use physical names. At most MaxKeyPrefixLen bytes;
+	// empty disables.
 	PubSubPrefix string
 	// SubscriptionBuffer is the capacity of each Subscription's buffer (default
 	// DefaultSubscriptionBuffer). When a slow consumer lets it fill, the oldest entries are
@@ -279,10 +286,10 @@ func (o *Options) Validate() error {
 		return configErr("UseCluster", "Redis Cluster is not supported by this version")
 	case o.SentinelPrimaryName != "":
 		return configErr("SentinelPrimaryName", "Redis Sentinel is not supported by this version")
-	case o.KeyPrefix != "":
-		return configErr("KeyPrefix", "key prefixes are not supported by this version; keys would be sent unprefixed")
-	case o.PubSubPrefix != "":
-		return configErr("PubSubPrefix", "pub/sub prefixes are not supported by this version")
+	case len(o.KeyPrefix) > MaxKeyPrefixLen:
+		return configErr("KeyPrefix", "longer than MaxKeyPrefixLen ("+strconv.Itoa(MaxKeyPrefixLen)+" bytes)")
+	case len(o.PubSubPrefix) > MaxKeyPrefixLen:
+		return configErr("PubSubPrefix", "longer than MaxKeyPrefixLen ("+strconv.Itoa(MaxKeyPrefixLen)+" bytes)")
 	}
 	switch {
 	case len(o.Endpoints) == 0:

@@ -153,7 +153,7 @@ func (c *Client) SSubscribe(ctx context.Context, shardChannels ...string) (*Subs
 }
 
 func (c *Client) subscribe(ctx context.Context, m fsm.Machine, kind fsm.TopicKind, names []string) (*Subscription, error) {
-	topics, err := topicsOf(kind, names)
+	topics, err := topicsOf(kind, names, c.ns)
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +252,9 @@ func subscribeCommand(kind fsm.TopicKind) string {
 	return [...]string{"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"}[kind]
 }
 
-// topicsOf validates names and returns their topics, sorted and without duplicates.
-func topicsOf(kind fsm.TopicKind, names []string) ([]fsm.Topic, error) {
+// topicsOf validates names and returns their topics, sorted and without duplicates, with their
+// physical names in the namespace ns (Options.PubSubPrefix).
+func topicsOf(kind fsm.TopicKind, names []string, ns *namespace) ([]fsm.Topic, error) {
 	if len(names) == 0 {
 		return nil, configErr(subscribeCommand(kind), "needs at least one name")
 	}
@@ -262,7 +263,7 @@ func topicsOf(kind fsm.TopicKind, names []string) ([]fsm.Topic, error) {
 		if n == "" {
 			return nil, configErr(subscribeCommand(kind), "names must not be empty")
 		}
-		topics = append(topics, fsm.Topic{Kind: kind, Name: n})
+		topics = append(topics, fsm.Topic{Kind: kind, Name: ns.topic(kind, n)})
 	}
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Less(topics[j]) })
 	out := topics[:1]
@@ -289,7 +290,7 @@ func (s *Subscription) Next(ctx context.Context) (Message, error) {
 	for {
 		d, ok, ended, reason, err := s.box.Take()
 		if ok {
-			return messageOf(&d), nil
+			return messageOf(&d, s.c.ns), nil
 		}
 		if ended {
 			return Message{}, s.endError(reason, err)
@@ -329,22 +330,24 @@ func (s *Subscription) endError(reason fsm.EndReason, err error) error {
 	return &SubscriptionEndedError{Reason: SubscriptionEndReason(reason), Err: err}
 }
 
-func messageOf(d *engine.Delivery) Message {
+// messageOf returns the message of a delivery, its names without the namespace's channel
+// prefix.
+func messageOf(d *engine.Delivery, ns *namespace) Message {
 	m := Message{Payload: d.Payload, Dropped: d.Dropped}
 	switch d.Kind {
 	case engine.DeliveryMessage:
 		m.Kind = MessagePublished
-		m.Channel = d.Channel
+		m.Channel = ns.untopic(fsm.TopicChannel, d.Channel)
 	case engine.DeliveryGap:
 		m.Kind = MessageGap
 		if d.Topic.Kind != fsm.TopicPattern {
-			m.Channel = d.Topic.Name
+			m.Channel = ns.untopic(d.Topic.Kind, d.Topic.Name)
 		}
 	case engine.DeliveryOverflow:
 		m.Kind = MessageOverflow
 	}
 	if d.Topic.Kind == fsm.TopicPattern {
-		m.Pattern = d.Topic.Name
+		m.Pattern = ns.untopic(fsm.TopicPattern, d.Topic.Name)
 	}
 	return m
 }
@@ -355,7 +358,7 @@ func (s *Subscription) Topics() []string {
 	defer s.mu.Unlock()
 	out := make([]string, len(s.topics))
 	for i, t := range s.topics {
-		out[i] = t.Name
+		out[i] = s.c.ns.untopic(t.Kind, t.Name)
 	}
 	return out
 }
@@ -381,7 +384,7 @@ func (s *Subscription) Unsubscribe(names ...string) error {
 	for _, t := range s.topics {
 		drop := len(names) == 0
 		for _, n := range names {
-			drop = drop || n == t.Name
+			drop = drop || s.c.ns.topic(t.Kind, n) == t.Name
 		}
 		if drop {
 			removed = append(removed, t)

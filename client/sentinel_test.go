@@ -24,7 +24,8 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrAdminDisabled": ErrAdminDisabled, "ErrSessionCommand": ErrSessionCommand, "ErrTooManyWaiters": ErrTooManyWaiters, "ErrProtocol": ErrProtocol,
 		"ErrNoCredentialProvider": ErrNoCredentialProvider, "ErrTxConflict": ErrTxConflict,
 		"ErrDedicatedClosed": ErrDedicatedClosed, "ErrDedicatedBusy": ErrDedicatedBusy,
-		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrNotRun": ErrNotRun,
+		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrNotRun": ErrNotRun, "ErrKeyPrefix": ErrKeyPrefix,
+		"ErrCursorLost": ErrCursorLost,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

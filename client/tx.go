@@ -46,14 +46,15 @@ func (e *TxQueueError) Error() string {
 func (e *TxQueueError) Unwrap() error { return e.Err }
 
 // Watch sends WATCH keys on the connection: a later Exec aborts with ErrTxConflict if any of
-// them changes in between. The watch lasts until Exec, Unwatch or Close.
+// them changes in between. The watch lasts until Exec, Unwatch or Close. The keys take
+// Options.KeyPrefix, like every key.
 func (d *DedicatedConn) Watch(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return configErr("keys", "WATCH needs at least one key")
 	}
 	cl := d.c.getCall()
 	cl.begin("WATCH", 1+len(keys), okShape)
-	for _, k := range keys {
+	for _, k := range d.c.ns.prefixKeys(keys) {
 		cl.arg(k)
 	}
 	err := d.run(ctx, cl, okReply)
@@ -95,7 +96,7 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 		queue(tx)
 	}
 	var raw []resp.Value
-	err := d.runBatchRaw(ctx, tx, modeExec, &raw)
+	err := d.runBatchRaw(ctx, tx, modeExec, &raw, d.c.ns)
 	if raw != nil {
 		return raw, nil
 	}

@@ -24,8 +24,8 @@ func TestValidateConnectionSurface(t *testing.T) {
 		{"Cluster not supported", client.Options{Endpoints: ep, UseCluster: true}, "UseCluster"},
 		{"Cluster seeds not supported", client.Options{Endpoints: append(ep, ep...), UseCluster: true}, "UseCluster"},
 		{"Sentinel not supported", client.Options{Endpoints: ep, SentinelPrimaryName: "m"}, "SentinelPrimaryName"},
-		{"key prefix not supported", client.Options{Endpoints: ep, KeyPrefix: "app:"}, "KeyPrefix"},
-		{"pub/sub prefix not supported", client.Options{Endpoints: ep, PubSubPrefix: "ev:"}, "PubSubPrefix"},
+		{"key prefix too long", client.Options{Endpoints: ep, KeyPrefix: strings.Repeat("k", client.MaxKeyPrefixLen+1)}, "KeyPrefix"},
+		{"pub/sub prefix too long", client.Options{Endpoints: ep, PubSubPrefix: strings.Repeat("c", client.MaxKeyPrefixLen+1)}, "PubSubPrefix"},
 		{"Cluster and Sentinel", client.Options{Endpoints: ep, UseCluster: true, SentinelPrimaryName: "m"}, "UseCluster"},
 		{"idle read negative", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: -2}, "ConnectionIdleReadTimeout"},
 		{"idle read sub-millisecond", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Microsecond}, "ConnectionIdleReadTimeout"},
@@ -65,7 +65,7 @@ func TestValidateConnectionSurface(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Option != r.option {
 				t.Fatalf("want a *ConfigError on %s, got %v", r.option, err)
 			}
-			if r.option == "UseCluster" || r.option == "SentinelPrimaryName" || r.option == "KeyPrefix" || r.option == "PubSubPrefix" {
+			if r.option == "UseCluster" || r.option == "SentinelPrimaryName" {
 				if !strings.Contains(ce.Reason, "not supported by this version") && !strings.Contains(ce.Reason, "cannot be combined") {
 					t.Fatalf("unclear reason: %v", err)
 				}
@@ -90,6 +90,8 @@ func TestValidateConnectionSurface(t *testing.T) {
 		{"TLS 1.3 only", client.Options{Endpoints: ep, TLS: &tls.Config{MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13}}},
 		{"TLS knobs without TLS", client.Options{Endpoints: ep, TLSServerName: "x", TLSMinVersion: tls.VersionTLS12, CheckCertificateRevocation: true}},
 		{"Sentinel auth disabled", client.Options{Endpoints: ep, Password: "p", SentinelDisableAuth: true}},
+		{"prefixes at their bound", client.Options{Endpoints: ep, KeyPrefix: strings.Repeat("k", client.MaxKeyPrefixLen),
+			PubSubPrefix: strings.Repeat("c", client.MaxKeyPrefixLen)}},
 	}
 	for _, r := range good {
 		if err := r.opts.Validate(); err != nil {

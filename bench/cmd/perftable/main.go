@@ -48,17 +48,6 @@ func (s samples) median(name, unit string) (float64, bool) {
 // rounds returns how many values name has in unit.
 func (s samples) rounds(name, unit string) int { return len(s[name][unit]) }
 
-// names returns the benchmark names with prefix, in first-seen order.
-func (s samples) names(order []string, prefix string) []string {
-	var out []string
-	for _, n := range order {
-		if strings.HasPrefix(n, prefix) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // parseBench reads `go test -bench` output. It returns the samples and the names in the order
 // they first appear.
 func parseBench(path string) (samples, []string, error) {
@@ -300,6 +289,27 @@ func main() {
 				targets = append(targets, target{
 					what:     fmt.Sprintf("%s at 1 caller: respire ÷ rueidis latency", op),
 					measured: human(ratio, 2) + "×", goal: "≤ 1.05×", met: ratio <= 1.05, known: known,
+				})
+			}
+			// Issue 14: batches against the better peer (rueidis DoMulti, go-redis Pipelined),
+			// and the sorted-set and hash commands at 64 callers.
+			peerGoal := map[string]float64{"BATCHGET100": 1.2, "BATCHSET100": 1.2}
+			if callers == "64" {
+				for _, o := range []string{"ZADD", "ZRANGE", "HSET", "HGETALL"} {
+					peerGoal[o] = 1.1
+				}
+			}
+			if goal, ok := peerGoal[op]; ok {
+				better, name := get("rueidis", "ops/s"), "rueidis"
+				if g := get("goredis", "ops/s"); !math.IsNaN(g) && (math.IsNaN(better) || g > better) {
+					better, name = g, "go-redis"
+				}
+				ratio := respire / better
+				targets = append(targets, target{
+					what: fmt.Sprintf("%s at %s caller(s): respire ÷ the better peer (%s) throughput, respire %s allocs/op",
+						op, callers, name, human(get("respire", "allocs/op"), 0)),
+					measured: human(ratio, 2) + "×", goal: "≥ " + human(goal, 2) + "×", met: ratio >= goal,
+					known: !math.IsNaN(ratio),
 				})
 			}
 			if op == "GET" || op == "SET" {
