@@ -114,15 +114,20 @@ func (c *Command) Complete(err error) {
 }
 
 // failQueued completes a command that never left the engine, if nobody else claimed it first.
-func (c *Command) failQueued(err error) {
+func (c *Command) failQueued(err error) { c.claimQueued(err) }
+
+// claimQueued completes a command that never left the engine with err and reports true, or
+// reports false when its caller abandoned it first.
+func (c *Command) claimQueued(err error) bool {
 	if !c.stage.CompareAndSwap(uint32(StageQueued), uint32(StageDone)) {
-		return
+		return false
 	}
 	c.final = StageQueued
 	c.Err = err
 	if c.Done != nil {
 		c.Done(c)
 	}
+	return true
 }
 
 // Abandon withdraws a queued command. It reports true if the command had not been handed to a

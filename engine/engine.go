@@ -77,6 +77,8 @@ type item struct {
 type waiter struct {
 	cmd    *Command
 	notify func(Grant)
+	// group, when set, is the group cmd leads (SubmitGroup): sent as one unit.
+	group []*Command
 }
 
 // Grant is the answer to an acquisition: a granted slot, or the outcome and error that ended it.
@@ -369,7 +371,9 @@ func (e *Engine) rejectLate(it item) {
 		it.conn.Close()
 	}
 	if w := it.waiter; w != nil {
-		if w.cmd != nil {
+		if w.group != nil {
+			failGroup(w.group, &AcquireError{Outcome: fsm.OutcomeClosed})
+		} else if w.cmd != nil {
 			w.cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeClosed})
 		} else if w.notify != nil {
 			w.notify(Grant{Outcome: fsm.OutcomeClosed})
@@ -565,6 +569,10 @@ func (e *Engine) complete(f *fsm.Effect) {
 			g.Conn = e.conns[f.Conn]
 		}
 		w.notify(g)
+		return
+	}
+	if w.group != nil {
+		e.completeGroup(f, w.group)
 		return
 	}
 	cmd := w.cmd

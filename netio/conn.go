@@ -131,9 +131,10 @@ type Conn struct {
 }
 
 var (
-	_ engine.Conn    = (*Conn)(nil)
-	_ engine.Offerer = (*Conn)(nil)
-	_ engine.Stopper = (*Conn)(nil)
+	_ engine.Conn         = (*Conn)(nil)
+	_ engine.Offerer      = (*Conn)(nil)
+	_ engine.GroupOfferer = (*Conn)(nil)
+	_ engine.Stopper      = (*Conn)(nil)
 )
 
 // newConn wraps an established transport connection; its goroutines start with start.
@@ -197,8 +198,15 @@ func (c *Conn) Send(cmd *engine.Command) {
 // untouched so that the engine routes it to another connection.
 func (c *Conn) Offer(cmd *engine.Command) bool { return c.enqueue(cmd) == nil }
 
-// enqueue queues cmd for the writer, or returns the error that rejects it.
-func (c *Conn) enqueue(cmd *engine.Command) error {
+// OfferGroup implements engine.GroupOfferer: it queues every command of cmds under one hold of
+// the queue's lock, so that the writer, which takes the whole queue at once, writes their frames
+// back to back with nothing between them; or, when the connection no longer takes commands, it
+// reports false and leaves them untouched.
+func (c *Conn) OfferGroup(cmds []*engine.Command) bool { return c.enqueue(cmds...) == nil }
+
+// enqueue queues cmds for the writer, all of them or none, or returns the error that rejects
+// them.
+func (c *Conn) enqueue(cmds ...*engine.Command) error {
 	c.qmu.Lock()
 	if c.state != stateOpen {
 		err := c.rejectedErr
@@ -208,8 +216,8 @@ func (c *Conn) enqueue(cmd *engine.Command) error {
 		c.qmu.Unlock()
 		return err
 	}
-	c.queue = append(c.queue, cmd)
-	c.accepted++
+	c.queue = append(c.queue, cmds...)
+	c.accepted += uint64(len(cmds))
 	wake := c.writerIdle
 	c.writerIdle = false
 	c.qmu.Unlock()

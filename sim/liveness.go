@@ -58,7 +58,23 @@ func (c *simConn) Offer(cmd *engine.Command) bool {
 	return true
 }
 
-var _ engine.Offerer = (*simConn)(nil)
+// OfferGroup implements engine.GroupOfferer. The simulator runs one action at a time, so the
+// commands queued here are written together at the end of the action, with nothing between
+// them.
+func (c *simConn) OfferGroup(cmds []*engine.Command) bool {
+	if c.clientClosed || c.draining {
+		return false
+	}
+	for _, cmd := range cmds {
+		c.Send(cmd)
+	}
+	return true
+}
+
+var (
+	_ engine.Offerer      = (*simConn)(nil)
+	_ engine.GroupOfferer = (*simConn)(nil)
+)
 
 // The write-stall bound (client.gathered_write_stall_timeout, inheriting client.connection_idle_read_timeout) needs a
 // writer that can stall: network.send_buffer models the socket buffers. Once more than that many

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/fsm"
+)
+
+// GroupOfferer is an optional interface of a Conn: it takes several commands as one unit.
+// OfferGroup queues every command of cmds (each at StageBuffered) so that their frames are
+// written back to back, in order, with no other command's bytes between them, and reports
+// true; or, when the connection no longer takes commands, it reports false and leaves every
+// command untouched. It never takes part of a group.
+//
+// Groups carry explicit batches: a pipeline that must reach one connection in one write, and
+// a MULTI ... EXEC transaction on a connection other callers share, where a command of
+// another caller between MULTI and EXEC would join the transaction.
+type GroupOfferer interface {
+	OfferGroup(cmds []*Command) bool
+}
+
+// ErrGroupUnsupported: the connection chosen for a group does not implement GroupOfferer, so
+// the group cannot be written as one unit. Nothing was sent.
+var ErrGroupUnsupported = errors.New("respire: the connection cannot take a group of commands as one unit")
+
+// errGroupRefused completes a granted group whose connection closed before it took it.
+var errGroupRefused = errors.New("respire: the connection closed before it took the group")
+
+// SubmitGroup sends cmds, in order, on one connection as one unit (see GroupOfferer), or
+// queues them until a connection is ready; it never blocks on the network. Every command
+// completes through its own Done, exactly once, and keeps its own stage, so that a connection
+// lost in the middle of the group fails the commands that were never written definitely and
+// leaves those that were written with an unknown outcome, while those whose replies arrived
+// keep them.
+//
+// cmds[0] leads the group: Withdraw(cmds[0]) abandons the whole group while it waits for a
+// connection (the other commands are then the caller's again and will never be sent); the
+// other commands must not be withdrawn on their own. A group is one use of the routing
+// snapshot, like one command (see Submit), and one waiter when it has to wait.
+func (e *Engine) SubmitGroup(cmds []*Command) {
+	if len(cmds) == 0 {
+		return
+	}
+	lead := cmds[0]
+	s := e.snap.Load()
+	n := uint64(len(s.slots))
+	start := e.rr.Add(1)
+	var passed *slotView
+	passedAt := uint64(0)
+	for k := uint64(0); k < n; k++ {
+		i := (start + k) % n
+		v := &s.slots[i]
+		if v.conn != nil {
+			g, ok := v.conn.(GroupOfferer)
+			if !ok {
+				failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrGroupUnsupported})
+				return
+			}
+			if !enqueueGroup(cmds) {
+				return // abandoned by its caller
+			}
+			if !g.OfferGroup(cmds) {
+				// The connection began draining after this snapshot was published: nothing
+				// left, so the loop routes the group.
+				for _, cmd := range cmds {
+					cmd.requeue()
+				}
+				break
+			}
+			if passed != nil && passed.noticed.CompareAndSwap(false, true) {
+				e.post(item{ev: fsm.Event{Kind: fsm.Noticed, Slot: int(passedAt)}})
+			}
+			return
+		}
+		if passed == nil && v.awaitsUse && !v.noticed.Load() {
+			passed, passedAt = v, i
+		}
+	}
+	e.demand(fsm.NeedAny, &waiter{cmd: lead, group: cmds})
+}
+
+// enqueueGroup moves a group to StageBuffered. The lead decides: false means its caller
+// abandoned it, and nothing of the group may be sent.
+func enqueueGroup(cmds []*Command) bool {
+	if !cmds[0].Enqueued() {
+		return false
+	}
+	for _, cmd := range cmds[1:] {
+		cmd.Enqueued()
+	}
+	return true
+}
+
+// failGroup completes every command of a group that never left the engine with err, unless
+// the caller abandoned the group first (its lead then belongs to the caller again).
+func failGroup(cmds []*Command, err error) {
+	if !cmds[0].claimQueued(err) {
+		return
+	}
+	for _, cmd := range cmds[1:] {
+		cmd.claimQueued(err)
+	}
+}
+
+// sendGroup hands a granted group to c (on the loop).
+func sendGroup(c Conn, cmds []*Command) {
+	g, ok := c.(GroupOfferer)
+	if !ok {
+		failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrGroupUnsupported})
+		return
+	}
+	if !enqueueGroup(cmds) {
+		return
+	}
+	if !g.OfferGroup(cmds) {
+		// Closed between the grant and now: nothing was written, a definite failure.
+		err := &AcquireError{Outcome: fsm.OutcomeFailed, Err: errGroupRefused}
+		for _, cmd := range cmds {
+			cmd.Complete(err)
+		}
+	}
+}
+
+// completeGroup answers a group's demand (on the loop).
+func (e *Engine) completeGroup(f *fsm.Effect, cmds []*Command) {
+	switch f.Outcome {
+	case fsm.OutcomeGranted:
+		if c := e.conns[f.Conn]; c != nil {
+			sendGroup(c, cmds)
+		} else {
+			failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed})
+		}
+	case fsm.OutcomeCancelled:
+		// The caller abandoned the group; it owns every command again.
+	default:
+		failGroup(cmds, &AcquireError{Outcome: f.Outcome, Err: f.Err})
+	}
+}
