@@ -39,10 +39,15 @@ const (
 	// End: end every subscription of the machine (or only Topic's, when Topic.Name is set) with
 	// Reason, after what was already buffered.
 	End
+	// Query: send a topology query (CLUSTER SLOTS) on Conn, a ready command connection of Node
+	// at Endpoint, and answer with a Replied or QueryFailed event naming Waiter, the query's id.
+	Query
+	// Publish: the Cluster's slot map is now Map; runtimes route keyed commands by it.
+	Publish
 )
 
 var effectNames = [...]string{"none", "dial", "arm-timer", "cancel-timer", "close", "route",
-	"emit", "record", "complete", "subscribe", "unsubscribe", "gap", "end"}
+	"emit", "record", "complete", "subscribe", "unsubscribe", "gap", "end", "query", "publish"}
 
 // String returns the kebab-case name of the kind.
 func (k EffectKind) String() string {
@@ -89,6 +94,14 @@ type Effect struct {
 	// Machine is the machine that produced the effect; runtimes that host several machines set
 	// it when routing (it is not part of the effect's text).
 	Machine Machine
+	// Node is the Cluster node (its number) whose machine produced the effect, or the node a
+	// Query goes to or a Complete grants; 0 outside Cluster machines.
+	Node uint32
+	// Endpoint is where a Cluster effect's node is reached: the endpoint to Dial, the endpoint
+	// of a Query, or the endpoint an Emit or Record is about (a discovery round's candidate).
+	Endpoint Endpoint
+	// Map is the slot map of Publish. It is never modified.
+	Map *ClusterMap
 }
 
 // EndReason says why a subscription ended.
@@ -126,6 +139,17 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		dst = appendUint(dst, " attempt=", uint64(f.Attempt))
+		if !f.Endpoint.IsZero() {
+			dst = f.Endpoint.AppendTo(append(dst, " to="...))
+		}
+	case Query:
+		dst = appendID(append(dst, " query="...), uint64(f.Waiter))
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
+		dst = f.Endpoint.AppendTo(append(dst, " to="...))
+	case Publish:
+		if f.Map != nil {
+			dst = f.Map.appendSummary(append(dst, ' '))
+		}
 	case ArmTimer:
 		dst = f.Timer.AppendTo(append(dst, " timer="...))
 		dst = append(dst, " after="...)
@@ -145,9 +169,15 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 	case Emit:
 		dst = append(dst, ' ')
 		dst = f.Lifecycle.AppendTo(dst)
+		if f.Lifecycle.Source == SourceClusterDiscovery && !f.Endpoint.IsZero() {
+			dst = f.Endpoint.AppendTo(append(dst, " candidate="...))
+		}
 	case Record:
 		dst = append(dst, ' ')
 		dst = append(dst, f.Metric.Instrument.Name()...)
+		if f.Metric.Source == SourceClusterDiscovery && !f.Endpoint.IsZero() {
+			dst = f.Endpoint.AppendTo(append(dst, " candidate="...))
+		}
 		dst = append(dst, " source="...)
 		dst = append(dst, f.Metric.Source.String()...)
 		if f.Metric.Scope != ScopeNone {
@@ -190,6 +220,9 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 			dst = append(dst, " err="...)
 			dst = appendQuote(dst, f.Err.Error())
 		}
+	}
+	if f.Node != 0 {
+		dst = appendUint(dst, " node=", uint64(f.Node))
 	}
 	return dst
 }

@@ -16,11 +16,20 @@ const (
 	MachinePubSub
 	// MachineShardedPubSub is the sharded pub/sub episode.
 	MachineShardedPubSub
+	// MachineCluster is a Cluster client's topology machine (fsm.Cluster): its discovery
+	// rounds, refresh timers and topology queries.
+	MachineCluster
+	// MachineNodeMux is the command-slot machine of one Cluster node. Its identifiers carry the
+	// node's number below the machine bits (NodeIDBase, NodeOf).
+	MachineNodeMux
+	// MachineNodePool is the dedicated-connection pool of one Cluster node, numbered like
+	// MachineNodeMux.
+	MachineNodePool
 	// Machines is the number of machines.
 	Machines
 )
 
-var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub"}
+var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub", "cluster", "node-mux", "node-pool"}
 
 // String returns the machine's name.
 func (m Machine) String() string {
@@ -38,6 +47,33 @@ func IDBase(m Machine) uint64 { return uint64(m) << idShift }
 
 // MachineOf returns the machine that allocated a ConnID or TimerID.
 func MachineOf(id uint64) Machine { return Machine(id >> idShift) }
+
+// nodeShift places a Cluster node's number below the machine bits of a node machine's
+// identifiers: 20 bits of node number, then 36 bits of identifiers per node machine.
+const nodeShift = 36
+
+// MaxNodeNumber is the largest Cluster node number. A Cluster machine numbers the nodes it
+// tracks from 1 and reuses a number, after it reached MaxNodeNumber, only once no node holds
+// it (see Cluster).
+const MaxNodeNumber = 1<<(idShift-nodeShift) - 1
+
+// NodeIDBase is the first identifier of node machine m (MachineNodeMux or MachineNodePool) of
+// the Cluster node numbered node.
+func NodeIDBase(m Machine, node uint32) uint64 {
+	return IDBase(m) | uint64(node&MaxNodeNumber)<<nodeShift
+}
+
+// NodeOf returns the Cluster node number an identifier of a node machine carries, or 0 for the
+// identifiers of other machines.
+func NodeOf(id uint64) uint32 {
+	if m := MachineOf(id); m == MachineNodeMux || m == MachineNodePool {
+		return uint32(id>>nodeShift) & MaxNodeNumber
+	}
+	return 0
+}
+
+// isNodeMachine reports whether m is numbered per Cluster node.
+func isNodeMachine(m Machine) bool { return m == MachineNodeMux || m == MachineNodePool }
 
 // Stepper is what every machine is: one entry point, events in, effects out.
 type Stepper interface {
