@@ -89,6 +89,9 @@ func Create(opts Options) (*Client, error) {
 	}
 	ecfg := resolved.Engine
 	ecfg.Endpoint, ecfg.EpisodeBase = c.ep, nextEpisodeBase()
+	if o.UseCluster {
+		ecfg.Cluster = o.clusterConfig()
+	}
 	c.eng = engine.New(ecfg, deps)
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
@@ -315,18 +318,22 @@ func (c *Client) completion(cl *call) error {
 func (c *Client) commandFailure(cmd *engine.Command) error {
 	var ae *engine.AcquireError
 	if errors.As(cmd.Err, &ae) {
-		return acquireFailure(c.ep, c.opts.ConnectTimeout, ae)
+		return acquireFailure(c.endpointFor(cmd), c.opts.ConnectTimeout, ae)
+	}
+	var cse *engine.CrossSlotError
+	if errors.As(cmd.Err, &cse) {
+		return c.crossSlotError(cmd, cse)
 	}
 	if cmd.MaybeSent() {
 		// Close ends connections with netio.ErrClosed; any other cause (a reset that raced with
 		// Close) is reported as it is.
-		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
+		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.endpointFor(cmd), Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
 			closed: c.closed.Load() && errors.Is(cmd.Err, netio.ErrClosed)}
 	}
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return &ConnectionError{Endpoint: c.ep, Err: cmd.Err}
+	return &ConnectionError{Endpoint: c.endpointFor(cmd), Err: cmd.Err}
 }
 
 // abandon handles a caller that stops waiting (ctxErr set) or a command timeout (ctxErr nil).
