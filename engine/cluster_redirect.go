@@ -49,6 +49,9 @@ func (e *Engine) redirect(cmd *Command, err error) bool {
 		return false
 	}
 	if cs.redirects >= fsm.ClusterRedirects || e.cl.snap.Load().closed {
+		if cs.hasOrig {
+			cmd.Reply, cs.orig, cs.hasOrig = cs.orig, resp.Value{}, false
+		}
 		return false
 	}
 	var target fsm.Endpoint

@@ -236,7 +236,7 @@ func (e *Engine) completeCluster(f *fsm.Effect, w *waiter) {
 			return
 		}
 		cs.target, cs.ask = fsm.Endpoint{}, false
-		e.route(cmd)
+		e.routeAfterStep(cmd)
 	case f.Outcome == fsm.OutcomeGranted:
 		c := e.conns[f.Conn]
 		if c == nil {
@@ -273,7 +273,13 @@ func (e *Engine) reroute(cmd *Command, err error) {
 	}
 	cs.redirects++
 	cs.target, cs.ask = fsm.Endpoint{}, false
-	e.route(cmd)
+	e.routeAfterStep(cmd)
+}
+
+// routeAfterStep routes a held command once the loop's current step is over: the map and the
+// routes that step changes are then published, so that the command sees them.
+func (e *Engine) routeAfterStep(cmd *Command) {
+	e.post(item{call: func() { e.route(cmd) }})
 }
 
 // answer completes a held command with the first rejection it got (or its current reply),
