@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/hex"
 	"strconv"
+	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
@@ -115,6 +116,7 @@ func (o *Options) clusterConfig() *engine.ClusterConfig {
 	if o.ClusterTopologyRefreshInterval > 0 {
 		cc.RefreshInterval = o.ClusterTopologyRefreshInterval
 	}
+	cc.RetiredGrace = testRetiredGrace
 	cc.CandidateTimeout = o.ConnectTimeout
 	if o.CommandTimeout > 0 {
 		cc.CandidateTimeout += o.CommandTimeout
@@ -123,6 +125,9 @@ func (o *Options) clusterConfig() *engine.ClusterConfig {
 	}
 	return cc
 }
+
+// testRetiredGrace, when set by a test (export_cluster_test.go), replaces the retired grace.
+var testRetiredGrace time.Duration
 
 // crossSlotError turns the engine's rejection into the public error, with the conflicting key
 // when the application opted in.
