@@ -104,8 +104,8 @@ type fakeClusterConn struct {
 }
 
 func (c *fakeClusterConn) Send(cmd *Command) { c.OfferGroup([]*Command{cmd}) }
-func (c *fakeClusterConn) Drain()           {}
-func (c *fakeClusterConn) Close()           { c.dead = true }
+func (c *fakeClusterConn) Drain()            {}
+func (c *fakeClusterConn) Close()            { c.dead = true }
 
 func (c *fakeClusterConn) OfferGroup(cmds []*Command) bool {
 	for _, cmd := range cmds {
