@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
@@ -407,7 +409,7 @@ func decodeXRead(v *resp.Value) ([]XStream, error) {
 
 // BLPop rents a dedicated connection, runs DedicatedConn.BLPop on it and gives it back.
 func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (key, value string, ok bool, err error) {
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	err = c.withDedicatedKeys(ctx, "BLPOP", keys, func(d *DedicatedConn) error {
 		key, value, ok, err = d.BLPop(ctx, timeout, keys...)
 		return err
 	})
@@ -416,7 +418,7 @@ func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...strin
 
 // BRPop rents a dedicated connection, runs DedicatedConn.BRPop on it and gives it back.
 func (c *Client) BRPop(ctx context.Context, timeout time.Duration, keys ...string) (key, value string, ok bool, err error) {
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	err = c.withDedicatedKeys(ctx, "BRPOP", keys, func(d *DedicatedConn) error {
 		key, value, ok, err = d.BRPop(ctx, timeout, keys...)
 		return err
 	})
@@ -425,7 +427,7 @@ func (c *Client) BRPop(ctx context.Context, timeout time.Duration, keys ...strin
 
 // BLMove rents a dedicated connection, runs DedicatedConn.BLMove on it and gives it back.
 func (c *Client) BLMove(ctx context.Context, source, destination string, from, to ListEnd, timeout time.Duration) (value string, ok bool, err error) {
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	err = c.withDedicatedKeys(ctx, "BLMOVE", []string{source, destination}, func(d *DedicatedConn) error {
 		value, ok, err = d.BLMove(ctx, source, destination, from, to, timeout)
 		return err
 	})
@@ -434,7 +436,7 @@ func (c *Client) BLMove(ctx context.Context, source, destination string, from, t
 
 // BZPopMin rents a dedicated connection, runs DedicatedConn.BZPopMin on it and gives it back.
 func (c *Client) BZPopMin(ctx context.Context, timeout time.Duration, keys ...string) (key, member string, score float64, ok bool, err error) {
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	err = c.withDedicatedKeys(ctx, "BZPOPMIN", keys, func(d *DedicatedConn) error {
 		key, member, score, ok, err = d.BZPopMin(ctx, timeout, keys...)
 		return err
 	})
@@ -444,7 +446,11 @@ func (c *Client) BZPopMin(ctx context.Context, timeout time.Duration, keys ...st
 // XReadBlock rents a dedicated connection, runs DedicatedConn.XReadBlock on it and gives it
 // back.
 func (c *Client) XReadBlock(ctx context.Context, args XReadArgs) (streams []XStream, err error) {
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	keys := make([]string, len(args.Streams))
+	for i, s := range args.Streams {
+		keys[i] = s.Key
+	}
+	err = c.withDedicatedKeys(ctx, "XREAD", keys, func(d *DedicatedConn) error {
 		streams, err = d.XReadBlock(ctx, args)
 		return err
 	})
@@ -456,7 +462,27 @@ func (c *Client) XReadBlock(ctx context.Context, args XReadArgs) (streams []XStr
 // connection).
 func (c *Client) doDedicated(ctx context.Context, cl *call, info *command.Info) (out resp.Value, err error) {
 	sent := false
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	rent := c.WithDedicated
+	if c.opts.UseCluster {
+		// The command runs on the node that holds its keys. A redirect would need it sent
+		// again, which a pooled call consumed by the first attempt cannot be: it runs once.
+		slot, serr := slotOfCall(cl)
+		if serr != nil {
+			var cse *engine.CrossSlotError
+			errors.As(serr, &cse)
+			err := c.crossSlotError(&cl.cmd, cse)
+			c.putCall(cl)
+			return out, err
+		}
+		rent = func(ctx context.Context, fn func(d *DedicatedConn) error) error {
+			d, err := c.dedicatedSlot(ctx, slot)
+			if err != nil {
+				return err
+			}
+			return c.withRented(d, fn)
+		}
+	}
+	err = rent(ctx, func(d *DedicatedConn) error {
 		sent = true
 		out, err = d.doCall(ctx, cl, info)
 		return err

@@ -195,6 +195,8 @@ type call struct {
 	// spans and argv locate a raw command's arguments in its frame (raw.go).
 	spans []argSpan
 	argv  [][]byte
+	// node, when set, sends the call to that Cluster node (cluster_exec.go).
+	node uint32
 }
 
 const (
@@ -237,6 +239,7 @@ func (c *Client) putCall(cl *call) {
 		cl.cmd.Frame = nil
 	}
 	cl.cmd.Reply.Reset(maxRetainedReply)
+	cl.node = 0
 	if len(cl.argv) > 0 {
 		clear(cl.argv) // views into the frame: keep nothing alive
 		cl.argv = cl.argv[:0]
@@ -271,9 +274,18 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		c.putCall(cl)
 		return err
 	}
+	if c.opts.UseCluster && cl.node == 0 {
+		if done, err := c.executeCluster(ctx, cl); done {
+			return err
+		}
+	}
 	cl.state.Store(callWaiting)
 	cl.cmd.Reset()
-	c.eng.Submit(&cl.cmd)
+	if cl.node != 0 {
+		c.eng.SubmitNode(&cl.cmd, cl.node)
+	} else {
+		c.eng.Submit(&cl.cmd)
+	}
 	var timeout <-chan time.Time
 	if d := c.opts.CommandTimeout; d > 0 {
 		if cl.timer == nil {
@@ -382,9 +394,12 @@ func (c *Client) timeoutErr(name string, stage Stage) error {
 }
 
 // replyErr returns a *ServerError for an error reply, or nil.
-func (c *Client) replyErr(name string, v *resp.Value) error {
+func (c *Client) replyErr(name string, v *resp.Value) error { return c.replyErrAt(name, v, c.ep) }
+
+// replyErrAt returns a *ServerError from the server at ep for an error reply, or nil.
+func (c *Client) replyErrAt(name string, v *resp.Value, ep Endpoint) error {
 	if !v.IsError() {
 		return nil
 	}
-	return serverError(v, name, c.ep, "")
+	return serverError(v, name, ep, "")
 }

@@ -37,7 +37,7 @@ type CrossSlotError struct {
 // Error implements error. It names the command and the slots, never a key.
 func (e *CrossSlotError) Error() string {
 	return "respire: " + e.CommandName + " keys map to different Cluster slots (" + strconv.Itoa(e.ExpectedSlot) +
-		" and " + strconv.Itoa(e.ConflictingSlot) + "); give them one hash tag, such as {user:42}"
+		" and " + strconv.Itoa(e.ConflictingSlot) + "); give them one hash tag, such as {order:42}"
 }
 
 // ClusterPartitionError reports that one group of a split cross-slot command failed (see

@@ -24,7 +24,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrAdminDisabled": ErrAdminDisabled, "ErrSessionCommand": ErrSessionCommand, "ErrTooManyWaiters": ErrTooManyWaiters, "ErrProtocol": ErrProtocol,
 		"ErrNoCredentialProvider": ErrNoCredentialProvider, "ErrTxConflict": ErrTxConflict,
 		"ErrDedicatedClosed": ErrDedicatedClosed, "ErrDedicatedBusy": ErrDedicatedBusy,
-		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrIncompleteTopology": ErrIncompleteTopology,
+		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrIncompleteTopology": ErrIncompleteTopology, "ErrTxRetry": ErrTxRetry,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
@@ -138,6 +140,9 @@ func (d *DedicatedConn) Watch(ctx context.Context, keys ...string) error {
 	if err == nil {
 		d.watching = true
 	}
+	if d.c.opts.UseCluster {
+		err = txRetry(err)
+	}
 	return err
 }
 
@@ -188,6 +193,7 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 	exec := d.c.getCall()
 	exec.begin("EXEC", 1, engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(len(tx.cmds)))
 	cls = append(cls, exec)
+	watched := d.watching
 	d.watching = false
 	if tx.dirty {
 		d.dirty = true
@@ -196,6 +202,20 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 		return nil, err
 	}
 	defer d.recycle(cls)
+	out, err := d.execReplies(tx, cls, multi, exec)
+	if err != nil && watched && d.c.opts.UseCluster {
+		// A watched transaction rejected by a Cluster redirect is never replayed elsewhere.
+		var qe *TxQueueError
+		if errors.As(err, &qe) {
+			return nil, txRetry(qe.Err)
+		}
+		return nil, txRetry(err)
+	}
+	return out, err
+}
+
+// execReplies reads the replies of MULTI, the queued commands and EXEC.
+func (d *DedicatedConn) execReplies(tx *Tx, cls []*call, multi, exec *call) ([]resp.Value, error) {
 	if err := d.c.replyErr("MULTI", &multi.cmd.Reply); err != nil {
 		// Without MULTI the commands ran one by one: the connection's state is unknown.
 		d.discard()
@@ -230,7 +250,28 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 // Watch rents a dedicated connection, WATCHes keys on it and calls fn, which reads what it needs
 // on d and ends with d.Exec; the connection is given back afterwards. It returns fn's error, so a
 // conflict surfaces as ErrTxConflict: Watch never retries.
+//
+// On a Cluster client the keys must share a slot (else a *CrossSlotError), and the connection
+// goes to the node serving it. A MOVED, ASK or READONLY rejection of the WATCH or of the
+// transaction is a *TransactionRetryError (errors.Is ErrTxRetry): nothing ran, nothing is
+// replayed; restart WATCH.
 func (c *Client) Watch(ctx context.Context, fn func(d *DedicatedConn) error, keys ...string) error {
+	if c.opts.UseCluster {
+		slot, err := slotOfKeys("WATCH", keys)
+		if err != nil {
+			return err
+		}
+		d, err := c.dedicatedSlot(ctx, slot)
+		if err != nil {
+			return err
+		}
+		return c.withRented(d, func(d *DedicatedConn) error {
+			if err := d.Watch(ctx, keys...); err != nil {
+				return err
+			}
+			return fn(d)
+		})
+	}
 	return c.WithDedicated(ctx, func(d *DedicatedConn) error {
 		if err := d.Watch(ctx, keys...); err != nil {
 			return err

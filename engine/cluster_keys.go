@@ -27,7 +27,7 @@ type CrossSlotError struct {
 // Error implements error.
 func (e *CrossSlotError) Error() string {
 	return "respire: " + e.Command + " keys map to different Cluster slots (" + strconv.Itoa(e.ExpectedSlot) +
-		" and " + strconv.Itoa(e.ConflictingSlot) + "); give them one hash tag, such as {user:42}"
+		" and " + strconv.Itoa(e.ConflictingSlot) + "); give them one hash tag, such as {order:42}"
 }
 
 // maxStackArgs is how many arguments FrameSlot examines without allocating.

@@ -141,3 +141,22 @@ func (e *Engine) sendQuery(f *fsm.Effect) {
 	q.Enqueued()
 	c.Send(q)
 }
+
+// NoteMoved tells a Cluster engine about a MOVED error seen outside its own commands (on a
+// dedicated connection): msg is the error's text, "MOVED <slot> <host>:<port>". The slot moves
+// at once when the target is a known node, and a debounced refresh follows. Other text, and a
+// standalone engine, are ignored.
+func (e *Engine) NoteMoved(msg string) {
+	if e.cl == nil {
+		return
+	}
+	r, err := wire.ParseRedirect(resp.ErrorValue(msg))
+	if err != nil || r.Kind != wire.RejectionMoved {
+		return
+	}
+	ev := fsm.Event{Kind: fsm.Moved, Machine: fsm.MachineCluster, Slot: int(r.Slot)}
+	if ep, ok := r.Resolve(fsm.Endpoint{}); ok {
+		ev.Endpoint = ep
+	}
+	e.post(item{ev: ev})
+}
