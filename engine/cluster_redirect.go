@@ -49,8 +49,8 @@ func (e *Engine) redirect(cmd *Command, err error) bool {
 		return false
 	}
 	if cs.redirects >= fsm.ClusterRedirects || e.cl.snap.Load().closed {
-		if cs.hasOrig {
-			cmd.Reply, cs.orig, cs.hasOrig = cs.orig, resp.Value{}, false
+		if cs.orig != nil {
+			cmd.Reply, cs.orig = *cs.orig, nil
 		}
 		return false
 	}
@@ -71,8 +71,9 @@ func (e *Engine) redirect(cmd *Command, err error) bool {
 		}
 	}
 	cs.redirects++
-	if !cs.hasOrig {
-		cs.orig, cs.hasOrig = cmd.Reply.Clone(), true
+	if cs.orig == nil {
+		orig := cmd.Reply.Clone()
+		cs.orig = &orig
 	}
 	cmd.stage.Store(uint32(StageBuffered))
 	switch {

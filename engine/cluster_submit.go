@@ -33,9 +33,9 @@ type clusterCmd struct {
 	// sender is the node the command was last sent to.
 	sender    fsm.Endpoint
 	senderNum uint32
-	// orig is the first rejection the command got, the answer when recovery fails.
-	orig    resp.Value
-	hasOrig bool
+	// orig is the first rejection the command got, the answer when recovery fails (nil:
+	// none). It is allocated on the first rejection only, so that commands stay small.
+	orig *resp.Value
 	// node, when set, pins the command to one node (SubmitNode).
 	node uint32
 }
@@ -263,7 +263,7 @@ func (e *Engine) completeCluster(f *fsm.Effect, w *waiter) {
 func (e *Engine) reroute(cmd *Command, err error) {
 	cs := &cmd.cl
 	if cs.redirects >= fsm.ClusterRedirects {
-		if cs.hasOrig {
+		if cs.orig != nil {
 			e.answer(cmd)
 			return
 		}
@@ -287,9 +287,8 @@ func (e *Engine) routeAfterStep(cmd *Command) {
 func (e *Engine) answer(cmd *Command) {
 	cs := &cmd.cl
 	cs.final = true
-	if cs.hasOrig {
-		cmd.Reply = cs.orig
-		cs.orig, cs.hasOrig = resp.Value{}, false
+	if cs.orig != nil {
+		cmd.Reply, cs.orig = *cs.orig, nil
 	}
 	cmd.stage.Store(uint32(StageAwaitingReply))
 	cmd.Complete(nil)
