@@ -24,7 +24,9 @@ func (instantConn) Close() {}
 
 type instantTransport struct{}
 
-func (instantTransport) Open(_ context.Context, req OpenRequest) { req.Sink.Ready(req.Conn, instantConn{}) }
+func (instantTransport) Open(_ context.Context, req OpenRequest) {
+	req.Sink.Ready(req.Conn, instantConn{})
+}
 
 // benchSubmit measures Submit of a SET on a healthy engine: parallel callers, allocations
 // reported. With the Cluster configuration the command's slot is computed from its frame and
