@@ -36,6 +36,9 @@ type Client struct {
 	// outcome is unknown is sent once more. respire must never do that; the kill test shows it
 	// notices every time. Nothing outside tests sets it.
 	replayUnknown atomic.Bool
+	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
+	// SSubscribe (cluster_exec.go).
+	shardSlot atomic.Int32
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -71,6 +74,7 @@ func Create(opts Options) (*Client, error) {
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
 	c := &Client{opts: o, ep: o.Endpoints[0], pubsub: newPubSubState(&o)}
+	c.shardSlot.Store(-1)
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: creating metrics")

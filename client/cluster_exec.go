@@ -429,3 +429,20 @@ func (c *Client) groupEndpoint(g *group) Endpoint {
 	}
 	return Endpoint{}
 }
+
+// claimShardSlot checks that shard channels share one slot with every shard channel the client
+// subscribed before: a Cluster client's sharded subscriptions live on one connection, to the
+// node serving that slot.
+func (c *Client) claimShardSlot(channels []string) error {
+	slot, err := slotOfKeys("SSUBSCRIBE", channels)
+	if err != nil || slot < 0 {
+		return err
+	}
+	if c.shardSlot.CompareAndSwap(-1, int32(slot)) {
+		return nil
+	}
+	if have := int(c.shardSlot.Load()); have != slot {
+		return &CrossSlotError{CommandName: "SSUBSCRIBE", ExpectedSlot: have, ConflictingSlot: slot}
+	}
+	return nil
+}

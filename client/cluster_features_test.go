@@ -218,3 +218,74 @@ func TestClusterFeatures(t *testing.T) {
 	})
 
 }
+
+// TestClusterShardedPubSubFollowsTheSlot: SSUBSCRIBE goes to the node serving the channel's
+// slot; when the slot moves to another node, the subscription follows it: a gap marker, then
+// the messages published after the move.
+func TestClusterShardedPubSubFollowsTheSlot(t *testing.T) {
+	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := connectCluster(t, rc, client.Options{ClusterTopologyRefreshInterval: 300 * time.Millisecond})
+	channel := "{orders}:created"
+	sub, err := c.SSubscribe(ctx, channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := c.SSubscribe(ctx, "{payments}:made"); err == nil {
+		t.Fatal("a shard channel of another slot was accepted")
+	}
+	next := func() client.Message {
+		t.Helper()
+		mctx, mcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer mcancel()
+		m, err := sub.Next(mctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if _, err := c.Do(ctx, "SPUBLISH", channel, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if m := next(); m.Payload != "first" {
+		t.Fatalf("first message: %+v", m)
+	}
+	slot := int(wire.KeySlotString(channel))
+	owner := rc.PrimaryOf(t, slot)
+	var to *redistest.Server
+	for _, p := range rc.Primaries(t) {
+		if p != owner {
+			to = p
+			break
+		}
+	}
+	rc.MoveSlot(t, slot, to)
+	// Publish until a message arrives after the move: the first ones may go out before the
+	// client resubscribed on the new owner.
+	deadline := time.Now().Add(20 * time.Second)
+	sawGap := false
+	for time.Now().Before(deadline) {
+		if _, err := c.Do(ctx, "SPUBLISH", channel, "after"); err != nil {
+			t.Fatal(err)
+		}
+		mctx, mcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		m, err := sub.Next(mctx)
+		mcancel()
+		if err != nil {
+			continue
+		}
+		if m.Kind == client.MessageGap {
+			sawGap = true
+			continue
+		}
+		if m.Payload == "after" {
+			if !sawGap {
+				t.Fatalf("a message after the move came without a gap marker first")
+			}
+			return
+		}
+	}
+	t.Fatalf("no message after the slot moved to %s (gap seen: %v)", to.Addr(), sawGap)
+}

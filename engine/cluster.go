@@ -4,7 +4,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // ClusterConfig makes an engine a Redis Cluster client's (Config.Cluster). The engine then
@@ -52,6 +55,11 @@ type clusterState struct {
 	snap  atomic.Pointer[clusterSnap]
 	// timers numbers the redirect retries' timers.
 	timers atomic.Uint64
+	// shardConn is the sharded pub/sub connection dialed last and shardAddr its node
+	// (loop-owned): when the map moves the shard channels' slot elsewhere, the connection is
+	// dropped, and its recovery resubscribes on the new owner after a gap marker.
+	shardConn fsm.ConnID
+	shardAddr Endpoint
 }
 
 // nodeRoutes is the loop's view of one node's command slots.
@@ -210,10 +218,54 @@ func (e *Engine) dialEndpoint(f *fsm.Effect) Endpoint {
 	switch {
 	case !f.Endpoint.IsZero():
 		return endpointOf(f.Endpoint)
+	case e.cl != nil && f.Machine == fsm.MachineShardedPubSub:
+		ep := e.shardedEndpoint()
+		e.cl.shardConn, e.cl.shardAddr = f.Conn, ep
+		return ep
 	case e.cl != nil:
 		return e.pubsubEndpoint()
 	}
 	return e.cfg.Endpoint
+}
+
+// shardedEndpoint is where a Cluster client's sharded pub/sub connects: the node serving the
+// slot of its shard channels (a Cluster client's shard channels share one slot), else any
+// primary.
+func (e *Engine) shardedEndpoint() Endpoint {
+	if ep, ok := e.shardOwner(); ok {
+		return ep
+	}
+	return e.pubsubEndpoint()
+}
+
+// shardOwner returns the node serving the slot of the sharded episode's channels in the map
+// the loop holds.
+func (e *Engine) shardOwner() (Endpoint, bool) {
+	topics := e.machines.eps[1].Topics()
+	if len(topics) == 0 || e.cl.cmap == nil {
+		return Endpoint{}, false
+	}
+	i := e.cl.cmap.Owner(int(wire.KeySlotString(topics[0].Name)))
+	if i < 0 {
+		return Endpoint{}, false
+	}
+	return endpointOf(e.cl.cmap.Nodes[i].Addr), true
+}
+
+// errShardMoved is why a sharded pub/sub connection is dropped when its slot moved.
+var errShardMoved = errors.New("respire: the shard channels' slot moved to another Cluster node")
+
+// followShards drops the sharded pub/sub connection when the map the loop just received serves
+// its channels' slot from another node: the episode's recovery reconnects to the new owner and
+// resubscribes, with a gap marker first.
+func (e *Engine) followShards() {
+	if e.cl.shardConn == 0 || e.conns[e.cl.shardConn] == nil {
+		return
+	}
+	if ep, ok := e.shardOwner(); ok && ep != e.cl.shardAddr {
+		e.Abort(e.cl.shardConn, errShardMoved)
+		e.cl.shardConn = 0
+	}
 }
 
 // effectEndpoint is the endpoint an Emit or Record effect is about.

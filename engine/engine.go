@@ -596,6 +596,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		e.sendQuery(f)
 	case fsm.Publish:
 		e.cl.published(f.Map)
+		e.followShards()
 		e.dirty = true
 	case fsm.Complete:
 		e.complete(f)

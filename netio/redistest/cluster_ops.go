@@ -193,3 +193,36 @@ func (c *Cluster) SlotOwners(t testing.TB) *[16384]*Server {
 	t.Fatalf("redistest: no running node answers CLUSTER SLOTS")
 	return nil
 }
+
+// MoveSlot moves one slot, which must hold no key, from the primary serving it to the primary
+// to, with CLUSTER SETSLOT on both and on every other running node, and waits until the Cluster
+// is ok.
+func (c *Cluster) MoveSlot(t testing.TB, slot int, to *Server) {
+	t.Helper()
+	from := c.PrimaryOf(t, slot)
+	if from == nil || from == to {
+		t.Fatalf("redistest: slot %d has no primary other than %s", slot, to.Addr())
+	}
+	s := strconv.Itoa(slot)
+	toID, fromID := c.NodeID(t, c.Index(to)), c.NodeID(t, c.Index(from))
+	steps := []struct {
+		on   *Server
+		args []string
+	}{
+		{to, []string{"CLUSTER", "SETSLOT", s, "IMPORTING", fromID}},
+		{from, []string{"CLUSTER", "SETSLOT", s, "MIGRATING", toID}},
+		{to, []string{"CLUSTER", "SETSLOT", s, "NODE", toID}},
+		{from, []string{"CLUSTER", "SETSLOT", s, "NODE", toID}},
+	}
+	for _, st := range steps {
+		if r, err := st.on.command(doTimeout, st.args...); err != nil || r.isError() {
+			t.Fatalf("redistest: %s on %s: %v %s", strings.Join(st.args, " "), st.on.Addr(), err, r.String())
+		}
+	}
+	for _, n := range c.nodes {
+		if n.Running() && n != to && n != from {
+			_, _ = n.command(doTimeout, "CLUSTER", "SETSLOT", s, "NODE", toID)
+		}
+	}
+	c.WaitOK(t)
+}
