@@ -81,9 +81,17 @@ func Create(opts Options) (*Client, error) {
 	}
 	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
+	var transport engine.Transport
+	if o.UseCluster && o.Database != 0 {
+		// Each connection checks the server and SELECTs itself (cluster_db.go).
+		tcfg.Handshake.Database = 0
+		transport = dbTransport{inner: netio.NewTransport(tcfg), db: o.Database}
+	} else {
+		transport = netio.NewTransport(tcfg)
+	}
 	deps := engine.Deps{
 		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
-		Transport: netio.NewTransport(tcfg),
+		Transport: transport,
 		Meter:     meter,
 		PubSub:    c.pubsub.router,
 	}

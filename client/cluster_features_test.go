@@ -289,3 +289,19 @@ func TestClusterShardedPubSubFollowsTheSlot(t *testing.T) {
 	}
 	t.Fatalf("no message after the slot moved to %s (gap seen: %v)", to.Addr(), sawGap)
 }
+
+// TestClusterNonZeroDatabase: Redis Cluster serves database 0 only: with Database 1 every
+// connection's setup fails with a *ConfigError naming the server, its version and its mode,
+// and the client never falls back to database 0.
+func TestClusterNonZeroDatabase(t *testing.T) {
+	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := client.Connect(ctx, client.Options{UseCluster: true, Database: 1, ConnectTimeout: 2 * time.Second,
+		Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: rc.Node(0).Port()}}})
+	var ce *client.ConfigError
+	if !errors.As(err, &ce) || ce.Option != "Database" || !strings.Contains(ce.Reason, "redis 7.") ||
+		!strings.Contains(ce.Reason, "cluster mode") {
+		t.Fatalf("Connect with Database 1: %v", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/respire-go/respire/netio/resp"
 )
 
 // TestWidePoliciesMatchTheTable: the commands that run on every primary are exactly those
@@ -83,5 +85,28 @@ func TestTxRetry(t *testing.T) {
 	other := &ServerError{Code: "WRONGTYPE"}
 	if err := txRetry(other); err != error(other) {
 		t.Fatalf("WRONGTYPE became %v", err)
+	}
+}
+
+// TestDatabaseCheck: only Valkey 9 or later serves non-zero databases in Cluster mode; the
+// refusal names the server, its version and its mode.
+func TestDatabaseCheck(t *testing.T) {
+	s := &dbSink{db: 2, ep: Endpoint{Host: "10.0.0.1", Port: 7000}}
+	info := func(lines ...string) *resp.Value {
+		v := resp.Verbatim("txt", strings.Join(lines, "\r\n"))
+		return &v
+	}
+	if err := s.check(info("# Server", "redis_version:7.2.4", "server_name:valkey", "valkey_version:9.0.1", "server_mode:cluster")); err != nil {
+		t.Fatalf("Valkey 9: %v", err)
+	}
+	for _, v := range []*resp.Value{
+		info("# Server", "redis_version:7.0.15", "redis_mode:cluster"),
+		info("# Server", "redis_version:7.2.4", "server_name:valkey", "valkey_version:8.1.0", "server_mode:cluster"),
+	} {
+		err := s.check(v)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Option != "Database" || !strings.Contains(ce.Reason, "cluster mode") {
+			t.Fatalf("%s: %v", v.Str, err)
+		}
 	}
 }
