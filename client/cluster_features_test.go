@@ -13,11 +13,10 @@ import (
 	"github.com/respire-go/respire/netio/wire"
 )
 
-// TestClusterFeatures exercises the Cluster client's surface on one real Cluster: keyed routing
+// testClusterFeatures exercises the Cluster client's surface on one real Cluster: keyed routing
 // of typed and raw commands, cross-slot validation, opt-in splitting, commands that run on
 // every primary, blocking commands and watched transactions on the key's node, and pub/sub.
-func TestClusterFeatures(t *testing.T) {
-	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+func testClusterFeatures(t *testing.T, rc *redistest.Cluster) {
 	seed := []client.Endpoint{{Host: "127.0.0.1", Port: rc.Node(0).Port()}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -219,11 +218,10 @@ func TestClusterFeatures(t *testing.T) {
 
 }
 
-// TestClusterShardedPubSubFollowsTheSlot: SSUBSCRIBE goes to the node serving the channel's
+// testClusterShardedPubSubFollowsTheSlot: SSUBSCRIBE goes to the node serving the channel's
 // slot; when the slot moves to another node, the subscription follows it: a gap marker, then
 // the messages published after the move.
-func TestClusterShardedPubSubFollowsTheSlot(t *testing.T) {
-	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+func testClusterShardedPubSubFollowsTheSlot(t *testing.T, rc *redistest.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := connectCluster(t, rc, client.Options{ClusterTopologyRefreshInterval: 300 * time.Millisecond})
@@ -290,11 +288,10 @@ func TestClusterShardedPubSubFollowsTheSlot(t *testing.T) {
 	t.Fatalf("no message after the slot moved to %s (gap seen: %v)", to.Addr(), sawGap)
 }
 
-// TestClusterNonZeroDatabase: Redis Cluster serves database 0 only: with Database 1 every
+// testClusterNonZeroDatabase: Redis Cluster serves database 0 only: with Database 1 every
 // connection's setup fails with a *ConfigError naming the server, its version and its mode,
 // and the client never falls back to database 0.
-func TestClusterNonZeroDatabase(t *testing.T) {
-	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+func testClusterNonZeroDatabase(t *testing.T, rc *redistest.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := client.Connect(ctx, client.Options{UseCluster: true, Database: 1, ConnectTimeout: 2 * time.Second,

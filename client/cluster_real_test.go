@@ -22,6 +22,28 @@ import (
 // servers afterwards; losses are allowed only where Redis's failover semantics allow them, and
 // each test says which.
 
+// TestClusterReal runs the tests that leave the Cluster whole on one Cluster, one after the
+// other (starting Clusters is the slow part, and on two loaded cores the flaky one): the client's
+// features, sharded pub/sub following a slot, a non-zero database, a manual failover and a
+// resharding under load. The kill and the node replacement have Clusters of their own.
+func TestClusterReal(t *testing.T) {
+	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+	for _, sub := range []struct {
+		name string
+		run  func(*testing.T, *redistest.Cluster)
+	}{
+		{"Features", testClusterFeatures},
+		{"ShardedPubSubFollowsTheSlot", testClusterShardedPubSubFollowsTheSlot},
+		{"NonZeroDatabase", testClusterNonZeroDatabase},
+		{"Failover", testClusterRealFailover},
+		{"ReshardUnderLoad", testClusterRealReshardUnderLoad},
+	} {
+		if !t.Run(sub.name, func(t *testing.T) { sub.run(t, rc) }) {
+			return
+		}
+	}
+}
+
 // dialLog records every connection the client dials, by address, with its time.
 type dialLog struct {
 	mu    sync.Mutex
@@ -230,12 +252,11 @@ func isUnknownOrConn(err error) bool {
 	return errors.Is(err, client.ErrUnknownOutcome) || errors.As(err, &ce)
 }
 
-// TestClusterRealFailover: CLUSTER FAILOVER under load. A manual failover is coordinated: the
+// testClusterRealFailover: CLUSTER FAILOVER under load. A manual failover is coordinated: the
 // old primary stops accepting writes until its replica has caught up, so no acknowledged write
 // may be lost, and the client follows the new primary (MOVED, READONLY) without failing a
 // command.
-func TestClusterRealFailover(t *testing.T) {
-	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+func testClusterRealFailover(t *testing.T, rc *redistest.Cluster) {
 	c := connectCluster(t, rc, client.Options{Connections: 2})
 	load := startWriteLoad(t, c, 8)
 	load.waitWrites(500)
@@ -282,11 +303,10 @@ func TestClusterRealKillPrimary(t *testing.T) {
 	t.Logf("%d acknowledged writes, %d lost within the allowed window; errors %v", load.written.Load(), allowed, load.errSummary())
 }
 
-// TestClusterRealReshardUnderLoad: redis-cli --cluster reshard moves slots key by key while
+// testClusterRealReshardUnderLoad: redis-cli --cluster reshard moves slots key by key while
 // the client writes and reads: MIGRATING/IMPORTING slots answer ASK, moved slots MOVED, and
 // the client follows both without failing a command or losing a write.
-func TestClusterRealReshardUnderLoad(t *testing.T) {
-	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
+func testClusterRealReshardUnderLoad(t *testing.T, rc *redistest.Cluster) {
 	c := connectCluster(t, rc, client.Options{Connections: 2})
 	load := startWriteLoad(t, c, 8)
 	load.waitWrites(2000)
