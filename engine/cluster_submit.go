@@ -321,3 +321,58 @@ func (e *Engine) RentSlot(slot int, notify func(Grant)) fsm.WaiterID {
 	}
 	return e.demandOn(fsm.MachineNodePool, fsm.Event{Kind: fsm.Demanded, Slot: slot}, &waiter{notify: notify})
 }
+
+// submitGroupCluster is SubmitGroup for a Cluster engine: the group goes, as one unit, to the
+// node serving the slot its commands share (keyless commands, such as MULTI and EXEC, go with
+// them; a group without keys goes to any primary). Commands in different slots fail the group
+// with a *CrossSlotError before anything is sent. A group's replies are its commands' own: a
+// MOVED or ASK answers its entry, which is never sent again.
+func (e *Engine) submitGroupCluster(cmds []*Command) {
+	slot := Keyless
+	for _, cmd := range cmds {
+		s, err := FrameSlot(cmd.Frame)
+		if err == nil && s != Keyless && slot != Keyless && s != slot {
+			err = &CrossSlotError{Command: cmd.Name, ExpectedSlot: slot, ConflictingSlot: s}
+		}
+		if err != nil {
+			failGroup(cmds, err)
+			return
+		}
+		if s != Keyless {
+			slot = s
+		}
+	}
+	s := e.cl.snap.Load()
+	idx := s.cmap.Owner(slot)
+	if slot == Keyless {
+		idx = s.anyReadyPrimary(e.cl)
+	}
+	if !s.closed && idx >= 0 && idx < len(s.nodes) {
+		v := &s.nodes[idx]
+		if n := uint32(len(v.slots)); n > 0 {
+			start := v.rr.Add(1)
+			for k := uint32(0); k < n; k++ {
+				sv := &v.slots[(start+k)%n]
+				if sv.conn == nil {
+					continue
+				}
+				g, ok := sv.conn.(GroupOfferer)
+				if !ok {
+					failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrGroupUnsupported})
+					return
+				}
+				if !enqueueGroup(cmds) {
+					return
+				}
+				if g.OfferGroup(cmds) {
+					return
+				}
+				for _, cmd := range cmds {
+					cmd.requeue()
+				}
+				break
+			}
+		}
+	}
+	e.demandOn(fsm.MachineNodeMux, fsm.Event{Kind: fsm.Demanded, Slot: slot}, &waiter{cmd: cmds[0], group: cmds})
+}

@@ -536,3 +536,40 @@ func TestFrameSlot(t *testing.T) {
 		t.Fatalf("FrameSlot allocates %v times per call", n)
 	}
 }
+
+// TestClusterGroupGoesToItsSlot: a group of commands reaches the node serving the slot its keys
+// share, as one unit; a group whose keys span slots fails before anything is sent.
+func TestClusterGroupGoesToItsSlot(t *testing.T) {
+	h := newClusterHarness(t, 3)
+	h.do("SET", "warm", "1")
+	enc := func(args ...string) *Command {
+		var f []byte
+		f = resp.AppendArrayHeader(f, len(args))
+		for _, a := range args {
+			f = resp.AppendBulkString(f, a)
+		}
+		return &Command{Name: args[0], Frame: f, Done: func(*Command) {}}
+	}
+	group := []*Command{enc("SET", "{t}a", "1"), enc("GET", "{t}b"), enc("SET", "{t}c", "3")}
+	n := h.sentCount()
+	h.eng.SubmitGroup(group)
+	h.eng.RunPending()
+	owner := h.fc.owner[wire.KeySlotString("t")]
+	sent := h.sentSince(n)
+	if len(sent) != 3 {
+		t.Fatalf("sent %v", sent)
+	}
+	for _, s := range sent {
+		if !strings.HasPrefix(s, owner+" ") {
+			t.Fatalf("a group command went to %s, want %s: %v", s, owner, sent)
+		}
+	}
+	cross := []*Command{enc("SET", "a", "1"), enc("SET", "b", "2")}
+	n = h.sentCount()
+	h.eng.SubmitGroup(cross)
+	h.eng.RunPending()
+	var cse *CrossSlotError
+	if len(h.sentSince(n)) != 0 || !errors.As(cross[0].Err, &cse) || !errors.As(cross[1].Err, &cse) {
+		t.Fatalf("a cross-slot group: sent %v, errors %v %v", h.sentSince(n), cross[0].Err, cross[1].Err)
+	}
+}
