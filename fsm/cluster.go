@@ -421,8 +421,8 @@ func (c *Cluster) demanded(ev *Event, out *Outbox) {
 
 var errUnroutable = errors.New("respire: a Cluster demand must name a node machine")
 
-// route forwards a demand to the node serving its endpoint or its slot, or holds it until a
-// topology can route it.
+// route forwards a demand to the node it names (by endpoint, or by number), or to the node
+// serving its slot, or holds it until a topology can route it.
 func (c *Cluster) route(ev *Event, out *Outbox) {
 	pool := ev.Machine == MachineNodePool
 	var n *clusterNode
@@ -431,6 +431,12 @@ func (c *Cluster) route(ev *Event, out *Outbox) {
 		var err error
 		if n, err = c.nodeAt(ev.Endpoint, ev.At, out); err != nil {
 			c.complete(ev.Waiter, OutcomeFailed, err, out)
+			return
+		}
+	case ev.Node != 0:
+		// A command for one node (every primary's share of a command for all of them).
+		if n = c.activeNode(ev.Node); n == nil {
+			c.complete(ev.Waiter, OutcomeClosed, nil, out)
 			return
 		}
 	case !c.known:
