@@ -102,7 +102,7 @@ func Create(opts Options) (*Client, error) {
 	ecfg := resolved.Engine
 	ecfg.Endpoint, ecfg.EpisodeBase = c.ep, nextEpisodeBase()
 	if o.UseCluster {
-		ecfg.Cluster = o.clusterConfig(resolved.Engine.Cluster)
+		ecfg.Cluster = o.clusterConfig()
 	}
 	c.eng = engine.New(ecfg, deps)
 	c.pubsub.router.Attach(c.eng)

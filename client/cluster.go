@@ -110,12 +110,20 @@ func validSeedHost(host string) bool {
 	return err == nil
 }
 
-// clusterConfig completes the resolver's Cluster configuration with the seeds.
-func (o *Options) clusterConfig(cc *engine.ClusterConfig) *engine.ClusterConfig {
-	out := *cc
-	out.Seeds = append([]Endpoint(nil), o.Endpoints...)
-	out.RetiredGrace = testRetiredGrace
-	return &out
+// clusterConfig is the engine's Cluster configuration for resolved options.
+func (o *Options) clusterConfig() *engine.ClusterConfig {
+	cc := &engine.ClusterConfig{Seeds: append([]Endpoint(nil), o.Endpoints...)}
+	if o.ClusterTopologyRefreshInterval > 0 {
+		cc.RefreshInterval = o.ClusterTopologyRefreshInterval
+	}
+	cc.RetiredGrace = testRetiredGrace
+	cc.CandidateTimeout = o.ConnectTimeout
+	if o.CommandTimeout > 0 {
+		cc.CandidateTimeout += o.CommandTimeout
+	} else {
+		cc.CandidateTimeout += o.ConnectTimeout
+	}
+	return cc
 }
 
 // testRetiredGrace, when set by a test (export_cluster_test.go), replaces the retired grace.

@@ -101,10 +101,6 @@ var optionsWithoutBadValues = map[string]bool{
 	"Username": true, "Password": true, "ClientName": true, "DisableLibraryInfo": true,
 	// MaxWaiters is not an Options field: the client leaves it at the engine's default.
 	"MaxWaiters": true,
-	// UseCluster accepts both values. ClusterTopologyRefreshInterval has bad values, but
-	// scenarios have no Cluster client section yet: the simulated Cluster (issue 12, item 6)
-	// adds it, and must then move this option to parityBadValues.
-	"UseCluster": true, "ClusterTopologyRefreshInterval": true,
 }
 
 // TestScenarioRejectsWhatOptionsReject: the same bad value gives the same error, naming the same

@@ -322,32 +322,3 @@ func TestCheckMachinesReportsRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-// TestResolveCluster: UseCluster gives the engine a Cluster configuration with the refresh
-// period (60 s by default, none with NoTimeout) and the candidate budget; the seeds are left to
-// the caller.
-func TestResolveCluster(t *testing.T) {
-	r, err := Resolve(Options{UseCluster: true, ConnectTimeout: 2 * time.Second, CommandTimeout: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := r.Engine.Cluster
-	if c == nil || c.RefreshInterval != DefaultClusterTopologyRefreshInterval || c.CandidateTimeout != 5*time.Second || len(c.Seeds) != 0 ||
-		r.Options.ClusterTopologyRefreshInterval != DefaultClusterTopologyRefreshInterval {
-		t.Fatalf("cluster %+v, options %v", c, r.Options.ClusterTopologyRefreshInterval)
-	}
-	r, err = Resolve(Options{UseCluster: true, ClusterTopologyRefreshInterval: NoTimeout, CommandTimeout: NoTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := r.Engine.Cluster; c.RefreshInterval != 0 || c.CandidateTimeout != 2*DefaultConnectTimeout {
-		t.Fatalf("cluster %+v", c)
-	}
-	if r, err := Resolve(Options{}); err != nil || r.Engine.Cluster != nil || r.Options.ClusterTopologyRefreshInterval != 0 {
-		t.Fatalf("standalone: %+v %v", r.Engine.Cluster, err)
-	}
-	var fe *FieldError
-	if _, err := Resolve(Options{ClusterTopologyRefreshInterval: time.Microsecond}); !errors.As(err, &fe) || fe.Field != "ClusterTopologyRefreshInterval" {
-		t.Fatalf("sub-millisecond refresh: %v", err)
-	}
-}
