@@ -57,7 +57,7 @@ fuzz() {
     echo "(the fuzzing deadline race, without a failing input: running $2 once more)"
   done
 }
-for pkg in ./netio/resp/ ./client/ ./netio/wire/ ./fsm/; do
+for pkg in ./netio/resp/ ./client/ ./netio/wire/ ./netio/topo/ ./fsm/; do
   for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     fuzz "$pkg" "$target"
   done

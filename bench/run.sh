@@ -8,9 +8,11 @@
 #
 # It installs Redis when missing (.ci/install-redis.sh, plus redis-tools for redis-benchmark),
 # starts its own redis-server on a free loopback port with persistence off, and stops it on exit.
-# Against that one server it runs, in rounds so that slow drifts of a shared machine hit every
-# client alike:
+# It also starts a Redis Cluster of three primaries (no replicas) on free loopback ports.
+# Against that one server and that Cluster it runs, in rounds so that slow drifts of a shared
+# machine hit every client alike:
 #   - the client benchmarks of bench/ (respire, rueidis and go-redis side by side, -benchmem);
+#   - the Cluster client benchmarks (GET and SET at 64 and 256 callers over three shards);
 #   - redis-benchmark -P 16 -c 64 -t get,set, the pipelined ceiling;
 # then the simulator's benchmarks (sim/) and the state machines' (fsm/), and finally benchstat
 # (golang.org/x/perf/cmd/benchstat, installed into a temporary GOBIN) and bench/cmd/perftable,
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
   --quick) quick=1 ;;
   --out) out=$2; shift ;;
   --rounds) rounds_arg=$2; shift ;;
-  -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
   *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -45,11 +47,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/respire-bench.XXXXXX")
 [ -n "$out" ] || out="$work/out"
 mkdir -p "$out"
 redis_pid=""
+cluster_pids=""
 cleanup() {
   if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
     kill "$redis_pid" 2>/dev/null || true
     wait "$redis_pid" 2>/dev/null || true
   fi
+  for pid in $cluster_pids; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   rm -rf "$work/bin" "$work/redis"
   [ "$out" = "$work/out" ] || rm -rf "$work"
 }
@@ -91,6 +98,45 @@ done
 addr="127.0.0.1:$port"
 echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $addr (pid $redis_pid)" >&2
 
+# Start three cluster-enabled servers (each with an explicit bus port, so that no port+10000
+# collides) and join them into one Cluster of three primaries.
+cluster_addrs=""
+for node in 1 2 3; do
+  started=""
+  for _ in $(seq 1 20); do
+    cport=$((20000 + RANDOM % 30000))
+    bport=$((20000 + RANDOM % 30000))
+    [ "$cport" != "$bport" ] || continue
+    mkdir -p "$work/redis/cluster$node"
+    redis-server --bind 127.0.0.1 --port "$cport" --cluster-enabled yes --cluster-port "$bport" \
+      --cluster-config-file "$work/redis/cluster$node/nodes.conf" --save "" --appendonly no \
+      --dir "$work/redis/cluster$node" --logfile "$work/redis/cluster$node/redis.log" --daemonize no &
+    pid=$!
+    for _ in $(seq 1 50); do
+      if redis-cli -h 127.0.0.1 -p "$cport" ping 2>/dev/null | grep -q PONG; then
+        started=$cport
+        break
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if [ -n "$started" ]; then
+      cluster_pids="$cluster_pids $pid"
+      break
+    fi
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  [ -n "$started" ] || { echo "run.sh: could not start a cluster node" >&2; exit 1; }
+  cluster_addrs="$cluster_addrs${cluster_addrs:+,}127.0.0.1:$started"
+done
+redis-cli --cluster create $(echo "$cluster_addrs" | tr ',' ' ') --cluster-replicas 0 --cluster-yes >/dev/null
+for _ in $(seq 1 100); do
+  redis-cli -h 127.0.0.1 -p "${cluster_addrs##*:}" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break
+  sleep 0.1
+done
+echo "Redis Cluster of three primaries at $cluster_addrs" >&2
+
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 {
   echo "- nproc: $(nproc)"
@@ -113,6 +159,7 @@ if ! GOBIN="$work/bin" go install golang.org/x/perf/cmd/benchstat@latest >&2; th
 fi
 
 : > "$out/clients.txt"
+: > "$out/cluster.txt"
 : > "$out/ceiling.csv"
 for round in $(seq 1 "$rounds"); do
   step "round $round of $rounds: redis-benchmark ceiling (load $(load))"
@@ -121,6 +168,9 @@ for round in $(seq 1 "$rounds"); do
   step "round $round of $rounds: clients (load $(load))"
   RESPIRE_BENCH_ADDR=$addr "$work/bin/bench.test" -test.run '^$' -test.bench '^BenchmarkClients$' \
     -test.benchmem -test.benchtime "$client_time" | tee -a "$out/clients.txt" | grep -E '^Benchmark' >&2
+  step "round $round of $rounds: Cluster clients (load $(load))"
+  RESPIRE_BENCH_CLUSTER=$cluster_addrs "$work/bin/bench.test" -test.run '^$' -test.bench '^BenchmarkClusterClients$' \
+    -test.benchmem -test.benchtime "$client_time" | tee -a "$out/cluster.txt" | grep -E '^Benchmark' >&2
   echo "round $round $(load)" >> "$out/load.txt"
 done
 
@@ -147,6 +197,9 @@ if [ -x "$work/bin/benchstat" ]; then
     echo "# clients: one column per client, deltas against respire"
     "$work/bin/benchstat" -col /client "$out/clients.txt" || true
     echo
+    echo "# Cluster clients: one column per client, deltas against respire"
+    "$work/bin/benchstat" -col /client "$out/cluster.txt" || true
+    echo
     echo "# simulator"
     "$work/bin/benchstat" "$out/sim.txt" || true
     echo
@@ -157,7 +210,7 @@ if [ -x "$work/bin/benchstat" ]; then
 fi
 
 "$work/bin/perftable" -machine "$out/machine.md" -ceiling "$out/ceiling.csv" -clients "$out/clients.txt" \
-  -sim "$out/sim.txt" -fsm "$out/fsm.txt" > "$out/table.md"
+  -cluster "$out/cluster.txt" -sim "$out/sim.txt" -fsm "$out/fsm.txt" > "$out/table.md"
 
 echo
 cat "$out/table.md"

@@ -222,7 +222,12 @@ func (d *DedicatedConn) unblock(cls []*call, from int) (ok bool, pending int) {
 // keys.
 func (c *Client) doDedicated(ctx context.Context, cl *call, info *command.Info, ns *namespace, rk replyKeys) (out resp.Value, err error) {
 	sent := false
-	err = c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	rent, err := c.rentFor(cl)
+	if err != nil {
+		c.putCall(cl)
+		return out, err
+	}
+	err = rent(ctx, func(d *DedicatedConn) error {
 		sent = true
 		out, err = d.doCall(ctx, cl, info)
 		return err

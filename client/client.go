@@ -42,6 +42,9 @@ type Client struct {
 	// outcome is unknown is sent once more. respire must never do that; the kill test shows it
 	// notices every time. Nothing outside tests sets it.
 	replayUnknown atomic.Bool
+	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
+	// SSubscribe (cluster_exec.go).
+	shardSlot atomic.Int32
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -78,15 +81,24 @@ func Create(opts Options) (*Client, error) {
 	o.logPlaintextCredentials(o.Logger)
 	c := &Client{opts: o, ep: o.Endpoints[0], ns: newNamespace(o.KeyPrefix, o.PubSubPrefix), pubsub: newPubSubState(&o)}
 	c.Commands = Commands{x: c}
+	c.shardSlot.Store(-1)
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
 	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
+	var transport engine.Transport
+	if o.UseCluster && o.Database != 0 {
+		// Each connection checks the server and SELECTs itself (cluster_db.go).
+		tcfg.Handshake.Database = 0
+		transport = dbTransport{inner: netio.NewTransport(tcfg), db: o.Database}
+	} else {
+		transport = netio.NewTransport(tcfg)
+	}
 	deps := engine.Deps{
 		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
-		Transport: netio.NewTransport(tcfg),
+		Transport: transport,
 		Meter:     meter,
 		PubSub:    c.pubsub.router,
 	}
@@ -96,6 +108,9 @@ func Create(opts Options) (*Client, error) {
 	}
 	ecfg := resolved.Engine
 	ecfg.Endpoint, ecfg.EpisodeBase = c.ep.engine(), nextEpisodeBase()
+	if o.UseCluster {
+		ecfg.Cluster = o.clusterConfig()
+	}
 	c.eng = engine.New(ecfg, deps)
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
@@ -204,6 +219,8 @@ type call struct {
 	// blocking: the command may wait on the server; it runs on a dedicated connection with
 	// no reply budget.
 	blocking bool
+	// node, when set, sends the call to that Cluster node (cluster_exec.go).
+	node uint32
 }
 
 func (c *Client) getCall() *call {
@@ -243,6 +260,7 @@ func (c *Client) putCall(cl *call) {
 		cl.alt = nil
 	}
 	cl.cmd.Reply.Reset(maxRetainedReply)
+	cl.node = 0
 	if len(cl.argv) > 0 {
 		clear(cl.argv) // views into the frame: keep nothing alive
 		cl.argv = cl.argv[:0]
@@ -277,8 +295,17 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		c.putCall(cl)
 		return err
 	}
+	if c.opts.UseCluster && cl.node == 0 {
+		if done, err := c.executeCluster(ctx, cl); done {
+			return err
+		}
+	}
 	cl.cmd.Reset()
-	c.eng.Submit(&cl.cmd)
+	if cl.node != 0 {
+		c.eng.SubmitNode(&cl.cmd, cl.node)
+	} else {
+		c.eng.Submit(&cl.cmd)
+	}
 	var timeout <-chan time.Time
 	if d := c.opts.CommandTimeout; d > 0 {
 		if cl.timer == nil {
@@ -322,18 +349,22 @@ func (c *Client) completion(cl *call) error {
 func (c *Client) commandFailure(cmd *engine.Command) error {
 	var ae *engine.AcquireError
 	if errors.As(cmd.Err, &ae) {
-		return acquireFailure(c.ep, c.opts.ConnectTimeout, ae)
+		return acquireFailure(c.endpointFor(cmd), c.opts.ConnectTimeout, ae)
+	}
+	var cse *engine.CrossSlotError
+	if errors.As(cmd.Err, &cse) {
+		return c.crossSlotError(cmd, cse)
 	}
 	if cmd.MaybeSent() {
 		// Close ends connections with netio.ErrClosed; any other cause (a reset that raced with
 		// Close) is reported as it is.
-		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
+		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.endpointFor(cmd), Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
 			closed: c.closed.Load() && errors.Is(cmd.Err, netio.ErrClosed)}
 	}
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return &ConnectionError{Endpoint: c.ep, Err: cmd.Err}
+	return &ConnectionError{Endpoint: c.endpointFor(cmd), Err: cmd.Err}
 }
 
 // abandon handles a caller that stops waiting (ctxErr set) or a command timeout (ctxErr nil), by
@@ -382,9 +413,12 @@ func (c *Client) timeoutErr(name string, stage Stage) error {
 }
 
 // replyErr returns a *ServerError for an error reply, or nil.
-func (c *Client) replyErr(name string, v *resp.Value) error {
+func (c *Client) replyErr(name string, v *resp.Value) error { return c.replyErrAt(name, v, c.ep) }
+
+// replyErrAt returns a *ServerError from the server at ep for an error reply, or nil.
+func (c *Client) replyErrAt(name string, v *resp.Value, ep Endpoint) error {
 	if !v.IsError() {
 		return nil
 	}
-	return serverError(v, name, c.ep, "")
+	return serverError(v, name, ep, "")
 }

@@ -27,7 +27,7 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 		return err
 	}
 	v := &cl.cmd.Reply
-	err := c.replyErr(cl.cmd.Name, v)
+	err := c.replyErrAt(cl.cmd.Name, v, c.endpointFor(&cl.cmd))
 	if err == nil {
 		err = decode(v)
 	}

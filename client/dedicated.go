@@ -82,7 +82,16 @@ type DedicatedConn struct {
 // the client is closed, which also stops pending rents.
 //
 // Close the returned connection when done.
+//
+// On a Cluster client the connection goes to any primary; use DedicatedFor for the node of a
+// key.
 func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
+	return c.dedicatedSlot(ctx, engine.Keyless)
+}
+
+// dedicatedSlot rents a dedicated connection to the Cluster node serving slot (any primary for
+// engine.Keyless, and the endpoint of a standalone client).
+func (c *Client) dedicatedSlot(ctx context.Context, slot int) (*DedicatedConn, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -90,7 +99,7 @@ func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
 		return nil, err
 	}
 	answer := make(chan engine.Grant, 1)
-	id := c.eng.Rent(func(g engine.Grant) { answer <- g })
+	id := c.eng.RentSlot(slot, func(g engine.Grant) { answer <- g })
 	var g engine.Grant
 	select {
 	case g = <-answer:

@@ -298,7 +298,12 @@ func (c *Client) exchange(ctx context.Context, cl *call) error {
 // never holds up a shared connection.
 func (c *Client) exchangeDedicated(ctx context.Context, cl *call) error {
 	sent := false
-	err := c.WithDedicated(ctx, func(d *DedicatedConn) error {
+	rent, err := c.rentFor(cl)
+	if err != nil {
+		c.putCall(cl)
+		return err
+	}
+	err = rent(ctx, func(d *DedicatedConn) error {
 		sent = true
 		return d.exchange(ctx, cl)
 	})

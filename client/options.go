@@ -208,13 +208,23 @@ type Options struct {
 	// connection, spreading the replacements. It must not be negative and requires
 	// ConnectionMaxLifetime.
 	ConnectionMaxLifetimeJitter time.Duration
-	// UseCluster selects Redis Cluster, with Endpoints as seeds. Not supported by this version:
-	// Validate rejects it.
+	// UseCluster selects Redis Cluster, with Endpoints as seeds (1 to MaxClusterSeeds TCP
+	// endpoints). The client discovers the topology from them and routes each keyed command to
+	// the node serving its slot; see docs/cluster.md.
 	UseCluster bool
 	// ClusterTopologyRefreshInterval is the period of the Cluster topology refresh (default
-	// 60 s, at least 1 ms); NoTimeout disables the periodic refresh only. Parsed and validated;
-	// takes effect with Cluster support.
+	// 60 s, minus up to 10 % jitter; at least 1 ms); NoTimeout disables the periodic refresh
+	// only: lost primaries, MOVED redirects and failed refreshes still refresh.
 	ClusterTopologyRefreshInterval time.Duration
+	// SplitCrossSlotCommands, with UseCluster, splits MGET, MSET, DEL, UNLINK, EXISTS and TOUCH
+	// whose keys map to several slots into one command per slot, run concurrently. Cross-slot
+	// requests are then not atomic: see ClusterPartitionError. Without it (the default) such a
+	// command fails with a *CrossSlotError before anything is sent.
+	SplitCrossSlotCommands bool
+	// IncludeCrossSlotKeyContext puts the conflicting key, hex-encoded, in CrossSlotError's
+	// ConflictingKeyHex (never in its message). Keys may hold personal data: enable it for a
+	// diagnostic session only.
+	IncludeCrossSlotKeyContext bool
 	// SentinelPrimaryName selects Sentinel discovery of the named primary, with Endpoints as
 	// Sentinels. Not supported by this version: Validate rejects it when set.
 	SentinelPrimaryName string
@@ -282,8 +292,6 @@ func (o *Options) Validate() error {
 	switch {
 	case o.UseCluster && o.SentinelPrimaryName != "":
 		return configErr("UseCluster", "cannot be combined with SentinelPrimaryName: choose Cluster or Sentinel")
-	case o.UseCluster:
-		return configErr("UseCluster", "Redis Cluster is not supported by this version")
 	case o.SentinelPrimaryName != "":
 		return configErr("SentinelPrimaryName", "Redis Sentinel is not supported by this version")
 	case len(o.KeyPrefix) > MaxKeyPrefixLen:
@@ -291,18 +299,8 @@ func (o *Options) Validate() error {
 	case len(o.PubSubPrefix) > MaxKeyPrefixLen:
 		return configErr("PubSubPrefix", "longer than MaxKeyPrefixLen ("+strconv.Itoa(MaxKeyPrefixLen)+" bytes)")
 	}
-	switch {
-	case len(o.Endpoints) == 0:
-		return configErr("Endpoints", "a standalone client needs exactly one endpoint, got none")
-	case len(o.Endpoints) > 1:
-		return configErr("Endpoints", "a standalone client takes exactly one endpoint, got "+strconv.Itoa(len(o.Endpoints)))
-	}
-	ep := o.Endpoints[0]
-	switch {
-	case ep.Host == "":
-		return configErr("Endpoints", "endpoint host is empty")
-	case ep.Port < 0 || ep.Port > 65535:
-		return configErr("Endpoints", "endpoint port "+strconv.Itoa(ep.Port)+" is outside 1..65535")
+	if err := o.validateEndpoints(); err != nil {
+		return err
 	}
 	if err := config.Validate(o.shared()); err != nil {
 		return sharedErr(err)

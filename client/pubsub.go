@@ -148,7 +148,17 @@ func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscript
 // SSubscribe subscribes to shard channels (SSUBSCRIBE, Redis 7.0 and later); see Subscribe.
 // Shard channels have their own connection and recovery episode, independent of Subscribe's
 // and PSubscribe's.
+//
+// On a Cluster client the connection goes to the node serving the channels' slot, and follows
+// the slot when it moves (a gap marker precedes the messages after the move). Every shard
+// channel of one client must share one slot: give them one hash tag ({orders}:created,
+// {orders}:paid); another slot fails with a *CrossSlotError.
 func (c *Client) SSubscribe(ctx context.Context, shardChannels ...string) (*Subscription, error) {
+	if c.opts.UseCluster {
+		if err := c.claimShardSlot(shardChannels); err != nil {
+			return nil, err
+		}
+	}
 	return c.subscribe(ctx, fsm.MachineShardedPubSub, fsm.TopicShard, shardChannels)
 }
 

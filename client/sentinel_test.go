@@ -25,7 +25,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrNoCredentialProvider": ErrNoCredentialProvider, "ErrTxConflict": ErrTxConflict,
 		"ErrDedicatedClosed": ErrDedicatedClosed, "ErrDedicatedBusy": ErrDedicatedBusy,
 		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrNotRun": ErrNotRun, "ErrKeyPrefix": ErrKeyPrefix,
-		"ErrCursorLost": ErrCursorLost,
+		"ErrCursorLost": ErrCursorLost, "ErrIncompleteTopology": ErrIncompleteTopology, "ErrTxRetry": ErrTxRetry,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -61,6 +63,9 @@ func (d *DedicatedConn) Watch(ctx context.Context, keys ...string) error {
 	if err == nil {
 		d.watching = true
 	}
+	if d.c.opts.UseCluster {
+		err = txRetry(err)
+	}
 	return err
 }
 
@@ -95,10 +100,19 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 	if queue != nil {
 		queue(tx)
 	}
+	watched := d.watching
 	var raw []resp.Value
 	err := d.runBatchRaw(ctx, tx, modeExec, &raw, d.c.ns)
 	if raw != nil {
 		return raw, nil
+	}
+	if err != nil && watched && d.c.opts.UseCluster {
+		// A watched transaction rejected by a Cluster redirect is never replayed elsewhere.
+		var qe *TxQueueError
+		if errors.As(err, &qe) {
+			return nil, txRetry(qe.Err)
+		}
+		return nil, txRetry(err)
 	}
 	return nil, err
 }
@@ -106,7 +120,28 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 // Watch rents a dedicated connection, WATCHes keys on it and calls fn, which reads what it needs
 // on d and ends with d.Exec; the connection is given back afterwards. It returns fn's error, so a
 // conflict surfaces as ErrTxConflict: Watch never retries.
+//
+// On a Cluster client the keys must share a slot (else a *CrossSlotError), and the connection
+// goes to the node serving it. A MOVED, ASK or READONLY rejection of the WATCH or of the
+// transaction is a *TransactionRetryError (errors.Is ErrTxRetry): nothing ran, nothing is
+// replayed; restart WATCH.
 func (c *Client) Watch(ctx context.Context, fn func(d *DedicatedConn) error, keys ...string) error {
+	if c.opts.UseCluster {
+		slot, err := slotOfKeys("WATCH", keys)
+		if err != nil {
+			return err
+		}
+		d, err := c.dedicatedSlot(ctx, slot)
+		if err != nil {
+			return err
+		}
+		return c.withRented(d, func(d *DedicatedConn) error {
+			if err := d.Watch(ctx, keys...); err != nil {
+				return err
+			}
+			return fn(d)
+		})
+	}
 	return c.WithDedicated(ctx, func(d *DedicatedConn) error {
 		if err := d.Watch(ctx, keys...); err != nil {
 			return err

@@ -21,8 +21,11 @@ func TestValidateConnectionSurface(t *testing.T) {
 		opts   client.Options
 		option string
 	}{
-		{"Cluster not supported", client.Options{Endpoints: ep, UseCluster: true}, "UseCluster"},
-		{"Cluster seeds not supported", client.Options{Endpoints: append(ep, ep...), UseCluster: true}, "UseCluster"},
+		{"Cluster seed repeated", client.Options{Endpoints: append(ep, ep...), UseCluster: true}, "Endpoints"},
+		{"Cluster seed on a Unix socket", client.Options{Endpoints: []client.Endpoint{{Host: "/tmp/redis.sock"}}, UseCluster: true}, "Endpoints"},
+		{"Cluster without seeds", client.Options{UseCluster: true}, "Endpoints"},
+		{"Cluster with too many seeds", client.Options{Endpoints: manySeeds(client.MaxClusterSeeds + 1), UseCluster: true}, "Endpoints"},
+		{"splitting without Cluster", client.Options{Endpoints: ep, SplitCrossSlotCommands: true}, "SplitCrossSlotCommands"},
 		{"Sentinel not supported", client.Options{Endpoints: ep, SentinelPrimaryName: "m"}, "SentinelPrimaryName"},
 		{"key prefix too long", client.Options{Endpoints: ep, KeyPrefix: strings.Repeat("k", client.MaxKeyPrefixLen+1)}, "KeyPrefix"},
 		{"pub/sub prefix too long", client.Options{Endpoints: ep, PubSubPrefix: strings.Repeat("c", client.MaxKeyPrefixLen+1)}, "PubSubPrefix"},
@@ -76,6 +79,8 @@ func TestValidateConnectionSurface(t *testing.T) {
 		name string
 		opts client.Options
 	}{
+		{"Cluster with one seed", client.Options{Endpoints: ep, UseCluster: true}},
+		{"Cluster with the most seeds", client.Options{Endpoints: manySeeds(client.MaxClusterSeeds), UseCluster: true, SplitCrossSlotCommands: true}},
 		{"NoTimeout disables idle read", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: client.NoTimeout}},
 		{"NoTimeout disables only the write bound", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Second, GatheredWriteStallTimeout: client.NoTimeout}},
 		{"bounds of 1 ms", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Millisecond, GatheredWriteStallTimeout: time.Millisecond,
@@ -127,4 +132,13 @@ func TestIgnoredOptionsAreLoggedOncePerClient(t *testing.T) {
 	if n := strings.Count(out, "IgnoredConnectionStringOption"); n != 4 {
 		t.Errorf("want 4 warnings, got %d:\n%s", n, out)
 	}
+}
+
+// manySeeds returns n distinct Cluster seeds.
+func manySeeds(n int) []client.Endpoint {
+	out := make([]client.Endpoint, n)
+	for i := range out {
+		out[i] = client.Endpoint{Host: "10.0.0.1", Port: 7000 + i}
+	}
+	return out
 }

@@ -68,6 +68,8 @@ type Command struct {
 	final  Stage
 	// waiter is the engine's waiter id while the command waits for a connection.
 	waiter fsm.WaiterID
+	// cl is the command's Cluster routing state (cluster_submit.go).
+	cl clusterCmd
 }
 
 // Reset prepares a completed or new command for reuse: stage Queued, no error, its caller waiting
@@ -80,6 +82,9 @@ func (c *Command) Reset() {
 	c.final = StageQueued
 	c.Err = nil
 	c.waiter = 0
+	if c.cl.eng != nil || c.cl.routed {
+		c.cl = clusterCmd{}
+	}
 }
 
 // Stage returns the command's current stage.
@@ -109,6 +114,9 @@ func (c *Command) Written() { c.stage.Store(uint32(StageAwaitingReply)) }
 // Complete records err (nil for a reply in Reply), fixes the final stage and calls Done. Exactly
 // one party completes a command.
 func (c *Command) Complete(err error) {
+	if c.cl.eng != nil && c.cl.eng.redirect(c, err) {
+		return // a Cluster redirect took the command over (cluster_redirect.go)
+	}
 	c.final = c.Stage()
 	c.Err = err
 	c.stage.Store(uint32(StageDone))

@@ -10,6 +10,12 @@
 //   - two fsm.Episode machines, one for regular pub/sub (channels and patterns) and one for
 //     sharded pub/sub, each owning its subscriber connection (Subscribe, Unsubscribe).
 //
+// With Config.Cluster, the Engine is a Redis Cluster client's: one fsm.Cluster machine replaces
+// the Mux and the Pool and runs one of each per node. Submit computes a command's slot from its
+// frame (FrameSlot) and writes to a ready connection of the node serving it, read from a
+// snapshot of the published fsm.ClusterMap; MOVED, ASK, READONLY, TRYAGAIN and CLUSTERDOWN
+// replies are followed within a budget of five, never an unknown outcome (cluster*.go).
+//
 // Every input (a caller's demand, a rent, a subscription, a transport result, a timer) becomes
 // an fsm.Event. The engine stamps it with the runtime's time and a random draw, appends it to the
 // journal, and steps it into its machine: connection and timer events go to the machine whose

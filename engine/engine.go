@@ -42,6 +42,9 @@ type Config struct {
 	// LifetimeJitter is the largest extra lifetime drawn, uniformly and additively, per
 	// connection. It requires Lifetime.
 	LifetimeJitter time.Duration
+	// Cluster, when set, makes the engine a Redis Cluster client's (see ClusterConfig): Slots,
+	// Policy, Pool and the lifetime apply to every node, and Endpoint is not used.
+	Cluster *ClusterConfig
 }
 
 // Deps are the engine's narrow interfaces to the outside world.
@@ -84,6 +87,8 @@ type waiter struct {
 	notify func(Grant)
 	// group, when set, is the group cmd leads (SubmitGroup): sent as one unit.
 	group []*Command
+	// cl is what a Cluster engine's command waits for (cluster_submit.go).
+	cl clusterWait
 }
 
 // Grant is the answer to an acquisition: a granted slot, or the outcome and error that ended it.
@@ -163,6 +168,9 @@ type Engine struct {
 	// (offer.go): disposal aborts them. Loop-owned.
 	draining map[fsm.ConnID]Conn
 
+	// cl is a Cluster engine's routing state; nil for a standalone engine (cluster.go).
+	cl *clusterState
+
 	opens sync.WaitGroup
 	done  chan struct{}
 }
@@ -189,6 +197,9 @@ func New(cfg Config, deps Deps) *Engine {
 		journal:  NewJournal(size),
 		done:     make(chan struct{}),
 	}
+	if cfg.Cluster != nil {
+		e.cl = newClusterState(cfg.Slots)
+	}
 	e.publish()
 	return e
 }
@@ -211,6 +222,10 @@ func (e *Engine) Journal() *Journal { return e.journal }
 //   - finding no ready slot, it becomes a demand, and the machine decides which slot, if any, to
 //     retry; it notices nothing.
 func (e *Engine) Submit(cmd *Command) {
+	if e.cl != nil {
+		e.submitCluster(cmd)
+		return
+	}
 	s := e.snap.Load()
 	n := uint64(len(s.slots))
 	start := e.rr.Add(1)
@@ -249,31 +264,60 @@ func (e *Engine) Withdraw(cmd *Command) bool {
 		return false
 	}
 	if cmd.waiter != 0 {
-		e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: cmd.waiter}})
+		e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: cmd.waiter, Machine: e.callerMachine()}})
 	}
 	return true
+}
+
+// callerMachine is the machine a command's demand goes to: the command slots, or a Cluster
+// engine's topology machine, which routes to its nodes.
+func (e *Engine) callerMachine() fsm.Machine {
+	if e.cl != nil {
+		return fsm.MachineCluster
+	}
+	return fsm.MachineMux
 }
 
 // Acquire asks for a connection with the given need and calls notify with the machine's answer.
 // It returns the waiter id, for Release when the caller gives up. NeedAll waits until every slot
 // is ready (eager connect, identity setup).
+//
+// On a Cluster engine, NeedAll waits for the topology and every primary's slots (eager
+// connect), and NeedAny for a ready connection of any primary.
 func (e *Engine) Acquire(need fsm.Need, notify func(Grant)) fsm.WaiterID {
+	if e.cl != nil {
+		ev := fsm.Event{Kind: fsm.Demanded, Need: need, Slot: Keyless}
+		m := fsm.MachineNodeMux
+		if need == fsm.NeedAll {
+			m = fsm.MachineCluster
+		}
+		return e.demandOn(m, ev, &waiter{notify: notify})
+	}
 	return e.demand(need, &waiter{notify: notify})
 }
 
 // Release withdraws an acquisition; its notify is called with fsm.OutcomeCancelled unless an
 // answer was already delivered.
-func (e *Engine) Release(id fsm.WaiterID) { e.Cancel(fsm.MachineMux, id) }
+func (e *Engine) Release(id fsm.WaiterID) { e.Cancel(e.callerMachine(), id) }
 
 // Cancel withdraws the waiter id of machine m (an acquisition, a rent or a subscription demand);
 // its notify is called with fsm.OutcomeCancelled unless an answer was already delivered.
 func (e *Engine) Cancel(m fsm.Machine, id fsm.WaiterID) {
+	if e.cl != nil && (m == fsm.MachineMux || m == fsm.MachinePool) {
+		m = fsm.MachineCluster
+	}
 	e.post(item{ev: fsm.Event{Kind: fsm.Withdrew, Waiter: id, Machine: m}})
 }
 
 // Rent asks the dedicated pool for an exclusive connection; notify receives the grant (with
 // Grant.Conn) or the failure. Give the connection back with Return.
+//
+// On a Cluster engine, the connection is to any primary; RentSlot rents one to the node
+// serving a slot.
 func (e *Engine) Rent(notify func(Grant)) fsm.WaiterID {
+	if e.cl != nil {
+		return e.RentSlot(Keyless, notify)
+	}
 	return e.demandOn(fsm.MachinePool, fsm.Event{Kind: fsm.Demanded}, &waiter{notify: notify})
 }
 
@@ -346,7 +390,12 @@ func (e *Engine) Abort(id fsm.ConnID, err error) {
 }
 
 // Connected reports whether at least one slot has a ready connection.
-func (e *Engine) Connected() bool { return e.snap.Load().connected }
+func (e *Engine) Connected() bool {
+	if e.cl != nil {
+		return e.cl.snap.Load().connected
+	}
+	return e.snap.Load().connected
+}
 
 // post appends an item to the inbox. The inbox is unbounded by type but bounded by construction:
 // transports post at most four events per connection attempt, timers one per arming, callers one
@@ -510,7 +559,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		e.opening[f.Conn] = cancel
 		e.opens.Add(1)
 		e.deps.Transport.Open(ctx, OpenRequest{
-			Conn: f.Conn, Slot: f.Slot, Attempt: f.Attempt, Endpoint: e.cfg.Endpoint,
+			Conn: f.Conn, Slot: f.Slot, Attempt: f.Attempt, Endpoint: e.dialEndpoint(f),
 			Machine: fsm.MachineOf(uint64(f.Conn)), Sink: sink{e},
 		})
 	case fsm.ArmTimer:
@@ -535,6 +584,11 @@ func (e *Engine) execute(f *fsm.Effect) {
 			}
 		}
 	case fsm.Route:
+		if f.Node != 0 {
+			e.cl.route(e, f)
+			e.dirty = true
+			return
+		}
 		r := &e.routes[f.Slot]
 		r.state = f.State
 		r.conn = nil
@@ -546,16 +600,22 @@ func (e *Engine) execute(f *fsm.Effect) {
 		if e.deps.Observer != nil {
 			l := f.Lifecycle
 			if l.Source != fsm.SourceCommand {
-				// Dedicated and pub/sub recovery never change the endpoint's aggregate health:
-				// report the command slots' aggregate.
-				l.State = e.aggregate()
+				// Dedicated, pub/sub and discovery recovery never change the endpoint's
+				// aggregate health: report the command slots' aggregate.
+				l.State = e.aggregateOf(f.Node)
 			}
-			e.deps.Observer.Observe(StateChange{Endpoint: e.cfg.Endpoint, Lifecycle: l})
+			e.deps.Observer.Observe(StateChange{Endpoint: e.effectEndpoint(f), Lifecycle: l})
 		}
 	case fsm.Record:
 		if e.deps.Meter != nil {
-			e.deps.Meter.Record(e.cfg.Endpoint, f.Metric)
+			e.deps.Meter.Record(e.effectEndpoint(f), f.Metric)
 		}
+	case fsm.Query:
+		e.sendQuery(f)
+	case fsm.Publish:
+		e.cl.published(f.Map)
+		e.followShards()
+		e.dirty = true
 	case fsm.Complete:
 		e.complete(f)
 	case fsm.Subscribe, fsm.Unsubscribe:
@@ -591,6 +651,10 @@ func (e *Engine) complete(f *fsm.Effect) {
 	}
 	if w.group != nil {
 		e.completeGroup(f, w.group)
+		return
+	}
+	if w.cl.on {
+		e.completeCluster(f, w)
 		return
 	}
 	cmd := w.cmd
@@ -639,6 +703,11 @@ func (e *Engine) finishOpen(id fsm.ConnID) {
 
 // publish builds and stores a new immutable snapshot from the loop's routes.
 func (e *Engine) publish() {
+	if e.cl != nil {
+		e.cl.publish(e.closed)
+		e.dirty = false
+		return
+	}
 	s := &snapshot{slots: make([]slotView, len(e.routes)), closed: e.closed}
 	for i, r := range e.routes {
 		if e.closed {

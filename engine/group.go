@@ -38,6 +38,10 @@ func (e *Engine) SubmitGroup(cmds []*Command) {
 	if len(cmds) == 0 {
 		return
 	}
+	if e.cl != nil {
+		e.submitGroupCluster(cmds)
+		return
+	}
 	lead := cmds[0]
 	s := e.snap.Load()
 	n := uint64(len(s.slots))

@@ -13,15 +13,20 @@ type machines struct {
 	mux  *fsm.Mux
 	pool *fsm.Pool
 	eps  [2]*fsm.Episode // regular, sharded
+	// cluster is a Cluster engine's topology machine, which runs its nodes' slots and pools;
+	// mux and pool are nil then.
+	cluster *fsm.Cluster
 }
 
 func newMachines(cfg Config) *machines {
 	mux, pool, eps := cfg.machineConfigs()
-	return &machines{
-		mux:  fsm.NewMux(mux),
-		pool: fsm.NewPool(pool),
-		eps:  [2]*fsm.Episode{fsm.NewEpisode(eps[0]), fsm.NewEpisode(eps[1])},
+	m := &machines{eps: [2]*fsm.Episode{fsm.NewEpisode(eps[0]), fsm.NewEpisode(eps[1])}}
+	if cfg.Cluster != nil {
+		m.cluster = fsm.NewCluster(cfg.clusterMachineConfig())
+		return m
 	}
+	m.mux, m.pool = fsm.NewMux(mux), fsm.NewPool(pool)
+	return m
 }
 
 // machineConfigs returns the configurations of the four machines cfg describes: the command
@@ -57,6 +62,17 @@ func (c Config) Validate() error {
 	if err := pool.Validate(); err != nil {
 		return machineConfigError("Pool.", err)
 	}
+	if c.Cluster != nil {
+		for _, s := range c.Cluster.Seeds {
+			if s.IsUnix() {
+				return &ConfigError{Field: "Cluster.Seeds", Reason: "must be TCP endpoints: a Cluster has no Unix sockets"}
+			}
+		}
+		cc := c.clusterMachineConfig()
+		if err := cc.Validate(); err != nil {
+			return machineConfigError("Cluster.", err)
+		}
+	}
 	for i := range eps {
 		if err := eps[i].Validate(); err != nil {
 			return machineConfigError("PubSub.", err)
@@ -89,12 +105,18 @@ func targetOf(ev *fsm.Event) fsm.Machine {
 
 func (m *machines) get(t fsm.Machine) fsm.Stepper {
 	switch t {
-	case fsm.MachinePool:
-		return m.pool
 	case fsm.MachinePubSub:
 		return m.eps[0]
 	case fsm.MachineShardedPubSub:
 		return m.eps[1]
+	}
+	if m.cluster != nil {
+		// The command slots and pools of a Cluster client are its nodes', run by the Cluster
+		// machine, which also answers a stray demand for the standalone machines.
+		return m.cluster
+	}
+	if t == fsm.MachinePool {
+		return m.pool
 	}
 	return m.mux
 }
@@ -103,7 +125,13 @@ func (m *machines) get(t fsm.Machine) fsm.Stepper {
 // event reaches its target.
 func (m *machines) step(ev *fsm.Event, out *fsm.Outbox) {
 	if ev.Kind == fsm.Retired || ev.Kind == fsm.Disposed {
-		for t := fsm.MachineMux; t < fsm.Machines; t++ {
+		if m.cluster != nil {
+			m.stepOne(fsm.MachineCluster, ev, out)
+			m.stepOne(fsm.MachinePubSub, ev, out)
+			m.stepOne(fsm.MachineShardedPubSub, ev, out)
+			return
+		}
+		for t := fsm.MachineMux; t <= fsm.MachineShardedPubSub; t++ {
 			m.stepOne(t, ev, out)
 		}
 		return
@@ -111,10 +139,20 @@ func (m *machines) step(ev *fsm.Event, out *fsm.Outbox) {
 	m.stepOne(targetOf(ev), ev, out)
 }
 
-// stepOne steps machine t and marks its effects with it.
+// stepOne steps machine t and marks its effects with it. The Cluster machine marks its own
+// (its nodes' machines are theirs).
 func (m *machines) stepOne(t fsm.Machine, ev *fsm.Event, out *fsm.Outbox) {
 	start := len(out.Effects)
-	m.get(t).Step(ev, out)
+	s := m.get(t)
+	s.Step(ev, out)
+	if s == fsm.Stepper(m.cluster) {
+		for i := start; i < len(out.Effects); i++ {
+			if out.Effects[i].Machine == fsm.MachineMux {
+				out.Effects[i].Machine = fsm.MachineCluster
+			}
+		}
+		return
+	}
 	for i := start; i < len(out.Effects); i++ {
 		out.Effects[i].Machine = t
 	}

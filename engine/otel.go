@@ -14,8 +14,9 @@ import (
 const MeterName = "github.com/respire-go/respire"
 
 // OTelMeter records recovery measurements through the OpenTelemetry metric API, with the spec's
-// instrument names and the server.address, server.port and respire.connection.source attributes.
-// Episode ids are never attributes.
+// instrument names and the server.address, server.port and respire.connection.source attributes,
+// and respire.reconnect.scope for the paths that have one (cluster-discovery,
+// sentinel-discovery, sentinel-monitor). Episode ids are never attributes.
 type OTelMeter struct {
 	attempt   metric.Int64Histogram
 	delay     metric.Float64Histogram
@@ -54,11 +55,18 @@ func NewOTelMeter(provider metric.MeterProvider) (*OTelMeter, error) {
 
 // Record implements Meter.
 func (m *OTelMeter) Record(ep Endpoint, x fsm.Metric) {
-	attrs := metric.WithAttributes(
+	kv := [4]attribute.KeyValue{
 		attribute.String("server.address", ep.Host),
 		attribute.Int("server.port", ep.Port),
 		attribute.String("respire.connection.source", x.Source.String()),
-	)
+	}
+	n := 3
+	if x.Scope != fsm.ScopeNone {
+		// The Cluster and Sentinel paths name their scope: respire.reconnect.scope.
+		kv[3] = attribute.String("respire.reconnect.scope", x.Scope.String())
+		n = 4
+	}
+	attrs := metric.WithAttributes(kv[:n]...)
 	ctx := context.Background()
 	switch x.Instrument {
 	case fsm.InstrumentAttempt:

@@ -64,3 +64,26 @@ func TestOTelMeterInstrumentsAndTags(t *testing.T) {
 		}
 	}
 }
+
+// TestOTelMeterScope: the Cluster discovery path carries respire.reconnect.scope; the others
+// carry no scope attribute (the test above checks they have exactly three).
+func TestOTelMeterScope(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	m, err := NewOTelMeter(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Record(Endpoint{Host: "10.0.0.2", Port: 7000}, fsm.Metric{Instrument: fsm.InstrumentAttempt,
+		Source: fsm.SourceClusterDiscovery, Scope: fsm.ScopeClusterDiscovery, Value: 1})
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	d := rm.ScopeMetrics[0].Metrics[0].Data.(metricdata.Histogram[int64])
+	attrs := d.DataPoints[0].Attributes
+	scope, ok := attrs.Value("respire.reconnect.scope")
+	src, _ := attrs.Value("respire.connection.source")
+	if !ok || scope.AsString() != "cluster-discovery" || src.AsString() != "cluster-discovery" || attrs.Len() != 4 {
+		t.Fatalf("attributes %v", attrs.ToSlice())
+	}
+}

@@ -173,20 +173,40 @@ func (b backoff) wait(failures int) time.Duration {
 // bits.
 const idSpace = 1 << idShift
 
+// nodeIDSpace is the number of identifiers one node machine of a Cluster can allocate.
+const nodeIDSpace = 1 << nodeShift
+
+// idSpaceOf returns the identifier space of the machine whose IDBase is base.
+func idSpaceOf(base uint64) uint64 {
+	if isNodeMachine(MachineOf(base)) {
+		return nodeIDSpace
+	}
+	return idSpace
+}
+
 // ids is a machine's one identifier allocator. ConnIDs and TimerIDs share one sequence offset by
 // the machine's IDBase, so every identifier names its machine (MachineOf) and no two of a
 // machine are equal; episode ids have their own sequence, offset by the episode base.
 type ids struct {
 	base, last            uint64
 	episodeBase, episodes uint64
+	// space is the number of identifiers the machine may allocate.
+	space uint64
+	// shared, when set, is the episode counter of several machines (a Cluster machine and its
+	// nodes' pools), in place of episodes.
+	shared *uint64
 }
 
-func newIDs(base, episodeBase uint64) ids { return ids{base: base, episodeBase: episodeBase} }
+func newIDs(base, episodeBase uint64) ids {
+	return ids{base: base, episodeBase: episodeBase, space: idSpaceOf(base)}
+}
 
-// next returns the next identifier. It panics when the machine's 2^56 identifiers are used up,
-// which at a million attempts a second takes more than two thousand years.
+// next returns the next identifier. It panics when the machine's identifiers are used up: 2^56
+// for a client's machines, which at a million attempts a second takes more than two thousand
+// years, and 2^36 for one Cluster node's machine, which at a thousand attempts a second to one
+// node takes more than two years.
 func (g *ids) next() uint64 {
-	if g.last == idSpace-1 {
+	if g.last == g.space-1 {
 		g.usedUp()
 	}
 	g.last++
@@ -201,6 +221,10 @@ func (g *ids) conn() ConnID   { return ConnID(g.next()) }
 func (g *ids) timer() TimerID { return TimerID(g.next()) }
 
 func (g *ids) episode() uint64 {
+	if g.shared != nil {
+		*g.shared++
+		return g.episodeBase + *g.shared
+	}
 	g.episodes++
 	return g.episodeBase + g.episodes
 }
@@ -220,6 +244,10 @@ type attemptRules struct {
 	episodes bool
 	// ids is the machine's allocator.
 	ids *ids
+	// candidates marks a path whose attempts contact a candidate through other machines (a
+	// Cluster discovery round queries a node over the node's own connections): becomeDialing
+	// allocates the attempt's identifier, which names the contact, and dials nothing itself.
+	candidates bool
 }
 
 // attempt is the attempt sub-machine of one source of connections: a command slot, a dedicated
@@ -274,6 +302,9 @@ func (a *attempt) becomeDialing(out *Outbox) {
 	a.phase = attemptDialing
 	a.timer = 0
 	a.conn = a.rules.ids.conn()
+	if a.rules.candidates {
+		return
+	}
 	f := out.push(Dial)
 	f.Slot, f.Conn, f.Attempt, f.Waiter = a.slot, a.conn, a.n, a.owner
 }

@@ -92,8 +92,9 @@ func (c *EpisodeConfig) Validate() error {
 	return validatePolicy("EpisodeConfig", c.Policy)
 }
 
-// isIDBase reports whether base is IDBase(m) for some machine m: only its machine bits are set.
-func isIDBase(base uint64) bool { return base&(idSpace-1) == 0 }
+// isIDBase reports whether base is IDBase(m) for some machine m (only its machine bits are set),
+// or NodeIDBase(m, node) for a node machine m (its machine and node bits).
+func isIDBase(base uint64) bool { return base&(idSpaceOf(base)-1) == 0 }
 
 func validateLifetime(config string, lifetime, jitter time.Duration) error {
 	bad := func(field, reason string) error {

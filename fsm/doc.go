@@ -24,14 +24,20 @@
 //   - Episode (episode.go), twice: regular and sharded pub/sub recovery and resubscription,
 //     with gap markers.
 //
+// A Cluster client's engine drives, instead of the Mux and the Pool, one Cluster machine
+// (cluster*.go), which runs a Mux and a Pool per node as its sub-machines: discovery rounds, the
+// refresh scheduler, the slot map it publishes (ClusterMap) and the retirement of departed
+// nodes. Its nodes' identifiers carry MachineNodeMux or MachineNodePool and the node's number
+// (NodeIDBase, NodeOf).
+//
 // They share one attempt sub-machine (attempt.go), which writes the reconnect policy's rules
 // once: the attempt number, the delay (Policy, with the one clamp of the random draw, or a
 // backoff schedule for attempts no policy governs, such as NoPolicyWait), exhaustion (one
 // definition, Policy.Exhausts), candidate depletion as a distinct outcome, identifier
 // allocation, and the attempt, delay and exhausted measurements and lifecycle observations,
 // labelled with their Source and Scope. Its transitions are explicit become functions that
-// panic on an illegal edge. The Cluster discovery rounds, topology refresh, Sentinel resolution
-// and Sentinel monitors to come are built on it.
+// panic on an illegal edge. The Cluster discovery rounds are built on it too, and the Sentinel
+// resolution and monitors to come will be.
 //
 // Beside the machines:
 //

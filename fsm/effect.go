@@ -40,10 +40,15 @@ const (
 	// End: end every subscription of the machine (or only Topic's, when Topic.Name is set) with
 	// Reason, after what was already buffered.
 	End
-	// Query: send the query Sentinel.Query on Conn; its answer comes back as Answered.
+	// Query: send a query on Conn. A Sentinel machine's query is Sentinel.Query, answered by an
+	// Answered event. A Cluster machine's is a topology query (CLUSTER SLOTS) on a ready command
+	// connection of Node at Endpoint, answered by a Replied or QueryFailed event naming Waiter,
+	// the query's id.
 	Query
-	// Publish: the primary Endpoint is validated (Sentinel: generation, epoch, known Sentinels,
-	// whether it changed). Route it to the monitor as Published.
+	// Publish: a machine's view is decided. From a Sentinel resolution, the primary Endpoint is
+	// validated (Sentinel: generation, epoch, known Sentinels, whether it changed): route it to
+	// the monitor as Published. From a Cluster machine, the slot map is now Map: runtimes route
+	// keyed commands by it.
 	Publish
 	// Retire: retire the primary's generation Sentinel.Generation: it takes no new work, and the
 	// commands it accepted drain on its connections.
@@ -104,14 +109,20 @@ type Effect struct {
 	// Machine is the machine that produced the effect; runtimes that host several machines set
 	// it when routing (it is not part of the effect's text).
 	Machine Machine
+	// Node is the Cluster node (its number) whose machine produced the effect, or the node a
+	// Query goes to or a Complete grants; 0 outside Cluster machines.
+	Node uint32
 	// Endpoint is the endpoint an effect concerns when it is not the machine's own: the target of
-	// a Dial (a Sentinel, a primary to validate); the Sentinel or primary a Record, Emit,
-	// Subscribe or Warn is about; the primary of Publish and Retire; and the validated primary
-	// a Sentinel resolution grants (Complete). Zero otherwise.
+	// a Dial (a Sentinel, a primary to validate, a Cluster node); the Sentinel, primary or
+	// discovery candidate a Record, Emit, Subscribe or Warn is about; the primary of Publish and
+	// Retire; the node of a Cluster Query; and the validated primary a Sentinel resolution grants
+	// (Complete). Zero otherwise.
 	Endpoint Endpoint
 	// Sentinel is the payload of the Sentinel effects (Query, Publish, Retire, Rediscover, Warn),
 	// or nil. It is shared and must not be modified.
 	Sentinel *SentinelData
+	// Map is the slot map of a Cluster Publish. It is never modified.
+	Map *ClusterMap
 }
 
 // EndReason says why a subscription ended.
@@ -169,10 +180,17 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 	case Emit:
 		dst = append(dst, ' ')
 		dst = f.Lifecycle.AppendTo(dst)
-		dst = appendAddr(dst, f.Endpoint)
+		if f.Lifecycle.Source == SourceClusterDiscovery && !f.Endpoint.IsZero() {
+			dst = f.Endpoint.AppendTo(append(dst, " candidate="...))
+		} else {
+			dst = appendAddr(dst, f.Endpoint)
+		}
 	case Record:
 		dst = append(dst, ' ')
 		dst = append(dst, f.Metric.Instrument.Name()...)
+		if f.Metric.Source == SourceClusterDiscovery && !f.Endpoint.IsZero() {
+			dst = f.Endpoint.AppendTo(append(dst, " candidate="...))
+		}
 		dst = append(dst, " source="...)
 		dst = append(dst, f.Metric.Source.String()...)
 		if f.Metric.Scope != ScopeNone {
@@ -181,15 +199,23 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 		dst = append(dst, " value="...)
 		dst = strconv.AppendFloat(dst, f.Metric.Value, 'g', -1, 64)
-		dst = appendAddr(dst, f.Endpoint)
-	case Query, Publish, Retire, Rediscover, Warn:
-		if f.Conn != 0 {
-			if f.Conn != 0 || f.Endpoint.IsZero() {
-				dst = f.Conn.AppendTo(append(dst, " conn="...))
-			}
+		if f.Metric.Source != SourceClusterDiscovery {
+			dst = appendAddr(dst, f.Endpoint)
 		}
-		dst = appendAddr(dst, f.Endpoint)
-		dst = f.Sentinel.appendEffect(dst, f.Kind)
+	case Query, Publish:
+		if f.Sentinel != nil {
+			dst = f.appendSentinel(dst)
+			break
+		}
+		if f.Kind == Query {
+			dst = appendID(append(dst, " query="...), uint64(f.Waiter))
+			dst = f.Conn.AppendTo(append(dst, " conn="...))
+			dst = f.Endpoint.AppendTo(append(dst, " to="...))
+		} else if f.Map != nil {
+			dst = f.Map.appendSummary(append(dst, ' '))
+		}
+	case Retire, Rediscover, Warn:
+		dst = f.appendSentinel(dst)
 	case Subscribe, Unsubscribe:
 		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		for i := range f.Topics {
@@ -228,6 +254,9 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 			dst = appendQuote(dst, f.Err.Error())
 		}
 	}
+	if f.Node != 0 {
+		dst = appendUint(dst, " node=", uint64(f.Node))
+	}
 	return dst
 }
 
@@ -235,6 +264,15 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 func (f Effect) String() string { return string(f.AppendTo(nil)) }
 
 // appendAddr appends " addr=host:port" for an endpoint that is set.
+// appendSentinel appends a Sentinel effect's connection, endpoint and payload.
+func (f *Effect) appendSentinel(dst []byte) []byte {
+	if f.Conn != 0 {
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
+	}
+	dst = appendAddr(dst, f.Endpoint)
+	return f.Sentinel.appendEffect(dst, f.Kind)
+}
+
 func appendAddr(dst []byte, e Endpoint) []byte {
 	if e.IsZero() {
 		return dst

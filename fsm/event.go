@@ -56,12 +56,20 @@ const (
 	// RediscoveryRequested: the monitor asks for a rediscovery (the Rediscover effect, routed to
 	// the resolution) for Sentinel.Trigger.
 	RediscoveryRequested
+	// Replied: the topology query Waiter was answered with Reply (a Cluster machine's event).
+	Replied
+	// QueryFailed: the topology query Waiter failed with Err: the connection failed, the server
+	// rejected it, or its reply could not be parsed.
+	QueryFailed
+	// Moved: a command for Slot was redirected with MOVED to Endpoint (the zero Endpoint when
+	// the reply named no usable host).
+	Moved
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
 	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
 	"acked", "rejected", "unsubscribed", "answered", "notified", "published", "primary-failed",
-	"rediscovery-requested"}
+	"rediscovery-requested", "replied", "query-failed", "moved"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -80,14 +88,19 @@ const (
 	NeedAny Need = iota
 	// NeedAll: every slot must be ready (initial eager connect, identity setup).
 	NeedAll
+	// NeedTopology: a fresh Cluster topology (a refresh pass that ends after the demand); the
+	// answer names the node serving the demand's Slot.
+	NeedTopology
 )
 
-// String returns "any" or "all".
+var needNames = [...]string{"any", "all", "topology"}
+
+// String returns "any", "all" or "topology".
 func (n Need) String() string {
-	if n == NeedAll {
-		return "all"
+	if int(n) < len(needNames) {
+		return needNames[n]
 	}
-	return "any"
+	return "need(" + strconv.Itoa(int(n)) + ")"
 }
 
 // FailureClass classifies a connection failure for retry decisions.
@@ -147,7 +160,19 @@ type Event struct {
 	// Sentinel is the payload of the Sentinel events (Answered, Notified, Published,
 	// PrimaryFailed, RediscoveryRequested), or nil.
 	Sentinel *SentinelData
+	// Node is the Cluster node (its number) a caller's event for a node machine concerns: the
+	// slot of a Noticed event, or the node a command was rejected by (NeedTopology).
+	Node uint32
+	// Endpoint is the endpoint a Cluster demand asks for (a redirect's target), or the target
+	// of a Moved event.
+	Endpoint Endpoint
+	// Reply is the parsed answer of a Replied event. It is never modified.
+	Reply *TopologyReply
 }
+
+// clusterMachine reports whether m is one of a Cluster client's machines (the topology machine
+// or a node's), whose caller events carry a slot, a node or an endpoint.
+func clusterMachine(m Machine) bool { return m == MachineCluster || isNodeMachine(m) }
 
 // AppendTo appends a deterministic, single-line description of e to dst.
 func (e *Event) AppendTo(dst []byte) []byte {
@@ -167,8 +192,26 @@ func (e *Event) AppendTo(dst []byte) []byte {
 			dst = append(dst, ' ')
 			dst = e.Topics[i].AppendTo(dst)
 		}
+		if clusterMachine(e.Machine) {
+			dst = e.appendTarget(dst)
+		}
 	case Noticed:
 		dst = appendUint(dst, " slot=", uint64(e.Slot))
+		if e.Node != 0 {
+			dst = appendUint(dst, " node=", uint64(e.Node))
+		}
+	case Replied, QueryFailed:
+		dst = appendID(append(dst, " query="...), uint64(e.Waiter))
+		if e.Reply != nil {
+			dst = e.Reply.appendSummary(append(dst, ' '))
+		}
+		if e.Err != nil {
+			dst = append(dst, " err="...)
+			dst = appendQuote(dst, e.Err.Error())
+		}
+	case Moved:
+		dst = appendUint(dst, " slot=", uint64(e.Slot))
+		dst = e.Endpoint.AppendTo(append(dst, " to="...))
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
 	case Disposed:
@@ -220,6 +263,23 @@ func (e *Event) AppendTo(dst []byte) []byte {
 
 // String returns AppendTo's description.
 func (e Event) String() string { return string(e.AppendTo(nil)) }
+
+// appendTarget appends what a Cluster demand is routed by: its slot (or "any" for a keyless
+// one), its endpoint and its node, when set.
+func (e *Event) appendTarget(dst []byte) []byte {
+	switch {
+	case !e.Endpoint.IsZero():
+		dst = e.Endpoint.AppendTo(append(dst, " endpoint="...))
+	case e.Slot < 0:
+		dst = append(dst, " slot=any"...)
+	default:
+		dst = appendUint(dst, " slot=", uint64(e.Slot))
+	}
+	if e.Node != 0 {
+		dst = appendUint(dst, " node=", uint64(e.Node))
+	}
+	return dst
+}
 
 func appendUint(dst []byte, label string, v uint64) []byte {
 	dst = append(dst, label...)

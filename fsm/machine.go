@@ -16,20 +16,25 @@ const (
 	MachinePubSub
 	// MachineShardedPubSub is the sharded pub/sub episode.
 	MachineShardedPubSub
-	// Machines is the number of machines every client hosts.
+	// MachineCluster is a Cluster client's topology machine (fsm.Cluster): its discovery
+	// rounds, refresh timers and topology queries.
+	MachineCluster
+	// MachineNodeMux is the command-slot machine of one Cluster node. Its identifiers carry the
+	// node's number below the machine bits (NodeIDBase, NodeOf).
+	MachineNodeMux
+	// MachineNodePool is the dedicated-connection pool of one Cluster node, numbered like
+	// MachineNodeMux.
+	MachineNodePool
+	// MachineSentinel is the Sentinel resolution of the primary (Resolution).
+	MachineSentinel
+	// MachineSentinelMonitor is the Sentinel event monitor (Monitor).
+	MachineSentinelMonitor
+	// Machines is the number of machines.
 	Machines
 )
 
-// The Sentinel machines follow Machines: only a client that resolves its primary through Sentinel
-// hosts them, and the engine does not drive them yet (docs/sentinel.md).
-const (
-	// MachineSentinel is the Sentinel resolution of the primary (Resolution).
-	MachineSentinel Machine = Machines + iota
-	// MachineSentinelMonitor is the Sentinel event monitor (Monitor).
-	MachineSentinelMonitor
-)
-
-var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub", "sentinel", "sentinel-monitor"}
+var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub", "cluster", "node-mux",
+	"node-pool", "sentinel", "sentinel-monitor"}
 
 // String returns the machine's name.
 func (m Machine) String() string {
@@ -47,6 +52,33 @@ func IDBase(m Machine) uint64 { return uint64(m) << idShift }
 
 // MachineOf returns the machine that allocated a ConnID or TimerID.
 func MachineOf(id uint64) Machine { return Machine(id >> idShift) }
+
+// nodeShift places a Cluster node's number below the machine bits of a node machine's
+// identifiers: 20 bits of node number, then 36 bits of identifiers per node machine.
+const nodeShift = 36
+
+// MaxNodeNumber is the largest Cluster node number. A Cluster machine numbers the nodes it
+// tracks from 1 and reuses a number, after it reached MaxNodeNumber, only once no node holds
+// it (see Cluster).
+const MaxNodeNumber = 1<<(idShift-nodeShift) - 1
+
+// NodeIDBase is the first identifier of node machine m (MachineNodeMux or MachineNodePool) of
+// the Cluster node numbered node.
+func NodeIDBase(m Machine, node uint32) uint64 {
+	return IDBase(m) | uint64(node&MaxNodeNumber)<<nodeShift
+}
+
+// NodeOf returns the Cluster node number an identifier of a node machine carries, or 0 for the
+// identifiers of other machines.
+func NodeOf(id uint64) uint32 {
+	if m := MachineOf(id); m == MachineNodeMux || m == MachineNodePool {
+		return uint32(id>>nodeShift) & MaxNodeNumber
+	}
+	return 0
+}
+
+// isNodeMachine reports whether m is numbered per Cluster node.
+func isNodeMachine(m Machine) bool { return m == MachineNodeMux || m == MachineNodePool }
 
 // Stepper is what every machine is: one entry point, events in, effects out.
 type Stepper interface {

@@ -117,6 +117,8 @@ func parseMachine(t *testing.T, line string) Stepper {
 			}
 		}
 		return NewPool(cfg)
+	case "cluster":
+		return NewCluster(parseClusterConfig(t, fields[2:]))
 	case "pubsub", "sharded":
 		cfg := EpisodeConfig{Machine: MachinePubSub}
 		if fields[1] == "sharded" {
@@ -184,7 +186,8 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 	kinds := map[string]EventKind{"demand": Demanded, "notice": Noticed, "withdraw": Withdrew,
 		"dialed": DialSucceeded, "handshake": HandshakeDone, "dial-failed": DialFailed,
 		"lost": ConnLost, "timer": TimerFired, "retire": Retired, "dispose": Disposed,
-		"return": Returned, "ack": Acked, "reject": Rejected, "unsubscribe": Unsubscribed}
+		"return": Returned, "ack": Acked, "reject": Rejected, "unsubscribe": Unsubscribed,
+		"replied": Replied, "query-failed": QueryFailed, "moved": Moved}
 	k, ok := kinds[fields[0]]
 	if !ok {
 		t.Fatalf("unknown event %q", fields[0])
@@ -200,15 +203,32 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 		case "waiter":
 			ev.Waiter = WaiterID(atoi(t, v))
 		case "need":
-			if v == "all" {
+			switch v {
+			case "all":
 				ev.Need = NeedAll
+			case "topology":
+				ev.Need = NeedTopology
 			}
 		case "slot":
-			ev.Slot = atoi(t, v)
+			if v == "any" {
+				ev.Slot = -1
+			} else {
+				ev.Slot = atoi(t, v)
+			}
 		case "conn":
-			ev.Conn = ConnID(atoi(t, v))
+			ev.Conn = ConnID(parseID(t, v))
 		case "timer":
-			ev.Timer = TimerID(atoi(t, v))
+			ev.Timer = TimerID(parseID(t, v))
+		case "query":
+			ev.Waiter = WaiterID(parseID(t, v))
+		case "machine":
+			ev.Machine = parseMachineName(t, v)
+		case "node":
+			ev.Node = uint32(atoi(t, v))
+		case "endpoint", "to":
+			ev.Endpoint = parseEndpointArg(t, v)
+		case "reply":
+			ev.Reply = parseReply(t, v)
 		case "err":
 			ev.Err = errors.New(v)
 		case "permanent":

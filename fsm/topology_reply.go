@@ -55,9 +55,12 @@ const (
 	// QueryClusterNodes is CLUSTER NODES: every node the answering node knows, with flags, as
 	// text. It gives IP addresses and host names but no preferred endpoint.
 	QueryClusterNodes
+	// QueryMoved is a MOVED redirect taken as a reply: it moves one slot to a known member,
+	// which serves it as a primary from now on.
+	QueryMoved
 )
 
-var queryNames = [...]string{"unknown", "CLUSTER SLOTS", "CLUSTER SHARDS", "CLUSTER NODES"}
+var queryNames = [...]string{"unknown", "CLUSTER SLOTS", "CLUSTER SHARDS", "CLUSTER NODES", "MOVED"}
 
 // String returns the command, such as "CLUSTER SLOTS".
 func (q TopologyQuery) String() string {

@@ -30,13 +30,26 @@ func (t TimerID) AppendTo(dst []byte) []byte { return appendID(dst, uint64(t)) }
 
 // idPrefixes name each machine in its identifiers; the command slots' identifiers have none.
 var idPrefixes = [...]string{MachineMux: "", MachinePool: "dedicated", MachinePubSub: "pubsub",
-	MachineShardedPubSub: "sharded-pubsub", MachineSentinel: "sentinel", MachineSentinelMonitor: "sentinel-monitor"}
+	MachineShardedPubSub: "sharded-pubsub", MachineCluster: "cluster", MachineSentinel: "sentinel",
+	MachineSentinelMonitor: "sentinel-monitor"}
 
 // appendID appends a ConnID or TimerID: its machine (unless it is the mux), '#', and its number
-// within the machine.
+// within the machine. A Cluster node's identifiers start with "n", the node number and a dot:
+// "n3.7" for its command slots, "n3.dedicated#2" for its pool.
 func appendID(dst []byte, id uint64) []byte {
 	m := MachineOf(id)
 	n := id - IDBase(m)
+	if isNodeMachine(m) {
+		node := NodeOf(id)
+		n = id - NodeIDBase(m, node)
+		dst = append(dst, 'n')
+		dst = strconv.AppendUint(dst, uint64(node), 10)
+		dst = append(dst, '.')
+		if m == MachineNodePool {
+			dst = append(dst, "dedicated#"...)
+		}
+		return strconv.AppendUint(dst, n, 10)
+	}
 	switch {
 	case m == MachineMux:
 	case int(m) < len(idPrefixes):

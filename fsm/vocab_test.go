@@ -16,7 +16,12 @@ func TestIDsPrintTheirMachineAndNumber(t *testing.T) {
 		{IDBase(MachinePool) + 1, "dedicated#1"},
 		{IDBase(MachinePubSub) + 3, "pubsub#3"},
 		{IDBase(MachineShardedPubSub) + 12, "sharded-pubsub#12"},
-		{IDBase(Machines+5) + 4, "machine9#4"},
+		{IDBase(MachineCluster) + 5, "cluster#5"},
+		{NodeIDBase(MachineNodeMux, 3) + 7, "n3.7"},
+		{NodeIDBase(MachineNodePool, MaxNodeNumber) + 2, "n1048575.dedicated#2"},
+		{IDBase(MachineSentinel) + 1, "sentinel#1"},
+		{IDBase(MachineSentinelMonitor) + 2, "sentinel-monitor#2"},
+		{IDBase(Machines+5) + 4, "machine14#4"},
 	}
 	for _, c := range cases {
 		if got := ConnID(c.id).String(); got != c.want {

@@ -20,12 +20,14 @@ const module = "github.com/respire-go/respire"
 // can hide in netio where no scenario reaches it. internal/plant switches the shared code's
 // deliberate bugs on for the positive controls.
 var simImports = map[string]bool{
-	module + "/netio/wire":     true,
-	module + "/netio/resp":     true,
-	module + "/engine":         true,
-	module + "/engine/config":  true,
-	module + "/fsm":            true,
-	module + "/internal/plant": true,
+	module + "/netio/wire":       true,
+	module + "/netio/topo":       true,
+	module + "/internal/command": true, // the command table: key positions a Cluster engine routes by
+	module + "/netio/resp":       true,
+	module + "/engine":           true,
+	module + "/engine/config":    true,
+	module + "/fsm":              true,
+	module + "/internal/plant":   true,
 }
 
 // forbiddenImports returns the imports of the module among paths that the simulator may not

@@ -1,4 +1,4 @@
-package wire_test
+package topo_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 // fields builds a Sentinel instance record in RESP2 (an array of alternating names and values)
@@ -51,18 +51,18 @@ func replicaFields(ip, port, flags, status, mhost, mport, offset string) []strin
 // the reply.
 func checkTyped(t *testing.T, err error, secrets ...string) {
 	t.Helper()
-	var re *wire.ReplyError
-	var qe *wire.QueryRejectedError
+	var re *topo.ReplyError
+	var qe *topo.QueryRejectedError
 	switch {
 	case errors.As(err, &re):
-		if !errors.Is(err, wire.ErrMalformedReply) {
+		if !errors.Is(err, topo.ErrMalformedReply) {
 			t.Fatalf("%v does not match ErrMalformedReply", err)
 		}
 	case errors.As(err, &qe):
-		if !errors.Is(err, wire.ErrQueryRejected) {
+		if !errors.Is(err, topo.ErrQueryRejected) {
 			t.Fatalf("%v does not match ErrQueryRejected", err)
 		}
-	case errors.Is(err, wire.ErrUnknownPrimary), errors.Is(err, wire.ErrNotSentinelEvent):
+	case errors.Is(err, topo.ErrUnknownPrimary), errors.Is(err, topo.ErrNotSentinelEvent):
 	default:
 		t.Fatalf("untyped error %v (%T)", err, err)
 	}
@@ -79,20 +79,20 @@ func checkTyped(t *testing.T, err error, secrets ...string) {
 func TestParseSentinelPrimaryAddr(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		v := resp.BulkStrings("127.0.0.1", "16380")
-		if ep, err := wire.ParseSentinelPrimaryAddr(v); err != nil || ep != fsm.MakeEndpoint("127.0.0.1", 16380) {
+		if ep, err := topo.ParseSentinelPrimaryAddr(v); err != nil || ep != fsm.MakeEndpoint("127.0.0.1", 16380) {
 			t.Fatalf("RESP%d: %v %v", proto, ep, err)
 		}
 	}
-	ep, err := wire.ParseSentinelPrimaryAddr(resp.BulkStrings("0:0:0:0:0:0:0:1", "6379"))
+	ep, err := topo.ParseSentinelPrimaryAddr(resp.BulkStrings("0:0:0:0:0:0:0:1", "6379"))
 	if err != nil || ep.String() != "[::1]:6379" {
 		t.Fatalf("IPv6: %v %v", ep, err)
 	}
-	ep, err = wire.ParseSentinelPrimaryAddr(resp.BulkStrings("Redis-1.Example", "6379"))
+	ep, err = topo.ParseSentinelPrimaryAddr(resp.BulkStrings("Redis-1.Example", "6379"))
 	if err != nil || ep.Host != "redis-1.example" {
 		t.Fatalf("host name: %v %v", ep, err)
 	}
 	for _, null := range []resp.Value{resp.NullArray(), resp.NullValue(), resp.NullBulk()} {
-		if _, err := wire.ParseSentinelPrimaryAddr(null); !errors.Is(err, wire.ErrUnknownPrimary) {
+		if _, err := topo.ParseSentinelPrimaryAddr(null); !errors.Is(err, topo.ErrUnknownPrimary) {
 			t.Fatalf("null: %v", err)
 		}
 	}
@@ -107,27 +107,27 @@ func TestParseSentinelPrimaryAddr(t *testing.T) {
 		"not an array": resp.BulkString("secret"),
 		"int host":     resp.ArrayOf(resp.Int(1), resp.BulkString("6379")),
 	} {
-		_, err := wire.ParseSentinelPrimaryAddr(v)
+		_, err := topo.ParseSentinelPrimaryAddr(v)
 		if err == nil {
 			t.Fatalf("%s: accepted", name)
 		}
 		checkTyped(t, err, "secret")
 	}
-	_, err = wire.ParseSentinelPrimaryAddr(resp.ErrorValue("NOPERM User secret-user has no permissions"))
+	_, err = topo.ParseSentinelPrimaryAddr(resp.ErrorValue("NOPERM User secret-user has no permissions"))
 	checkTyped(t, err, "secret")
-	if !errors.Is(err, wire.ErrPermissionDenied) {
+	if !errors.Is(err, topo.ErrPermissionDenied) {
 		t.Fatalf("NOPERM: %v", err)
 	}
 }
 
 func TestParseSentinelMaster(t *testing.T) {
 	for _, proto := range []int{2, 3} {
-		p, err := wire.ParseSentinelMaster(fields(proto, masterFields("127.0.0.1", "16379", "master", "7")...))
+		p, err := topo.ParseSentinelMaster(fields(proto, masterFields("127.0.0.1", "16379", "master", "7")...))
 		if err != nil {
 			t.Fatalf("RESP%d: %v", proto, err)
 		}
-		want := wire.SentinelPrimary{Name: "mymaster", Addr: fsm.MakeEndpoint("127.0.0.1", 16379),
-			RunID: "0a3881d4f29c8f0af67d0bf976633201fdda319f", Flags: wire.FlagPrimary, ConfigEpoch: 7,
+		want := topo.SentinelPrimary{Name: "mymaster", Addr: fsm.MakeEndpoint("127.0.0.1", 16379),
+			RunID: "0a3881d4f29c8f0af67d0bf976633201fdda319f", Flags: topo.FlagPrimary, ConfigEpoch: 7,
 			HasConfigEpoch: true, Replicas: 1, OtherSentinels: 2, Quorum: 2}
 		if p != want {
 			t.Fatalf("RESP%d: %+v", proto, p)
@@ -137,9 +137,9 @@ func TestParseSentinelMaster(t *testing.T) {
 	// older Sentinel without config-epoch gives no epoch.
 	v := resp.MapOf(resp.BulkString("ip"), resp.BulkString("::1"), resp.BulkString("port"), resp.Int(6379),
 		resp.BulkString("flags"), resp.BulkString("master,s_down,o_down,new_flag"))
-	p, err := wire.ParseSentinelMaster(v)
+	p, err := topo.ParseSentinelMaster(v)
 	if err != nil || p.HasConfigEpoch || p.Addr.String() != "[::1]:6379" ||
-		p.Flags != wire.FlagPrimary|wire.FlagSubjectivelyDown|wire.FlagObjectivelyDown || !p.Flags.Down() {
+		p.Flags != topo.FlagPrimary|topo.FlagSubjectivelyDown|topo.FlagObjectivelyDown || !p.Flags.Down() {
 		t.Fatalf("%+v %v", p, err)
 	}
 	if s := p.Flags.String(); s != "master,s_down,o_down" {
@@ -158,24 +158,24 @@ func TestParseSentinelMaster(t *testing.T) {
 		"port out of use": {"ip", "10.0.0.1", "port", "70000", "flags", "master"},
 	}
 	for name, kv := range bad {
-		_, err := wire.ParseSentinelMaster(resp.BulkStrings(kv...))
+		_, err := topo.ParseSentinelMaster(resp.BulkStrings(kv...))
 		if err == nil {
 			t.Fatalf("%s: accepted", name)
 		}
 		checkTyped(t, err, "secret")
 	}
-	_, err = wire.ParseSentinelMaster(resp.ErrorValue("NOPERM this user has no permissions to run the 'sentinel|master' command"))
+	_, err = topo.ParseSentinelMaster(resp.ErrorValue("NOPERM this user has no permissions to run the 'sentinel|master' command"))
 	checkTyped(t, err)
-	if !errors.Is(err, wire.ErrPermissionDenied) || errors.Is(err, wire.ErrUnknownPrimary) {
+	if !errors.Is(err, topo.ErrPermissionDenied) || errors.Is(err, topo.ErrUnknownPrimary) {
 		t.Fatalf("NOPERM: %v", err)
 	}
-	_, err = wire.ParseSentinelMaster(resp.ErrorValue("ERR No such master with that name"))
+	_, err = topo.ParseSentinelMaster(resp.ErrorValue("ERR No such master with that name"))
 	checkTyped(t, err)
-	if !errors.Is(err, wire.ErrUnknownPrimary) || errors.Is(err, wire.ErrPermissionDenied) {
+	if !errors.Is(err, topo.ErrUnknownPrimary) || errors.Is(err, topo.ErrPermissionDenied) {
 		t.Fatalf("unknown name: %v", err)
 	}
 	// An error whose first word is not a code keeps no part of it.
-	_, err = wire.ParseSentinelMaster(resp.ErrorValue("secret-key-material and more"))
+	_, err = topo.ParseSentinelMaster(resp.ErrorValue("secret-key-material and more"))
 	checkTyped(t, err, "secret")
 }
 
@@ -183,29 +183,29 @@ func TestParseSentinelSentinelsAndReplicas(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		v := resp.ArrayOf(fields(proto, peerFields("127.0.0.1", "26393", "sentinel")...),
 			fields(proto, peerFields("10.0.0.2", "26379", "s_down,sentinel,disconnected")...))
-		peers, err := wire.ParseSentinelSentinels(v)
+		peers, err := topo.ParseSentinelSentinels(v)
 		if err != nil || len(peers) != 2 || peers[0].Addr != fsm.MakeEndpoint("127.0.0.1", 26393) ||
 			!peers[1].Flags.Down() || peers[0].RunID != "beae4a5378d052f60a8fb5830e8c0cfeefdd8ba3" {
 			t.Fatalf("RESP%d: %+v %v", proto, peers, err)
 		}
 		v = resp.ArrayOf(fields(proto, replicaFields("127.0.0.1", "16380", "slave", "ok", "127.0.0.1", "16379", "827")...),
 			fields(proto, replicaFields("127.0.0.1", "16381", "s_down,slave,disconnected", "err", "?", "0", "0")...))
-		reps, err := wire.ParseSentinelReplicas(v)
+		reps, err := topo.ParseSentinelReplicas(v)
 		if err != nil || len(reps) != 2 || !reps[0].LinkUp || reps[0].Primary != fsm.MakeEndpoint("127.0.0.1", 16379) ||
 			reps[0].ReplOffset != 827 || reps[0].Priority != 100 || reps[1].LinkUp || !reps[1].Primary.IsZero() {
 			t.Fatalf("RESP%d: %+v %v", proto, reps, err)
 		}
 	}
-	if peers, err := wire.ParseSentinelSentinels(resp.ArrayOf()); err != nil || len(peers) != 0 {
+	if peers, err := topo.ParseSentinelSentinels(resp.ArrayOf()); err != nil || len(peers) != 0 {
 		t.Fatalf("no peers: %v %v", peers, err)
 	}
 	// At most MaxSentinelPeers are parsed: a malformed 65th entry is never read.
 	var many []resp.Value
-	for i := 0; i < wire.MaxSentinelPeers; i++ {
+	for i := 0; i < topo.MaxSentinelPeers; i++ {
 		many = append(many, fields(2, peerFields("10.9.0."+strconv.Itoa(i), "26379", "sentinel")...))
 	}
 	many = append(many, resp.BulkString("garbage"))
-	if peers, err := wire.ParseSentinelSentinels(resp.ArrayOf(many...)); err != nil || len(peers) != wire.MaxSentinelPeers {
+	if peers, err := topo.ParseSentinelSentinels(resp.ArrayOf(many...)); err != nil || len(peers) != topo.MaxSentinelPeers {
 		t.Fatalf("%d peers, %v", len(peers), err)
 	}
 	for name, v := range map[string]resp.Value{
@@ -214,22 +214,22 @@ func TestParseSentinelSentinelsAndReplicas(t *testing.T) {
 		"not a sentinel": resp.ArrayOf(fields(2, peerFields("10.0.0.1", "1", "master")...)),
 		"no port":        resp.ArrayOf(fields(2, "ip", "10.0.0.1", "flags", "sentinel")),
 	} {
-		_, err := wire.ParseSentinelSentinels(v)
+		_, err := topo.ParseSentinelSentinels(v)
 		if err == nil {
 			t.Fatalf("%s: accepted", name)
 		}
 		checkTyped(t, err)
 	}
-	if _, err := wire.ParseSentinelReplicas(resp.ArrayOf(fields(2, replicaFields("10.0.0.1", "1", "sentinel", "ok", "?", "0", "0")...))); err == nil {
+	if _, err := topo.ParseSentinelReplicas(resp.ArrayOf(fields(2, replicaFields("10.0.0.1", "1", "sentinel", "ok", "?", "0", "0")...))); err == nil {
 		t.Fatal("a replica without the slave flag was accepted")
 	}
-	_, err := wire.ParseSentinelReplicas(resp.ErrorValue("ERR No such master with that name"))
+	_, err := topo.ParseSentinelReplicas(resp.ErrorValue("ERR No such master with that name"))
 	checkTyped(t, err)
-	if !errors.Is(err, wire.ErrUnknownPrimary) {
+	if !errors.Is(err, topo.ErrUnknownPrimary) {
 		t.Fatalf("unknown name: %v", err)
 	}
-	var where *wire.ReplyError
-	_, err = wire.ParseSentinelReplicas(resp.ArrayOf(fields(2, replicaFields("10.0.0.1", "1", "slave", "ok", "10.0.0.2", "x", "0")...)))
+	var where *topo.ReplyError
+	_, err = topo.ParseSentinelReplicas(resp.ArrayOf(fields(2, replicaFields("10.0.0.1", "1", "slave", "ok", "10.0.0.2", "x", "0")...)))
 	if !errors.As(err, &where) || where.Where != "entry 0, master-port" {
 		t.Fatalf("location: %v", err)
 	}
@@ -238,20 +238,20 @@ func TestParseSentinelSentinelsAndReplicas(t *testing.T) {
 func TestParseRole(t *testing.T) {
 	primary := resp.ArrayOf(resp.BulkString("master"), resp.Int(3129659), resp.ArrayOf(
 		resp.BulkStrings("127.0.0.1", "9001", "3129242"), resp.BulkStrings("::1", "9002", "3129543")))
-	r, err := wire.ParseRole(primary)
+	r, err := topo.ParseRole(primary)
 	if err != nil || r.Role != fsm.RolePrimary || r.ReplOffset != 3129659 || len(r.Replicas) != 2 ||
 		r.Replicas[1].Addr.String() != "[::1]:9002" || r.Replicas[0].Offset != 3129242 {
 		t.Fatalf("%+v %v", r, err)
 	}
 	replica := resp.ArrayOf(resp.BulkString("slave"), resp.BulkString("127.0.0.1"), resp.Int(16379),
 		resp.BulkString("handshake"), resp.Int(-1))
-	r, err = wire.ParseRole(replica)
+	r, err = topo.ParseRole(replica)
 	if err != nil || r.Role != fsm.RoleReplica || r.Primary != fsm.MakeEndpoint("127.0.0.1", 16379) ||
 		r.LinkState != "handshake" || r.ReplOffset != -1 {
 		t.Fatalf("%+v %v", r, err)
 	}
 	sentinel := resp.ArrayOf(resp.BulkString("sentinel"), resp.BulkStrings("mymaster", "other"))
-	r, err = wire.ParseRole(sentinel)
+	r, err = topo.ParseRole(sentinel)
 	if err != nil || r.Role != fsm.RoleUnknown || !r.Sentinel || len(r.Primaries) != 2 {
 		t.Fatalf("%+v %v", r, err)
 	}
@@ -267,14 +267,14 @@ func TestParseRole(t *testing.T) {
 		"sentinel no list": resp.BulkStrings("sentinel"),
 		"not an array":     resp.BulkString("master"),
 	} {
-		_, err := wire.ParseRole(v)
+		_, err := topo.ParseRole(v)
 		if err == nil {
 			t.Fatalf("%s: accepted", name)
 		}
 		checkTyped(t, err, "secret")
 	}
-	_, err = wire.ParseRole(resp.ErrorValue("NOPERM this user has no permissions to run the 'role' command"))
-	if !errors.Is(err, wire.ErrPermissionDenied) {
+	_, err = topo.ParseRole(resp.ErrorValue("NOPERM this user has no permissions to run the 'role' command"))
+	if !errors.Is(err, topo.ErrPermissionDenied) {
 		t.Fatalf("NOPERM: %v", err)
 	}
 }
@@ -299,16 +299,16 @@ func TestParseSentinelMessage(t *testing.T) {
 			fsm.SentinelMessage{Kind: fsm.MessageObjectivelyUp, Instance: fsm.InstancePrimary, Primary: "mymaster", Addr: fsm.MakeEndpoint("redis.example", 6379)}},
 	}
 	for _, c := range cases {
-		m, err := wire.ParseSentinelMessage(c.channel, []byte(c.payload))
+		m, err := topo.ParseSentinelMessage(c.channel, []byte(c.payload))
 		if err != nil || m != c.want {
 			t.Fatalf("%s %q: %+v %v", c.channel, c.payload, m, err)
 		}
-		d, err := wire.NotifySentinel(c.channel, []byte(c.payload))
+		d, err := topo.NotifySentinel(c.channel, []byte(c.payload))
 		if err != nil || d.Message != c.want {
 			t.Fatalf("NotifySentinel: %+v %v", d, err)
 		}
 	}
-	if _, err := wire.ParseSentinelMessage("+new-epoch", []byte("1")); !errors.Is(err, wire.ErrNotSentinelEvent) {
+	if _, err := topo.ParseSentinelMessage("+new-epoch", []byte("1")); !errors.Is(err, topo.ErrNotSentinelEvent) {
 		t.Fatalf("other channel: %v", err)
 	}
 	for _, c := range [][2]string{
@@ -322,7 +322,7 @@ func TestParseSentinelMessage(t *testing.T) {
 		{"+odown", "master mymaster 127.0.0.1 99999"},
 		{"+odown", strings.Repeat("secret ", 1000)},
 	} {
-		_, err := wire.ParseSentinelMessage(c[0], []byte(c[1]))
+		_, err := topo.ParseSentinelMessage(c[0], []byte(c[1]))
 		if err == nil {
 			t.Fatalf("%s %q: accepted", c[0], c[1])
 		}
@@ -332,27 +332,27 @@ func TestParseSentinelMessage(t *testing.T) {
 
 // TestAnswerSentinel: the payloads the resolution machine gets, for answers and refusals.
 func TestAnswerSentinel(t *testing.T) {
-	d, err := wire.AnswerSentinel(fsm.SentinelQueryPrimary, fields(3, masterFields("127.0.0.1", "16379", "master", "4")...))
+	d, err := topo.AnswerSentinel(fsm.SentinelQueryPrimary, fields(3, masterFields("127.0.0.1", "16379", "master", "4")...))
 	if err != nil || d.Primary != fsm.MakeEndpoint("127.0.0.1", 16379) || d.Epoch != 4 || !d.EpochKnown || d.Query != fsm.SentinelQueryPrimary {
 		t.Fatalf("%+v %v", d, err)
 	}
-	d, err = wire.AnswerSentinel(fsm.SentinelQueryPrimary, resp.ErrorValue("NOPERM no"))
+	d, err = topo.AnswerSentinel(fsm.SentinelQueryPrimary, resp.ErrorValue("NOPERM no"))
 	if err == nil || !d.Denied || d.Query != fsm.SentinelQueryPrimary {
 		t.Fatalf("denied: %+v %v", d, err)
 	}
-	d, err = wire.AnswerSentinel(fsm.SentinelQueryPrimaryAddr, resp.NullArray())
-	if !errors.Is(err, wire.ErrUnknownPrimary) || d.Denied {
+	d, err = topo.AnswerSentinel(fsm.SentinelQueryPrimaryAddr, resp.NullArray())
+	if !errors.Is(err, topo.ErrUnknownPrimary) || d.Denied {
 		t.Fatalf("unknown: %+v %v", d, err)
 	}
-	d, err = wire.AnswerSentinel(fsm.SentinelQueryPeers, resp.ArrayOf(fields(2, peerFields("10.0.0.3", "26379", "sentinel")...)))
+	d, err = topo.AnswerSentinel(fsm.SentinelQueryPeers, resp.ArrayOf(fields(2, peerFields("10.0.0.3", "26379", "sentinel")...)))
 	if err != nil || len(d.Peers) != 1 || d.Peers[0] != fsm.MakeEndpoint("10.0.0.3", 26379) {
 		t.Fatalf("peers: %+v %v", d, err)
 	}
-	d, err = wire.AnswerSentinel(fsm.SentinelQueryRole, resp.ArrayOf(resp.BulkString("sentinel"), resp.ArrayOf()))
+	d, err = topo.AnswerSentinel(fsm.SentinelQueryRole, resp.ArrayOf(resp.BulkString("sentinel"), resp.ArrayOf()))
 	if err != nil || d.Role != fsm.RoleUnknown {
 		t.Fatalf("a Sentinel's ROLE: %+v %v", d, err)
 	}
-	if _, err := wire.AnswerSentinel(fsm.SentinelQueryNone, resp.ArrayOf()); err == nil {
+	if _, err := topo.AnswerSentinel(fsm.SentinelQueryNone, resp.ArrayOf()); err == nil {
 		t.Fatal("no query accepted")
 	}
 	for q, want := range map[fsm.SentinelQuery]string{
@@ -361,7 +361,7 @@ func TestAnswerSentinel(t *testing.T) {
 		fsm.SentinelQueryPeers:       "SENTINEL SENTINELS mymaster",
 		fsm.SentinelQueryRole:        "ROLE",
 	} {
-		if got := strings.Join(wire.SentinelCommand(q, "mymaster"), " "); got != want {
+		if got := strings.Join(topo.SentinelCommand(q, "mymaster"), " "); got != want {
 			t.Fatalf("%v: %q", q, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package wire_test
+package topo_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 // Node IDs of the hand-made replies.
@@ -24,9 +24,9 @@ var seed = fsm.MakeEndpoint("10.1.1.1", 7000)
 // wantMalformed checks that err is a *ReplyError that names neither a host nor an address.
 func wantMalformed(t *testing.T, err error, reply string) {
 	t.Helper()
-	var re *wire.ReplyError
-	if !errors.As(err, &re) || !errors.Is(err, wire.ErrMalformedReply) {
-		t.Fatalf("err = %v (%T), want a *wire.ReplyError", err, err)
+	var re *topo.ReplyError
+	if !errors.As(err, &re) || !errors.Is(err, topo.ErrMalformedReply) {
+		t.Fatalf("err = %v (%T), want a *topo.ReplyError", err, err)
 	}
 	for _, secret := range []string{"10.0.0", "node-a", "example"} {
 		if strings.Contains(reply, secret) && strings.Contains(err.Error(), secret) {
@@ -42,7 +42,7 @@ var selfLine = nodesLine(idA, "10.0.0.1:7000@17000", "myself,master", "-", "0", 
 
 func parseNodes(t *testing.T, text string) fsm.TopologyReply {
 	t.Helper()
-	r, err := wire.ParseClusterNodesText(text, seed)
+	r, err := topo.ParseClusterNodesText(text, seed)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
@@ -218,7 +218,7 @@ func TestClusterNodesMalformed(t *testing.T) {
 		"double space":         strings.Replace(selfLine, " ", "  ", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := wire.ParseClusterNodesText(text, seed)
+			r, err := topo.ParseClusterNodesText(text, seed)
 			if err == nil {
 				t.Fatalf("parsed:\n%s", r.String())
 			}
@@ -226,25 +226,25 @@ func TestClusterNodesMalformed(t *testing.T) {
 		})
 	}
 	// An inconsistent reply also says which rule it broke.
-	_, err := wire.ParseClusterNodesText(selfLine+nodesLine(idB, "10.0.0.2:7000@17000", "master", "-", "0", "0", "2", "connected", "100"), seed)
+	_, err := topo.ParseClusterNodesText(selfLine+nodesLine(idB, "10.0.0.2:7000@17000", "master", "-", "0", "0", "2", "connected", "100"), seed)
 	if !errors.Is(err, fsm.ErrInvalidTopologyReply) {
 		t.Errorf("overlap: %v", err)
 	}
 	// Too many lines are refused before any is parsed.
-	_, err = wire.ParseClusterNodesText(strings.Repeat("\n", fsm.MaxTopologyNodes+1), seed)
+	_, err = topo.ParseClusterNodesText(strings.Repeat("\n", fsm.MaxTopologyNodes+1), seed)
 	wantMalformed(t, err, "")
 }
 
 func TestClusterNodesValue(t *testing.T) {
 	for _, v := range []resp.Value{resp.BulkString(selfLine), resp.Verbatim("txt", selfLine)} {
-		if r, err := wire.ParseClusterNodes(v, seed); err != nil || r.Self != idA {
+		if r, err := topo.ParseClusterNodes(v, seed); err != nil || r.Self != idA {
 			t.Errorf("%v: %v", v.Kind, err)
 		}
 	}
-	if _, err := wire.ParseClusterNodes(resp.Int(1), seed); err == nil {
+	if _, err := topo.ParseClusterNodes(resp.Int(1), seed); err == nil {
 		t.Error("an integer parsed")
 	}
-	checkRejected(t, func(v resp.Value) error { _, err := wire.ParseClusterNodes(v, seed); return err }, fsm.QueryClusterNodes)
+	checkRejected(t, func(v resp.Value) error { _, err := topo.ParseClusterNodes(v, seed); return err }, fsm.QueryClusterNodes)
 }
 
 // checkRejected: an error reply to a topology query is a *TopologyRejectedError that keeps the
@@ -252,14 +252,14 @@ func TestClusterNodesValue(t *testing.T) {
 func checkRejected(t *testing.T, parse func(resp.Value) error, q fsm.TopologyQuery) {
 	t.Helper()
 	err := parse(resp.ErrorValue("NOPERM User alice has no permissions to run the 'cluster|slots' command"))
-	var re *wire.TopologyRejectedError
-	if !errors.As(err, &re) || !errors.Is(err, wire.ErrTopologyRejected) || re.Code != "NOPERM" || re.Query != q {
+	var re *topo.TopologyRejectedError
+	if !errors.As(err, &re) || !errors.Is(err, topo.ErrTopologyRejected) || re.Code != "NOPERM" || re.Query != q {
 		t.Fatalf("err = %v", err)
 	}
 	if strings.Contains(err.Error(), "alice") {
 		t.Fatalf("the error names the user: %v", err)
 	}
-	if errors.Is(err, wire.ErrMalformedReply) {
+	if errors.Is(err, topo.ErrMalformedReply) {
 		t.Fatal("a refusal is reported as a malformed reply")
 	}
 }
@@ -287,7 +287,7 @@ func TestClusterSlotsEndpoints(t *testing.T) {
 			slotsNode(resp.BulkString("node-d.example"), 7003, idD, "ip", "0:0:0:0:0:0:0:4"),
 			slotsNode(resp.BulkString(""), 7004, idE)), // no metadata map at all (before 7.0)
 	)
-	r, err := wire.ParseClusterSlots(v, seed)
+	r, err := topo.ParseClusterSlots(v, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestClusterSlotsGathersRangesOfOnePrimary(t *testing.T) {
 	a := slotsNode(resp.BulkString("10.0.0.1"), 7000, idA)
 	b := slotsNode(resp.BulkString("10.0.0.2"), 7000, idB)
 	c := slotsNode(resp.BulkString("10.0.0.3"), 7000, idC)
-	r, err := wire.ParseClusterSlots(resp.ArrayOf(slotsEntry(0, 99, a, c), slotsEntry(100, 199, b), slotsEntry(200, 16383, a, c)), seed)
+	r, err := topo.ParseClusterSlots(resp.ArrayOf(slotsEntry(0, 99, a, c), slotsEntry(100, 199, b), slotsEntry(200, 16383, a, c)), seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestClusterSlotsEmpty(t *testing.T) {
 
 func mustSlots(t *testing.T, v resp.Value) fsm.TopologyReply {
 	t.Helper()
-	r, err := wire.ParseClusterSlots(v, seed)
+	r, err := topo.ParseClusterSlots(v, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,14 +365,14 @@ func TestClusterSlotsMalformed(t *testing.T) {
 			slotsEntry(11, 16383, slotsNode(resp.BulkString("10.0.0.2"), 7000, idB), a)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := wire.ParseClusterSlots(v, seed)
+			r, err := topo.ParseClusterSlots(v, seed)
 			if err == nil {
 				t.Fatalf("parsed:\n%s", r.String())
 			}
 			wantMalformed(t, err, v.String())
 		})
 	}
-	checkRejected(t, func(v resp.Value) error { _, err := wire.ParseClusterSlots(v, seed); return err }, fsm.QueryClusterSlots)
+	checkRejected(t, func(v resp.Value) error { _, err := topo.ParseClusterSlots(v, seed); return err }, fsm.QueryClusterSlots)
 }
 
 // shardsNode builds a CLUSTER SHARDS node map from alternating names and values; integers are
@@ -411,7 +411,7 @@ func TestClusterShards(t *testing.T) {
 			shardsNode("id", idD, "port", "#7000", "ip", "10.0.0.4", "role", "master", "health", "failed")),
 		shardsShard(nil),
 	)
-	r, err := wire.ParseClusterShards(v, seed)
+	r, err := topo.ParseClusterShards(v, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,12 +456,12 @@ func TestClusterShardsMalformed(t *testing.T) {
 		"bad endpoint": resp.ArrayOf(shardsShard(nil, shardsNode("id", idA, "port", "#7000", "ip", "10.0.0.1", "endpoint", "a b", "role", "master"))),
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := wire.ParseClusterShards(v, seed)
+			r, err := topo.ParseClusterShards(v, seed)
 			if err == nil {
 				t.Fatalf("parsed:\n%s", r.String())
 			}
 			wantMalformed(t, err, v.String())
 		})
 	}
-	checkRejected(t, func(v resp.Value) error { _, err := wire.ParseClusterShards(v, seed); return err }, fsm.QueryClusterShards)
+	checkRejected(t, func(v resp.Value) error { _, err := topo.ParseClusterShards(v, seed); return err }, fsm.QueryClusterShards)
 }

@@ -1,4 +1,4 @@
-package wire_test
+package topo_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 // addSentinelCaptures seeds f with the captured replies of a kind, in RESP2 and RESP3.
@@ -50,8 +50,8 @@ func fuzzSentinel[T any](f *testing.F, kind string, q fsm.SentinelQuery, parse f
 		}
 		if q != fsm.SentinelQueryNone {
 			// The payload the resolution gets agrees with the parse.
-			d, aerr := wire.AnswerSentinel(q, v)
-			if d == nil || d.Query != q || (aerr == nil) != (err == nil) || d.Denied != errors.Is(aerr, wire.ErrPermissionDenied) {
+			d, aerr := topo.AnswerSentinel(q, v)
+			if d == nil || d.Query != q || (aerr == nil) != (err == nil) || d.Denied != errors.Is(aerr, topo.ErrPermissionDenied) {
 				t.Fatalf("AnswerSentinel disagrees: %+v %v, parse %v", d, aerr, err)
 			}
 		}
@@ -64,26 +64,26 @@ func fuzzSentinel[T any](f *testing.F, kind string, q fsm.SentinelQuery, parse f
 }
 
 func FuzzParseSentinelPrimaryAddr(f *testing.F) {
-	fuzzSentinel(f, "sentinel-addr", fsm.SentinelQueryPrimaryAddr, wire.ParseSentinelPrimaryAddr, checkEndpoint)
+	fuzzSentinel(f, "sentinel-addr", fsm.SentinelQueryPrimaryAddr, topo.ParseSentinelPrimaryAddr, checkEndpoint)
 }
 
 func FuzzParseSentinelMaster(f *testing.F) {
-	fuzzSentinel(f, "sentinel-master", fsm.SentinelQueryPrimary, wire.ParseSentinelMaster, func(t *testing.T, p wire.SentinelPrimary) {
+	fuzzSentinel(f, "sentinel-master", fsm.SentinelQueryPrimary, topo.ParseSentinelMaster, func(t *testing.T, p topo.SentinelPrimary) {
 		checkEndpoint(t, p.Addr)
-		if !p.Flags.Has(wire.FlagPrimary) || p.Replicas < 0 || p.OtherSentinels < 0 || p.Quorum < 0 {
+		if !p.Flags.Has(topo.FlagPrimary) || p.Replicas < 0 || p.OtherSentinels < 0 || p.Quorum < 0 {
 			t.Fatalf("accepted %+v", p)
 		}
 	})
 }
 
 func FuzzParseSentinelSentinels(f *testing.F) {
-	fuzzSentinel(f, "sentinel-sentinels", fsm.SentinelQueryPeers, wire.ParseSentinelSentinels, func(t *testing.T, peers []wire.SentinelPeer) {
-		if len(peers) > wire.MaxSentinelPeers {
+	fuzzSentinel(f, "sentinel-sentinels", fsm.SentinelQueryPeers, topo.ParseSentinelSentinels, func(t *testing.T, peers []topo.SentinelPeer) {
+		if len(peers) > topo.MaxSentinelPeers {
 			t.Fatalf("%d peers", len(peers))
 		}
 		for _, p := range peers {
 			checkEndpoint(t, p.Addr)
-			if !p.Flags.Has(wire.FlagSentinel) {
+			if !p.Flags.Has(topo.FlagSentinel) {
 				t.Fatalf("accepted %+v", p)
 			}
 		}
@@ -91,8 +91,8 @@ func FuzzParseSentinelSentinels(f *testing.F) {
 }
 
 func FuzzParseSentinelReplicas(f *testing.F) {
-	fuzzSentinel(f, "sentinel-replicas", fsm.SentinelQueryNone, wire.ParseSentinelReplicas, func(t *testing.T, reps []wire.SentinelReplica) {
-		if len(reps) > wire.MaxSentinelReplicas {
+	fuzzSentinel(f, "sentinel-replicas", fsm.SentinelQueryNone, topo.ParseSentinelReplicas, func(t *testing.T, reps []topo.SentinelReplica) {
+		if len(reps) > topo.MaxSentinelReplicas {
 			t.Fatalf("%d replicas", len(reps))
 		}
 		for _, r := range reps {
@@ -100,7 +100,7 @@ func FuzzParseSentinelReplicas(f *testing.F) {
 			if !r.Primary.IsZero() {
 				checkEndpoint(t, r.Primary)
 			}
-			if !r.Flags.Has(wire.FlagReplica) || r.Priority < 0 || r.ReplOffset < 0 {
+			if !r.Flags.Has(topo.FlagReplica) || r.Priority < 0 || r.ReplOffset < 0 {
 				t.Fatalf("accepted %+v", r)
 			}
 		}
@@ -108,7 +108,7 @@ func FuzzParseSentinelReplicas(f *testing.F) {
 }
 
 func FuzzParseRole(f *testing.F) {
-	fuzzSentinel(f, "role", fsm.SentinelQueryRole, wire.ParseRole, func(t *testing.T, r wire.RoleReply) {
+	fuzzSentinel(f, "role", fsm.SentinelQueryRole, topo.ParseRole, func(t *testing.T, r topo.RoleReply) {
 		switch {
 		case r.Role == fsm.RolePrimary:
 			for _, rep := range r.Replicas {
@@ -135,7 +135,7 @@ func FuzzParseSentinelMessage(f *testing.F) {
 	f.Add("-odown", []byte("sentinel 5c1b 2001:db8::1 26379 @ mymaster 2001:db8::2 6379 #quorum 1/2"))
 	f.Add("+new-epoch", []byte("3"))
 	f.Fuzz(func(t *testing.T, channel string, payload []byte) {
-		m, err := wire.ParseSentinelMessage(channel, payload)
+		m, err := topo.ParseSentinelMessage(channel, payload)
 		if err != nil {
 			checkTyped(t, err)
 			return

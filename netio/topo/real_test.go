@@ -1,4 +1,4 @@
-package wire_test
+package topo_test
 
 import (
 	"flag"
@@ -14,7 +14,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 // capture rewrites testdata/cluster/real from the replies of the real cluster TestRealCluster
@@ -110,7 +110,7 @@ func endpointOf(t *testing.T, s *redistest.Server) fsm.Endpoint {
 // topology asks node for CLUSTER SLOTS (RESP2) and applies it to the empty Topology.
 func (rc *realCluster) topology(node *redistest.Server) fsm.Topology {
 	rc.t.Helper()
-	r, err := wire.ParseClusterSlots(rc.query(node, 2, "", "", "CLUSTER", "SLOTS"), endpointOf(rc.t, node))
+	r, err := topo.ParseClusterSlots(rc.query(node, 2, "", "", "CLUSTER", "SLOTS"), endpointOf(rc.t, node))
 	if err != nil {
 		rc.t.Fatal(err)
 	}
@@ -148,11 +148,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func parse(kind string, v resp.Value, asked fsm.Endpoint) (fsm.TopologyReply, error) {
 	switch kind {
 	case "slots":
-		return wire.ParseClusterSlots(v, asked)
+		return topo.ParseClusterSlots(v, asked)
 	case "shards":
-		return wire.ParseClusterShards(v, asked)
+		return topo.ParseClusterShards(v, asked)
 	case "nodes":
-		return wire.ParseClusterNodes(v, asked)
+		return topo.ParseClusterNodes(v, asked)
 	}
 	panic("unknown kind " + kind)
 }
@@ -206,7 +206,7 @@ func TestRealCluster(t *testing.T) {
 			return false
 		}
 		// SHARDS may call a replica online before SLOTS lists it: wait for both.
-		r, err := wire.ParseClusterSlots(rc.query(first, 2, "", "", "CLUSTER", "SLOTS"), asked)
+		r, err := topo.ParseClusterSlots(rc.query(first, 2, "", "", "CLUSTER", "SLOTS"), asked)
 		if err != nil {
 			return false
 		}
@@ -298,14 +298,14 @@ func TestRealCluster(t *testing.T) {
 			}
 		}
 	}
-	rc.checkMoved("prefer-hostname", first, full, func(owner *redistest.Server, r wire.Redirect) {
+	rc.checkMoved("prefer-hostname", first, full, func(owner *redistest.Server, r topo.Redirect) {
 		if owner == unnamed {
-			if r.Host != wire.HostUnknown {
+			if r.Host != topo.HostUnknown {
 				t.Errorf("MOVED to the unnamed node: %v", r)
 			}
 			return
 		}
-		if r.Host != wire.HostGiven || r.Target.Host != strings.ToLower(name(owner)) {
+		if r.Host != topo.HostGiven || r.Target.Host != strings.ToLower(name(owner)) {
 			t.Errorf("MOVED to %s: %v", owner.Addr(), r)
 		}
 	})
@@ -324,8 +324,8 @@ func TestRealCluster(t *testing.T) {
 			}
 		}
 	}
-	rc.checkMoved("unknown-endpoint", first, full, func(owner *redistest.Server, r wire.Redirect) {
-		if r.Host != wire.HostSameAsSender {
+	rc.checkMoved("unknown-endpoint", first, full, func(owner *redistest.Server, r topo.Redirect) {
+		if r.Host != topo.HostSameAsSender {
 			t.Errorf("MOVED: %v", r)
 		}
 	})
@@ -337,11 +337,11 @@ func TestRealCluster(t *testing.T) {
 	key := ""
 	for i := 0; key == ""; i++ {
 		k := "{m" + strconv.Itoa(i) + "}"
-		if owner, _ := full.Owner(wire.KeySlotString(k)); owner.ID == fsm.NodeID(ids[a.Addr()]) {
+		if owner, _ := full.Owner(topo.KeySlotString(k)); owner.ID == fsm.NodeID(ids[a.Addr()]) {
 			key = k
 		}
 	}
-	slot := strconv.Itoa(int(wire.KeySlotString(key)))
+	slot := strconv.Itoa(int(topo.KeySlotString(key)))
 	a.Do(t, "SET", key+"present", "1")
 	b.Do(t, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[a.Addr()])
 	a.Do(t, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[b.Addr()])
@@ -353,17 +353,17 @@ func TestRealCluster(t *testing.T) {
 	}{{a, "migrating-nodes", b, false}, {b, "importing-nodes", a, true}} {
 		v := rc.query(side.node, 2, side.name, "nodes", "CLUSTER", "NODES")
 		r := mustParse(t, "nodes", v, endpointOf(t, side.node))
-		want := []fsm.SlotMigration{{Slot: wire.KeySlotString(key), Peer: fsm.NodeID(ids[side.peer.Addr()]), Importing: side.importing}}
+		want := []fsm.SlotMigration{{Slot: topo.KeySlotString(key), Peer: fsm.NodeID(ids[side.peer.Addr()]), Importing: side.importing}}
 		if !slices.Equal(r.Migrations, want) {
 			t.Errorf("%s: migrations %v, want %v", side.name, r.Migrations, want)
 		}
 	}
 	v := rc.query(a, 2, "ask", "error", "GET", key+"missing")
-	if r, err := wire.ParseRedirect(v); err != nil || r.Kind != wire.RejectionAsk || r.Target.String() != b.Addr() {
+	if r, err := topo.ParseRedirect(v); err != nil || r.Kind != topo.RejectionAsk || r.Target.String() != b.Addr() {
 		t.Errorf("ASK: %v, %v", r, err)
 	}
 	v = rc.query(a, 2, "tryagain", "error", "MGET", key+"present", key+"missing")
-	if got := wire.ClassifyRejection(v); got != wire.RejectionTryAgain {
+	if got := topo.ClassifyRejection(v); got != topo.RejectionTryAgain {
 		t.Errorf("MGET during migration: %v (%v)", got, v)
 	}
 	a.Do(t, "CLUSTER", "SETSLOT", slot, "STABLE")
@@ -440,7 +440,7 @@ func TestRealCluster(t *testing.T) {
 		t.Errorf("the uncovered slot lost its owner: %v", o)
 	}
 	waitFor(t, "CLUSTERDOWN", func() bool {
-		return wire.ClassifyRejection(rc.query(owner, 2, "", "", "GET", "x")) == wire.RejectionClusterDown
+		return topo.ClassifyRejection(rc.query(owner, 2, "", "", "GET", "x")) == topo.RejectionClusterDown
 	})
 	rc.query(owner, 2, "clusterdown", "error", "GET", "x")
 
@@ -452,7 +452,7 @@ func TestRealCluster(t *testing.T) {
 
 // checkMoved sends GET for a key of every primary but from, records one MOVED per owner, and
 // checks each with check. The redirect's target, resolved against from, must name the owner.
-func (rc *realCluster) checkMoved(prefix string, from *redistest.Server, full fsm.Topology, check func(*redistest.Server, wire.Redirect)) {
+func (rc *realCluster) checkMoved(prefix string, from *redistest.Server, full fsm.Topology, check func(*redistest.Server, topo.Redirect)) {
 	t := rc.t
 	t.Helper()
 	for i, p := range rc.c.Primaries(t) {
@@ -462,18 +462,18 @@ func (rc *realCluster) checkMoved(prefix string, from *redistest.Server, full fs
 		key := ""
 		for j := 0; key == ""; j++ {
 			k := "k" + strconv.Itoa(j)
-			if o, _ := full.Owner(wire.KeySlotString(k)); o.Addr.String() == p.Addr() {
+			if o, _ := full.Owner(topo.KeySlotString(k)); o.Addr.String() == p.Addr() {
 				key = k
 			}
 		}
 		v := rc.query(from, 2, prefix+"-moved-"+strconv.Itoa(i), "error", "GET", key)
-		r, err := wire.ParseRedirect(v)
-		if err != nil || r.Kind != wire.RejectionMoved || r.Slot != wire.KeySlotString(key) || r.Target.Port != p.Port() {
+		r, err := topo.ParseRedirect(v)
+		if err != nil || r.Kind != topo.RejectionMoved || r.Slot != topo.KeySlotString(key) || r.Target.Port != p.Port() {
 			t.Fatalf("GET %s on %s: %v (%v, %v)", key, from.Addr(), v, r, err)
 		}
 		check(p, r)
 		if ep, ok := r.Resolve(endpointOf(t, from)); ok {
-			if _, found := full.Lookup(ep); !found && r.Host == wire.HostSameAsSender {
+			if _, found := full.Lookup(ep); !found && r.Host == topo.HostSameAsSender {
 				t.Errorf("%v resolves to %v, which names no node", r, ep)
 			}
 		}

@@ -1,4 +1,4 @@
-package wire_test
+package topo_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 // sentinelDir holds the replies TestRealSentinel captures (go test ./netio/wire -run
@@ -110,50 +110,50 @@ func TestRealSentinel(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		p := fmt.Sprint(proto)
 		v := rs.query(s, proto, nil, "addr-resp"+p, "sentinel-addr", "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
-		if addr, err := wire.ParseSentinelPrimaryAddr(v); err != nil || addr != ep(primary) {
+		if addr, err := topo.ParseSentinelPrimaryAddr(v); err != nil || addr != ep(primary) {
 			t.Fatalf("RESP%d GET-MASTER-ADDR-BY-NAME: %v %v", proto, addr, err)
 		}
 		v = rs.query(s, proto, nil, "master-resp"+p, "sentinel-master", "SENTINEL", "MASTER", name)
-		m, err := wire.ParseSentinelMaster(v)
+		m, err := topo.ParseSentinelMaster(v)
 		if err != nil || m.Addr != ep(primary) || m.Name != name || !m.HasConfigEpoch || m.ConfigEpoch != 0 ||
-			m.Flags != wire.FlagPrimary || m.Replicas != 1 || m.OtherSentinels != 2 || m.Quorum != 2 {
+			m.Flags != topo.FlagPrimary || m.Replicas != 1 || m.OtherSentinels != 2 || m.Quorum != 2 {
 			t.Fatalf("RESP%d SENTINEL MASTER: %+v %v", proto, m, err)
 		}
 		v = rs.query(s, proto, nil, "sentinels-resp"+p, "sentinel-sentinels", "SENTINEL", "SENTINELS", name)
-		peers, err := wire.ParseSentinelSentinels(v)
+		peers, err := topo.ParseSentinelSentinels(v)
 		if err != nil || len(peers) != 2 {
 			t.Fatalf("RESP%d SENTINEL SENTINELS: %+v %v", proto, peers, err)
 		}
 		for _, o := range sentinels[1:] {
-			if !slices.ContainsFunc(peers, func(p wire.SentinelPeer) bool { return p.Addr == ep(o) && p.Flags == wire.FlagSentinel }) {
+			if !slices.ContainsFunc(peers, func(p topo.SentinelPeer) bool { return p.Addr == ep(o) && p.Flags == topo.FlagSentinel }) {
 				t.Fatalf("RESP%d SENTINEL SENTINELS lacks %s: %+v", proto, o.Addr(), peers)
 			}
 		}
 		v = rs.query(s, proto, nil, "replicas-resp"+p, "sentinel-replicas", "SENTINEL", "REPLICAS", name)
-		reps, err := wire.ParseSentinelReplicas(v)
+		reps, err := topo.ParseSentinelReplicas(v)
 		if err != nil || len(reps) != 1 || reps[0].Addr != ep(replica) || !reps[0].LinkUp ||
-			reps[0].Primary != ep(primary) || reps[0].Flags != wire.FlagReplica {
+			reps[0].Primary != ep(primary) || reps[0].Flags != topo.FlagReplica {
 			t.Fatalf("RESP%d SENTINEL REPLICAS: %+v %v", proto, reps, err)
 		}
 		v = rs.query(primary, proto, nil, "role-primary-resp"+p, "role", "ROLE")
-		if r, err := wire.ParseRole(v); err != nil || r.Role != fsm.RolePrimary || len(r.Replicas) != 1 || r.Replicas[0].Addr != ep(replica) {
+		if r, err := topo.ParseRole(v); err != nil || r.Role != fsm.RolePrimary || len(r.Replicas) != 1 || r.Replicas[0].Addr != ep(replica) {
 			t.Fatalf("RESP%d ROLE of the primary: %+v %v", proto, r, err)
 		}
 		v = rs.query(replica, proto, nil, "role-replica-resp"+p, "role", "ROLE")
-		if r, err := wire.ParseRole(v); err != nil || r.Role != fsm.RoleReplica || r.Primary != ep(primary) || r.LinkState != "connected" {
+		if r, err := topo.ParseRole(v); err != nil || r.Role != fsm.RoleReplica || r.Primary != ep(primary) || r.LinkState != "connected" {
 			t.Fatalf("RESP%d ROLE of the replica: %+v %v", proto, r, err)
 		}
 		v = rs.query(s, proto, nil, "role-sentinel-resp"+p, "role", "ROLE")
-		if r, err := wire.ParseRole(v); err != nil || !r.Sentinel || !slices.Equal(r.Primaries, []string{name}) {
+		if r, err := topo.ParseRole(v); err != nil || !r.Sentinel || !slices.Equal(r.Primaries, []string{name}) {
 			t.Fatalf("RESP%d ROLE of a Sentinel: %+v %v", proto, r, err)
 		}
 		v = rs.query(s, proto, nil, "unknown-addr-resp"+p, "sentinel-addr", "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "unknown")
-		if _, err := wire.ParseSentinelPrimaryAddr(v); !errors.Is(err, wire.ErrUnknownPrimary) {
+		if _, err := topo.ParseSentinelPrimaryAddr(v); !errors.Is(err, topo.ErrUnknownPrimary) {
 			t.Fatalf("RESP%d GET-MASTER-ADDR-BY-NAME of an unknown name: %v", proto, err)
 		}
 	}
 	v := rs.query(s, 2, nil, "unknown-master", "sentinel-master", "SENTINEL", "MASTER", "unknown")
-	if _, err := wire.ParseSentinelMaster(v); !errors.Is(err, wire.ErrUnknownPrimary) {
+	if _, err := topo.ParseSentinelMaster(v); !errors.Is(err, topo.ErrUnknownPrimary) {
 		t.Fatalf("SENTINEL MASTER of an unknown name: %v", err)
 	}
 
@@ -164,12 +164,12 @@ func TestRealSentinel(t *testing.T) {
 	}
 	auth := []string{"limited", "limited-pass"}
 	v = rs.query(s, 2, auth, "master-noperm", "sentinel-master", "SENTINEL", "MASTER", name)
-	d, err := wire.AnswerSentinel(fsm.SentinelQueryPrimary, v)
-	if !errors.Is(err, wire.ErrPermissionDenied) || !d.Denied || strings.Contains(err.Error(), "limited") {
+	d, err := topo.AnswerSentinel(fsm.SentinelQueryPrimary, v)
+	if !errors.Is(err, topo.ErrPermissionDenied) || !d.Denied || strings.Contains(err.Error(), "limited") {
 		t.Fatalf("SENTINEL MASTER without permission: %+v %v", d, err)
 	}
 	v = rs.query(s, 2, auth, "", "", "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
-	if d, err := wire.AnswerSentinel(fsm.SentinelQueryPrimaryAddr, v); err != nil || d.Primary != ep(primary) {
+	if d, err := topo.AnswerSentinel(fsm.SentinelQueryPrimaryAddr, v); err != nil || d.Primary != ep(primary) {
 		t.Fatalf("GET-MASTER-ADDR-BY-NAME without SENTINEL MASTER: %+v %v", d, err)
 	}
 
@@ -200,7 +200,7 @@ func TestRealSentinel(t *testing.T) {
 				if !ok {
 					t.Fatalf("not a message: %v", v)
 				}
-				m, err := wire.ParseSentinelMessage(ch, payload)
+				m, err := topo.ParseSentinelMessage(ch, payload)
 				if err != nil {
 					t.Fatalf("%s %q from %s: %v", ch, payload, sentinels[i].Addr(), err)
 				}
@@ -235,7 +235,7 @@ func TestRealSentinel(t *testing.T) {
 		}
 	}
 	v = rs.query(s, 3, nil, "master-after-failover", "sentinel-master", "SENTINEL", "MASTER", name)
-	after, err := wire.ParseSentinelMaster(v)
+	after, err := topo.ParseSentinelMaster(v)
 	if err != nil || after.Addr != ep(promoted) || after.ConfigEpoch < 1 {
 		t.Fatalf("SENTINEL MASTER after the failover: %+v %v", after, err)
 	}
@@ -254,7 +254,7 @@ func TestRealSentinel(t *testing.T) {
 		t.Fatalf("+switch-master after the kill: %+v", m)
 	}
 	v = rs.query(s, 2, nil, "master-after-kill", "sentinel-master", "SENTINEL", "MASTER", name)
-	last, err := wire.ParseSentinelMaster(v)
+	last, err := topo.ParseSentinelMaster(v)
 	if err != nil || last.ConfigEpoch <= after.ConfigEpoch {
 		t.Fatalf("the epoch did not grow: %+v then %+v (%v)", after, last, err)
 	}
@@ -295,22 +295,22 @@ func describeSentinel(c capturedReply) string {
 	var err error
 	switch c.kind {
 	case "sentinel-addr":
-		out, err = wire.ParseSentinelPrimaryAddr(c.value)
+		out, err = topo.ParseSentinelPrimaryAddr(c.value)
 	case "sentinel-master":
-		out, err = wire.ParseSentinelMaster(c.value)
+		out, err = topo.ParseSentinelMaster(c.value)
 	case "sentinel-sentinels":
-		out, err = wire.ParseSentinelSentinels(c.value)
+		out, err = topo.ParseSentinelSentinels(c.value)
 	case "sentinel-replicas":
-		out, err = wire.ParseSentinelReplicas(c.value)
+		out, err = topo.ParseSentinelReplicas(c.value)
 	case "role":
-		out, err = wire.ParseRole(c.value)
+		out, err = topo.ParseRole(c.value)
 	case "message":
 		ch, payload, ok := message(c.value)
 		if !ok {
 			return "not a message\n"
 		}
 		var m fsm.SentinelMessage
-		m, err = wire.ParseSentinelMessage(ch, payload)
+		m, err = topo.ParseSentinelMessage(ch, payload)
 		out = string(m.AppendTo(nil))
 	default:
 		return "unknown kind " + c.kind + "\n"

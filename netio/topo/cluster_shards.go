@@ -1,4 +1,4 @@
-package wire
+package topo
 
 import (
 	"github.com/respire-go/respire/fsm"

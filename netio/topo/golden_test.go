@@ -1,4 +1,4 @@
-package wire_test
+package topo_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/wire"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/cluster")
@@ -69,8 +69,8 @@ func loadCaptures(t testing.TB, dir string) []capturedReply {
 func describe(c capturedReply) string {
 	var b strings.Builder
 	if c.kind == "error" {
-		b.WriteString("rejection: " + wire.ClassifyRejection(c.value).String() + "\n")
-		if r, err := wire.ParseRedirect(c.value); err == nil {
+		b.WriteString("rejection: " + topo.ClassifyRejection(c.value).String() + "\n")
+		if r, err := topo.ParseRedirect(c.value); err == nil {
 			b.WriteString("redirect: " + r.String() + "\n")
 			if ep, ok := r.Resolve(c.asked); ok {
 				b.WriteString("resolved: " + ep.String() + "\n")
