@@ -363,41 +363,6 @@ func (c *Client) DedicatedFor(ctx context.Context, key string) (*DedicatedConn, 
 	return c.dedicatedSlot(ctx, int(topo.KeySlotString(key)))
 }
 
-// withDedicatedKeys is WithDedicated on the node that serves keys (all in one slot), for a
-// Cluster client; a standalone client rents any connection. A MOVED reply to a blocking
-// command proves it did not run: the machine learns the move and the command runs again on the
-// next rent, within the redirect budget.
-func (c *Client) withDedicatedKeys(ctx context.Context, command string, keys []string, fn func(d *DedicatedConn) error) error {
-	if !c.opts.UseCluster {
-		return c.WithDedicated(ctx, fn)
-	}
-	slot, err := slotOfKeys(command, keys)
-	if err != nil {
-		return err
-	}
-	return c.withDedicatedSlot(ctx, slot, fn)
-}
-
-// withDedicatedSlot rents a dedicated connection to the node serving slot and runs fn on it,
-// following MOVED replies (see withDedicatedKeys).
-func (c *Client) withDedicatedSlot(ctx context.Context, slot int, fn func(d *DedicatedConn) error) error {
-	for redirects := 0; ; redirects++ {
-		d, err := c.dedicatedSlot(ctx, slot)
-		if err != nil {
-			return err
-		}
-		err = c.withRented(d, fn)
-		var se *ServerError
-		if redirects >= maxDedicatedRedirects || !errors.As(err, &se) || se.Code != "MOVED" {
-			return err
-		}
-		c.eng.NoteMoved(se.Message)
-	}
-}
-
-// maxDedicatedRedirects is the redirect budget of a blocking command.
-const maxDedicatedRedirects = 5
-
 // withRented runs fn on d and gives d back, as WithDedicated does.
 func (c *Client) withRented(d *DedicatedConn, fn func(d *DedicatedConn) error) (err error) {
 	finished := false
@@ -468,6 +433,13 @@ func (c *Client) rentFor(cl *call) (func(context.Context, func(*DedicatedConn) e
 		if err != nil {
 			return err
 		}
-		return c.withRented(d, fn)
+		err = c.withRented(d, fn)
+		var se *ServerError
+		if errors.As(err, &se) && se.Code == "MOVED" {
+			// The command did not run: the caller may run it again, and the map learns the
+			// move now so that the next rent goes to the new owner.
+			c.eng.NoteMoved(se.Message)
+		}
+		return err
 	}, nil
 }
