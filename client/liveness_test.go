@@ -126,9 +126,10 @@ func TestWriteStallTimeoutAgainstPausedServer(t *testing.T) {
 	if !errors.Is(err, client.ErrUnknownOutcome) || !errors.As(err, &le) || le.Op != "write" {
 		t.Fatalf("SET to a paused server: %v, want an unknown outcome from the write bound", err)
 	}
-	if elapsed > 10*time.Second {
-		t.Fatalf("the write bound took %v", elapsed)
-	}
+	// The error alone proves which bound fired: the 20 s command timeout would have given a
+	// *TimeoutError, not the write bound's *LivenessError. Elapsed time is only logged: a wall-
+	// clock bound flakes under the race detector on a loaded machine.
+	t.Logf("the write bound fired after %v", elapsed)
 	must(t, c.Set(ctxT(t), "small", "ok"))
 	if after := clientID(t, c); after == before {
 		t.Fatal("the stalled connection was not replaced")
