@@ -261,7 +261,8 @@ func (r *respireBatcher) setAll(ctx context.Context, keys []string, value string
 func (t respireTarget) close() { _ = t.c.Close() }
 
 // goredisTarget is go-redis v9 with default options.
-type goredisTarget struct{ c *goredis.Client }
+// goredisTarget is a go-redis client: a Client, or (cluster_bench_test.go) a ClusterClient.
+type goredisTarget struct{ c goredis.UniversalClient }
 
 func newGoredis(addr string) (target, error) {
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
@@ -328,7 +329,7 @@ func (t goredisTarget) batcher() batcher { return &goredisBatcher{c: t.c} }
 
 // goredisBatcher runs batches with Pipelined, keeping its command slices for reuse.
 type goredisBatcher struct {
-	c    *goredis.Client
+	c    goredis.UniversalClient
 	gets []*goredis.StringCmd
 	sets []*goredis.StatusCmd
 }

@@ -51,43 +51,14 @@ func newRueidisCluster(seeds []string) (target, error) {
 	return rueidisTarget{c}, nil
 }
 
-// goredisClusterTarget is go-redis's ClusterClient with default options.
-type goredisClusterTarget struct{ c *goredis.ClusterClient }
-
 func newGoredisCluster(seeds []string) (target, error) {
 	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: seeds})
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
-	return goredisClusterTarget{c}, nil
+	return goredisTarget{c}, nil
 }
-
-func (t goredisClusterTarget) get(ctx context.Context, key string) error {
-	v, err := t.c.Get(ctx, key).Result()
-	if err != nil {
-		return err
-	}
-	return checkValue(v)
-}
-
-func (t goredisClusterTarget) set(ctx context.Context, key, value string) error {
-	return t.c.Set(ctx, key, value, 0).Err()
-}
-
-func (t goredisClusterTarget) mget(ctx context.Context, a *multiArgs) error {
-	return t.c.MGet(ctx, a.keys...).Err()
-}
-
-func (t goredisClusterTarget) mset(ctx context.Context, a *multiArgs) error {
-	return t.c.MSet(ctx, a.kvAny...).Err()
-}
-
-func (t goredisClusterTarget) incr(ctx context.Context, key string) error {
-	return t.c.Incr(ctx, key).Err()
-}
-
-func (t goredisClusterTarget) close() { _ = t.c.Close() }
 
 // clusterKinds are the Cluster clients compared, respire first.
 var clusterKinds = []struct {
