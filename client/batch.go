@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -60,6 +61,40 @@ type Batch struct {
 	scripts     []*Script
 	// slabs holds, per result type, a block of futures not handed out yet (newFuture).
 	slabs []any
+	// grp signals the completion of a run's calls, once for all of them (callGroup).
+	grp *callGroup
+}
+
+// callGroup counts the calls of a batch's run that have not completed yet. Each call completes
+// exactly once, through its onDone (the completion was the caller's: Answered) or through the
+// caller leaving it (settle): both count it down, and whoever brings the count to zero is the
+// last. A completion that does signals done, once per run, instead of each call signalling its
+// own channel: the connection's reader, which completes the calls, saves a channel send per
+// reply. A group is reused from run to run: when a run is settled, the count is zero and done
+// is empty.
+type callGroup struct {
+	left atomic.Int32
+	done chan struct{}
+}
+
+// complete counts one completed call down, and signals the group's waiter after the last.
+func (g *callGroup) complete() {
+	if g.left.Add(-1) == 0 {
+		g.done <- struct{}{}
+	}
+}
+
+// arm makes the run's calls one group: the next call of the batch's waiter is awaitGroup.
+func (b *Batch) arm(cls []*call) *callGroup {
+	if b.grp == nil {
+		b.grp = &callGroup{done: make(chan struct{}, 1)}
+	}
+	g := b.grp
+	g.left.Store(int32(len(cls)))
+	for _, cl := range cls {
+		cl.grp = g
+	}
+	return g
 }
 
 // futureSlab is a block of futures of one result type, handed out one by one: a batch of n
@@ -435,6 +470,7 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		return err
 	}
 	cls := b.calls(c, mode)
+	g := b.arm(cls)
 	cmds := b.cmds[:0]
 	for _, cl := range cls {
 		cl.cmd.Reset()
@@ -442,8 +478,8 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 	}
 	b.cmds = cmds
 	c.eng.SubmitGroup(cmds)
-	from, ctxErr, timedOut := awaitCalls(ctx, cls, c.opts.CommandTimeout)
-	if from == 0 && c.eng.Withdraw(cmds[0]) {
+	done, ctxErr, timedOut := awaitGroup(ctx, g, c.opts.CommandTimeout)
+	if !done && c.eng.Withdraw(cmds[0]) {
 		// Still waiting for a connection: nothing was sent.
 		err := ctxErr
 		if timedOut {
@@ -455,57 +491,27 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		b.failAll(err)
 		return err
 	}
-	return b.settle(c, cls, from, ctxErr, timedOut, mode, nil)
+	return b.settle(c, cls, done, ctxErr, timedOut, mode, nil)
 }
 
-// awaitCalls waits for the calls, within budget (zero: none) and ctx. It returns len(cls) when
-// all completed, or the index of the first call still pending and what interrupted the wait;
-// the done signal of every call before that index has been taken.
-//
-// The calls of a group share one connection, which completes them in order, so the last one
-// completes last: the wait starts with it, and the caller wakes once per batch rather than once
-// per reply. The others are then taken in order; in the normal case they are all signalled
-// already.
-func awaitCalls(ctx context.Context, cls []*call, budget time.Duration) (from int, ctxErr error, timedOut bool) {
+// awaitGroup waits for every call of the group g to complete, within budget (zero: none) and
+// ctx. done is false when the wait was interrupted, by ctx (ctxErr) or by the budget (timedOut):
+// settle then leaves the calls still pending to their connection.
+func awaitGroup(ctx context.Context, g *callGroup, budget time.Duration) (done bool, ctxErr error, timedOut bool) {
 	var timeout <-chan time.Time
 	if budget > 0 {
 		t := time.NewTimer(budget)
 		defer t.Stop()
 		timeout = t.C
 	}
-	last := len(cls) - 1
 	select {
-	case <-cls[last].done:
+	case <-g.done:
+		return true, nil, false
 	case <-ctx.Done():
-		return firstPending(cls, last+1), ctx.Err(), false
+		return false, ctx.Err(), false
 	case <-timeout:
-		return firstPending(cls, last+1), nil, true
+		return false, nil, true
 	}
-	for i, cl := range cls[:last] {
-		select {
-		case <-cl.done:
-		case <-ctx.Done():
-			cls[last].done <- struct{}{} // give the last call's signal back: it is taken later
-			return i, ctx.Err(), false
-		case <-timeout:
-			cls[last].done <- struct{}{}
-			return i, nil, true
-		}
-	}
-	return len(cls), nil, false
-}
-
-// firstPending takes, in order, the done signals of the calls among cls[:n] that have already
-// completed, and returns the index of the first one that has not (n when all have).
-func firstPending(cls []*call, n int) int {
-	for i, cl := range cls[:n] {
-		select {
-		case <-cl.done:
-		default:
-			return i
-		}
-	}
-	return n
 }
 
 // failAll records err as the outcome of every entry (nothing was sent).
@@ -538,10 +544,10 @@ func (b *Batch) failEach(err error) {
 }
 
 // settle turns the calls of a run into the entries' outcomes and returns the first error.
-// Calls from index from on were still pending when the wait was interrupted (ctxErr, or the
-// budget when timedOut): they are abandoned to their connection, which recycles them. raw,
-// when set, receives EXEC's replies (DedicatedConn.Exec).
-func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut bool, mode batchMode, raw *[]resp.Value) error {
+// When the wait was interrupted (done false: by ctxErr, or by the budget when timedOut), the
+// calls still pending are abandoned to their connection, which recycles them. raw, when set,
+// receives EXEC's replies (DedicatedConn.Exec).
+func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut bool, mode batchMode, raw *[]resp.Value) error {
 	// A call abandoned here belongs to its connection now, which recycles it and may hand it
 	// to another caller: what the outcome needs (abandoned or not, and its stage) is recorded
 	// before the call is let go, and it is never read again.
@@ -549,13 +555,24 @@ func (b *Batch) settle(c *Client, cls []*call, from int, ctxErr error, timedOut 
 	marks := append(b.marks[:0], make([]bool, n)...)
 	stages := append(b.stages[:0], make([]Stage, n)...)
 	b.marks, b.stages = marks, stages
-	for i := from; i < n; i++ {
-		stage := stageOf(cls[i].cmd.Stage())
-		if cls[i].cmd.Leave() {
-			marks[i], stages[i] = true, stage
-			continue
+	if !done {
+		// Leave every call whose completion has not come: each one left counts down the
+		// group as its completion would have. The completions that won are delivered, or
+		// being delivered: unless this loop counted the last call down, the last of them
+		// signals the group.
+		last := false
+		for i := range cls {
+			stage := stageOf(cls[i].cmd.Stage())
+			if cls[i].cmd.Leave() {
+				marks[i], stages[i] = true, stage
+				if b.grp.left.Add(-1) == 0 {
+					last = true
+				}
+			}
 		}
-		<-cls[i].done // it completed meanwhile
+		if !last {
+			<-b.grp.done
+		}
 	}
 	abandoned := func(i int) bool { return marks[i] }
 	// lost is the outcome of abandoned call i, which runs command name.
@@ -710,21 +727,24 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 		d.watching = false // EXEC and DISCARD end every WATCH
 	}
 	cls := b.calls(c, mode)
+	g := b.arm(cls)
 	d.send(cls)
-	from, ctxErr, timedOut := awaitCalls(ctx, cls, d.budget())
+	done, ctxErr, timedOut := awaitGroup(ctx, g, d.budget())
 	// Read what decides the connection's fate before settle recycles the calls. The
 	// connection is discarded when it failed, still owns commands, or ran the commands of a
 	// transaction one by one after MULTI failed: its state is unknown.
-	failed := from < len(cls)
-	for _, cl := range cls[:from] {
-		if cl.cmd.Err != nil {
+	failed := !done
+	if done {
+		for _, cl := range cls {
+			if cl.cmd.Err != nil {
+				failed = true
+			}
+		}
+		if mode != modePipeline && cls[0].cmd.Err == nil && cls[0].cmd.Reply.IsError() {
 			failed = true
 		}
 	}
-	if mode != modePipeline && from > 0 && cls[0].cmd.Err == nil && cls[0].cmd.Reply.IsError() {
-		failed = true
-	}
-	err := b.settle(c, cls, from, ctxErr, timedOut, mode, raw)
+	err := b.settle(c, cls, done, ctxErr, timedOut, mode, raw)
 	if failed {
 		d.discard()
 	}

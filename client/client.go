@@ -216,6 +216,9 @@ type call struct {
 	argv  [][]byte
 	// alt is the second frame buffer of a call rewritten in a namespace (prefix.go).
 	alt []byte
+	// grp, for a call of a batch's run, is the group its completion counts down instead of
+	// signalling done (batch.go).
+	grp *callGroup
 	// blocking: the command may wait on the server; it runs on a dedicated connection with
 	// no reply budget.
 	blocking bool
@@ -253,6 +256,7 @@ func ownReply(v *resp.Value) resp.Value {
 }
 
 func (c *Client) putCall(cl *call) {
+	cl.grp = nil
 	if cap(cl.cmd.Frame) > maxRetainedFrame {
 		cl.cmd.Frame = nil
 	}
@@ -271,10 +275,15 @@ func (c *Client) putCall(cl *call) {
 	c.calls.Put(cl)
 }
 
-// onDone runs when the connection completes the command: it wakes the caller, or recycles the
-// call if the caller already gave up (engine.Command.Answered).
+// onDone runs when the connection completes the command: it wakes the caller (or counts down
+// the group of a batch's run, whose last completion wakes the caller), or recycles the call if
+// the caller already gave up (engine.Command.Answered).
 func (cl *call) onDone(*engine.Command) {
 	if cl.cmd.Answered() {
+		if g := cl.grp; g != nil {
+			g.complete()
+			return
+		}
 		cl.done <- struct{}{}
 		return
 	}
