@@ -45,6 +45,9 @@ type Client struct {
 	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
 	// SSubscribe (cluster_exec.go).
 	shardSlot atomic.Int32
+	// hooks is the composed chain of Options.Hooks and the OpenTelemetry hooks (hook.go); nil
+	// when none wraps commands or batches, which keeps the hot path as it is.
+	hooks *hookChain
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -79,8 +82,14 @@ func Create(opts Options) (*Client, error) {
 	}
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
+	telemetry, err := otelHooks(&o)
+	if err != nil {
+		return nil, errors.Wrap(err, "respire: creating telemetry")
+	}
+	o.allHooks = append(telemetry, o.Hooks...)
 	c := &Client{opts: o, ep: o.Endpoints[0], ns: newNamespace(o.KeyPrefix, o.PubSubPrefix), pubsub: newPubSubState(&o)}
 	c.Commands = Commands{x: c}
+	c.hooks = buildHooks(o.allHooks, o.ObserveArguments)
 	c.shardSlot.Store(-1)
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
