@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"strconv"
@@ -88,6 +89,20 @@ func (t goredisClusterTarget) incr(ctx context.Context, key string) error {
 }
 
 func (t goredisClusterTarget) close() { _ = t.c.Close() }
+
+// The Cluster benchmark measures GET and SET only; the other workloads of target are not run
+// on a Cluster.
+var errNotOnCluster = errors.New("bench: workload not measured on a Cluster")
+
+func (t goredisClusterTarget) zadd(context.Context, string, string, float64) error {
+	return errNotOnCluster
+}
+func (t goredisClusterTarget) zrange(context.Context, string) error { return errNotOnCluster }
+func (t goredisClusterTarget) hset(context.Context, string, string, string) error {
+	return errNotOnCluster
+}
+func (t goredisClusterTarget) hgetall(context.Context, string) error { return errNotOnCluster }
+func (t goredisClusterTarget) batcher() batcher                      { return nil }
 
 // clusterKinds are the Cluster clients compared, respire first.
 var clusterKinds = []struct {
