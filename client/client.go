@@ -48,6 +48,9 @@ type Client struct {
 	// hooks is the composed chain of Options.Hooks and the OpenTelemetry hooks (hook.go); nil
 	// when none wraps commands or batches, which keeps the hot path as it is.
 	hooks *hookChain
+	// recovery is the latest lifecycle observation of a command slot, kept for the hooks when
+	// a TracerProvider or hooks are set (hook.go); nil before the first.
+	recovery atomic.Pointer[ConnectionStateChange]
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -111,7 +114,7 @@ func Create(opts Options) (*Client, error) {
 		Meter:     meter,
 		PubSub:    c.pubsub.router,
 	}
-	if o.OnConnectionStateChange != nil || o.Logger != nil {
+	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil {
 		c.dispatcher = engine.NewDispatcher(c.observe)
 		deps.Observer = c.dispatcher
 	}
@@ -130,6 +133,10 @@ func Create(opts Options) (*Client, error) {
 // observe runs on the dispatcher goroutine: log, then call the application's handler.
 func (c *Client) observe(change engine.StateChange) {
 	ch := stateChangeOf(change)
+	if c.hooks != nil && ch.Source == SourceCommand {
+		note := ch
+		c.recovery.Store(&note)
+	}
 	if l := c.opts.Logger; l != nil {
 		attrs := []any{"endpoint", ch.Endpoint.String(), "source", ch.Source.String(), "state", ch.SourceState.String(),
 			"endpoint_state", ch.State.String()}

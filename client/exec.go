@@ -250,7 +250,8 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 	if c.hooks == nil {
 		err = x.exchange(ctx, cl)
 	} else {
-		err = c.hookCommand(ctx, cl, x.exchange)
+		_, shared := x.(*Client)
+		err = c.hookCommand(ctx, cl, shared, x.exchange)
 	}
 	if err != nil {
 		return zero, err

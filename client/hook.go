@@ -92,6 +92,10 @@ type CommandInfo struct {
 	nargs    int
 	args     []string
 	blocking bool
+	// shared: the command goes to a shared connection; waited: none was ready when it was sent.
+	shared, waited bool
+	// note is the latest lifecycle observation of the command slots when the command waited.
+	note *ConnectionStateChange
 
 	c    *Client
 	cl   *call // nil once the exchange failed: the call belongs to the pool again
@@ -119,6 +123,24 @@ func (ci *CommandInfo) ArgCount() int { return ci.nargs }
 // Blocking reports a command that may wait on the server (BLPOP, XREAD BLOCK, WAIT, ...).
 func (ci *CommandInfo) Blocking() bool { return ci.blocking }
 
+// WaitedForConnection reports, once next has returned, that no shared connection was ready
+// when the command was sent: it waited for the connection attempt in progress (recovery, or the
+// first connection of a client made by Create), or failed with the last connection error.
+// Recovery then describes that attempt.
+func (ci *CommandInfo) WaitedForConnection() bool { return ci.waited }
+
+// Recovery returns, for a command that WaitedForConnection, the latest lifecycle observation of
+// the client's command connections when the command was sent (the attempt, its delay,
+// exhaustion, the error): why the command waited. ok is false for a command that did not wait,
+// or before any observation. Observations are delivered asynchronously and can lag the attempt
+// they describe.
+func (ci *CommandInfo) Recovery() (change ConnectionStateChange, ok bool) {
+	if ci.note == nil {
+		return change, false
+	}
+	return *ci.note, true
+}
+
 // Args returns the command's arguments as sent (with Options.KeyPrefix applied), the words
 // first, bounded by MaxObservedArgs and MaxObservedArgBytes, when Options.ObserveArguments is
 // set; nil otherwise. The arguments of commands that carry credentials (AUTH, HELLO, MIGRATE,
@@ -139,6 +161,9 @@ func (ci *CommandInfo) next(ctx context.Context) error {
 		return ErrHookReplay
 	}
 	cl := ci.cl
+	if ci.waited = ci.shared && !ci.c.eng.Connected(); ci.waited {
+		ci.note = ci.c.recovery.Load()
+	}
 	if err := ci.exch(ctx, cl); err != nil {
 		ci.cl, ci.exchErr = nil, err
 		return err
@@ -238,11 +263,11 @@ func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
 }
 
 // hookCommand runs a sealed call through the hooks; exch is the exchange the call would have
-// had without them. It keeps exchange's contract: nil means cl.cmd.Reply holds the reply and
+// had without them, shared tells whether it goes to a shared connection. It keeps exchange's contract: nil means cl.cmd.Reply holds the reply and
 // the caller recycles cl; on error cl has been recycled.
-func (c *Client) hookCommand(ctx context.Context, cl *call, exch func(context.Context, *call) error) error {
+func (c *Client) hookCommand(ctx context.Context, cl *call, shared bool, exch func(context.Context, *call) error) error {
 	ci := &CommandInfo{name: cl.cmd.Name, endpoint: c.ep, db: c.opts.Database, blocking: cl.blocking,
-		c: c, cl: cl, exch: exch}
+		shared: shared && !cl.blocking, c: c, cl: cl, exch: exch}
 	ci.nargs, ci.args = observedArgs(cl.cmd.Frame, cl.cmd.Name, c.hooks.observeArgs)
 	err := c.hooks.command(ctx, ci)
 	switch {

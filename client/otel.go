@@ -37,6 +37,12 @@ const (
 var OperationDurationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 	0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
+// EventConnectionWait is the span event of a command that found no ready connection and waited
+// for the connection attempt in progress, with that attempt's respire.reconnect.attempt,
+// respire.reconnect.delay (seconds, when one was scheduled), respire.reconnect.exhausted,
+// respire.connection.source and respire.connection.state.
+const EventConnectionWait = "respire.connection.wait"
+
 // maxBatchEvents bounds the span events of a batch: one per command, for the first ones.
 const maxBatchEvents = 128
 
@@ -54,6 +60,12 @@ const (
 	attrConnState     = attribute.Key("db.client.connection.state")
 	attrPoolName      = attribute.Key("db.client.connection.pool.name")
 	attrBatchIndex    = attribute.Key("respire.batch.index")
+
+	attrConnSource         = attribute.Key("respire.connection.source")
+	attrConnSourceState    = attribute.Key("respire.connection.state")
+	attrReconnectAttempt   = attribute.Key("respire.reconnect.attempt")
+	attrReconnectDelay     = attribute.Key("respire.reconnect.delay")
+	attrReconnectExhausted = attribute.Key("respire.reconnect.exhausted")
 )
 
 var systemRedis = attrDBSystem.String("redis")
@@ -100,6 +112,9 @@ func (t *tracing) command(next CommandFunc) CommandFunc {
 		if args := ci.Args(); args != nil {
 			span.SetAttributes(attrDBQueryText.String(strings.Join(args, " ")))
 		}
+		if ci.WaitedForConnection() {
+			span.AddEvent(EventConnectionWait, trace.WithAttributes(recoveryAttrs(ci)...))
+		}
 		endSpan(span, err)
 		return err
 	}
@@ -122,6 +137,27 @@ func (t *tracing) batch(next BatchFunc) BatchFunc {
 		endSpan(span, err)
 		return err
 	}
+}
+
+// recoveryAttrs describes the recovery a command waited for.
+func recoveryAttrs(ci *CommandInfo) []attribute.KeyValue {
+	ch, ok := ci.Recovery()
+	if !ok {
+		return nil
+	}
+	attrs := []attribute.KeyValue{
+		attrConnSource.String(ch.Source.String()),
+		attrConnSourceState.String(ch.SourceState.String()),
+		attrReconnectAttempt.Int(ch.Attempt),
+		attrReconnectExhausted.Bool(ch.Exhausted),
+	}
+	if ch.Scheduled {
+		attrs = append(attrs, attrReconnectDelay.Float64(ch.NextDelay.Seconds()))
+	}
+	if ch.Err != nil {
+		attrs = append(attrs, attrErrorType.String(errorType(ch.Err)))
+	}
+	return attrs
 }
 
 // endSpan records the outcome and ends the span. The status carries the error's type only: an
