@@ -29,6 +29,9 @@ const (
 	MetricOperationDuration = "db.client.operation.duration"
 	// MetricConnectionCount is db.client.connection.count: the open physical connections.
 	MetricConnectionCount = "db.client.connection.count"
+	// MetricPendingRequests is db.client.connection.pending_requests: the commands and batches
+	// sent and not answered yet, those waiting for a connection included.
+	MetricPendingRequests = "db.client.connection.pending_requests"
 )
 
 // OperationDurationBuckets are the explicit bucket boundaries (seconds) of
@@ -234,12 +237,16 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
-// operationMetrics records db.client.operation.duration and db.client.connection.count.
+// operationMetrics records db.client.operation.duration, db.client.connection.count and
+// db.client.connection.pending_requests.
 type operationMetrics struct {
 	duration metric.Float64Histogram
 	conns    metric.Int64UpDownCounter
+	pending  metric.Int64UpDownCounter
 	ns       attribute.KeyValue
 	pool     attribute.KeyValue
+	// poolAttrs is the attribute set of pending, built once.
+	poolAttrs metric.MeasurementOption
 }
 
 func newOperationMetrics(p metric.MeterProvider, ns attribute.KeyValue, ep Endpoint) (*operationMetrics, error) {
@@ -255,7 +262,14 @@ func newOperationMetrics(p metric.MeterProvider, ns attribute.KeyValue, ep Endpo
 	if err != nil {
 		return nil, err
 	}
-	return &operationMetrics{duration: duration, conns: conns, ns: ns, pool: attrPoolName.String(ep.String())}, nil
+	pending, err := m.Int64UpDownCounter(MetricPendingRequests, metric.WithUnit("{request}"),
+		metric.WithDescription("The number of requests sent and not answered yet, including those waiting for a connection."))
+	if err != nil {
+		return nil, err
+	}
+	pool := attrPoolName.String(ep.String())
+	return &operationMetrics{duration: duration, conns: conns, pending: pending, ns: ns, pool: pool,
+		poolAttrs: metric.WithAttributeSet(attribute.NewSet(pool))}, nil
 }
 
 func (m *operationMetrics) record(ctx context.Context, start time.Time, op string, ep Endpoint, err error) {
@@ -275,7 +289,9 @@ func (m *operationMetrics) record(ctx context.Context, start time.Time, op strin
 func (m *operationMetrics) command(next CommandFunc) CommandFunc {
 	return func(ctx context.Context, ci *CommandInfo) error {
 		start := time.Now()
+		m.pending.Add(ctx, 1, m.poolAttrs)
 		err := next(ctx, ci)
+		m.pending.Add(ctx, -1, m.poolAttrs)
 		m.record(ctx, start, ci.Name(), ci.Endpoint(), err)
 		return err
 	}
@@ -284,7 +300,9 @@ func (m *operationMetrics) command(next CommandFunc) CommandFunc {
 func (m *operationMetrics) batch(next BatchFunc) BatchFunc {
 	return func(ctx context.Context, bi *BatchInfo) error {
 		start := time.Now()
+		m.pending.Add(ctx, 1, m.poolAttrs)
 		err := next(ctx, bi)
+		m.pending.Add(ctx, -1, m.poolAttrs)
 		m.record(ctx, start, batchOperation(bi), bi.Endpoint(), err)
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -333,6 +334,39 @@ func TestOperationMetrics(t *testing.T) {
 	}
 	if n := count(ms); n != 2 {
 		t.Errorf("open connections %d, want 2", n)
+	}
+
+	pending := func() int64 {
+		m, ok := collect()[client.MetricPendingRequests]
+		if !ok || m.Unit != "{request}" {
+			t.Fatalf("%s: recorded %v, unit %q", client.MetricPendingRequests, ok, m.Unit)
+		}
+		var n int64
+		for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			n += p.Value
+		}
+		return n
+	}
+	if n := pending(); n != 0 {
+		t.Errorf("pending requests %d with nothing in flight", n)
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		_, _, _, _ = c.BLPop(bctx, 0, "pending:list")
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for pending() != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := pending(); n != 1 {
+		t.Errorf("pending requests %d while a BLPOP blocks, want 1", n)
+	}
+	cancel()
+	<-blocked
+	if n := pending(); n != 0 {
+		t.Errorf("pending requests %d after the BLPOP ended", n)
 	}
 	_ = c.Close()
 	if n := count(collect()); n != 0 {
