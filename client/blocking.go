@@ -100,7 +100,7 @@ func (d *DedicatedConn) runBlocking(ctx context.Context, cl *call, decode func(v
 	if d.c.hooks == nil {
 		err = d.exchangeBlocking(ctx, cl)
 	} else {
-		err = d.c.hookCommand(ctx, cl, false, d.exchangeBlocking)
+		err = d.c.hookCommand(ctx, cl, viaBlocking, nil, d)
 	}
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) e
 	if c.hooks == nil {
 		err = c.execute(ctx, cl)
 	} else {
-		err = c.hookCommand(ctx, cl, true, c.execute)
+		err = c.hookCommand(ctx, cl, viaExecute, nil, nil)
 	}
 	if err != nil {
 		return err

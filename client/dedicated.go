@@ -300,10 +300,7 @@ func (d *DedicatedConn) run(ctx context.Context, cl *call, decode func(v *resp.V
 		cls := [1]*call{cl}
 		err = d.roundTrip(ctx, d.budget(), cls[:])
 	} else {
-		err = d.c.hookCommand(ctx, cl, false, func(ctx context.Context, cl *call) error {
-			cls := [1]*call{cl}
-			return d.roundTrip(ctx, d.budget(), cls[:])
-		})
+		err = d.c.hookCommand(ctx, cl, viaDedicated, nil, d)
 	}
 	if err != nil {
 		return err

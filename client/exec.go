@@ -250,8 +250,7 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 	if c.hooks == nil {
 		err = x.exchange(ctx, cl)
 	} else {
-		_, shared := x.(*Client)
-		err = c.hookCommand(ctx, cl, shared, x.exchange)
+		err = c.hookCommand(ctx, cl, viaExecutor, x, nil)
 	}
 	if err != nil {
 		return zero, err

@@ -97,10 +97,13 @@ type CommandInfo struct {
 	// note is the latest lifecycle observation of the command slots when the command waited.
 	note *ConnectionStateChange
 
-	c    *Client
-	cl   *call // nil once the exchange failed: the call belongs to the pool again
-	exch func(context.Context, *call) error
-	ran  atomic.Bool
+	c  *Client
+	cl *call // nil once the exchange failed: the call belongs to the pool again
+	// via, x and d say which exchange sends the call (exchange).
+	via exchVia
+	x   executor
+	d   *DedicatedConn
+	ran atomic.Bool
 	// exchErr is the exchange's error; replyErr the *ServerError of an error reply.
 	exchErr, replyErr error
 }
@@ -164,7 +167,7 @@ func (ci *CommandInfo) next(ctx context.Context) error {
 	if ci.waited = ci.shared && !ci.c.eng.Connected(); ci.waited {
 		ci.note = ci.c.recovery.Load()
 	}
-	if err := ci.exch(ctx, cl); err != nil {
+	if err := ci.exchange(ctx, cl); err != nil {
 		ci.cl, ci.exchErr = nil, err
 		return err
 	}
@@ -174,6 +177,32 @@ func (ci *CommandInfo) next(ctx context.Context) error {
 		return ci.replyErr
 	}
 	return nil
+}
+
+// exchVia names the exchange a hooked call takes: the one it would have taken without hooks.
+// Naming it, rather than passing a function value, keeps the hooked path from allocating a
+// closure per command.
+type exchVia uint8
+
+const (
+	viaExecutor  exchVia = iota // x.exchange: typed commands on any executor
+	viaExecute                  // c.execute: Client.Do on a shared connection
+	viaDedicated                // d.roundTrip: DedicatedConn.Do and the WATCH family
+	viaBlocking                 // d.exchangeBlocking: blocking raw commands
+)
+
+// exchange sends the call by its route.
+func (ci *CommandInfo) exchange(ctx context.Context, cl *call) error {
+	switch ci.via {
+	case viaExecute:
+		return ci.c.execute(ctx, cl)
+	case viaDedicated:
+		cls := [1]*call{cl}
+		return ci.d.roundTrip(ctx, ci.d.budget(), cls[:])
+	case viaBlocking:
+		return ci.d.exchangeBlocking(ctx, cl)
+	}
+	return ci.x.exchange(ctx, cl)
 }
 
 // BatchInfo describes a batch to the hooks. It is valid only during the hook's call: do not
@@ -262,12 +291,14 @@ func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
 	return &hookChain{command: command, batch: batch, observeArgs: observeArgs}
 }
 
-// hookCommand runs a sealed call through the hooks; exch is the exchange the call would have
-// had without them, shared tells whether it goes to a shared connection. It keeps exchange's contract: nil means cl.cmd.Reply holds the reply and
+// hookCommand runs a sealed call through the hooks; via (with x for viaExecutor, d for the
+// dedicated routes) is the exchange the call would have had without them. It keeps exchange's contract: nil means cl.cmd.Reply holds the reply and
 // the caller recycles cl; on error cl has been recycled.
-func (c *Client) hookCommand(ctx context.Context, cl *call, shared bool, exch func(context.Context, *call) error) error {
+func (c *Client) hookCommand(ctx context.Context, cl *call, via exchVia, x executor, d *DedicatedConn) error {
+	_, onClient := x.(*Client)
+	shared := !cl.blocking && (via == viaExecute || (via == viaExecutor && onClient))
 	ci := &CommandInfo{name: cl.cmd.Name, endpoint: c.ep, db: c.opts.Database, blocking: cl.blocking,
-		shared: shared && !cl.blocking, c: c, cl: cl, exch: exch}
+		shared: shared, c: c, cl: cl, via: via, x: x, d: d}
 	ci.nargs, ci.args = observedArgs(cl.cmd.Frame, cl.cmd.Name, c.hooks.observeArgs)
 	err := c.hooks.command(ctx, ci)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,14 +100,37 @@ func otelHooks(o *Options) ([]Hook, error) {
 type tracing struct {
 	tracer trace.Tracer
 	ns     attribute.KeyValue
+	// starts caches the start options of command spans by command name (every command span of
+	// a client starts with the client's endpoint), at most maxCachedStarts names: building them
+	// per command would cost allocations.
+	starts  sync.Map // string -> []trace.SpanStartOption
+	nstarts atomic.Int32
+}
+
+// maxCachedStarts bounds tracing.starts: the command table has a few hundred names, and raw
+// commands of modules could add any number.
+const maxCachedStarts = 1024
+
+// startOptions returns the start options of a span for command name at ep.
+func (t *tracing) startOptions(name string, ep Endpoint) []trace.SpanStartOption {
+	if v, ok := t.starts.Load(name); ok {
+		return v.([]trace.SpanStartOption)
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(systemRedis, attrDBOperation.String(name), t.ns,
+			attrServerAddress.String(ep.Host), attrServerPort.Int(ep.Port))}
+	if t.nstarts.Load() < maxCachedStarts {
+		if _, loaded := t.starts.LoadOrStore(name, opts); !loaded {
+			t.nstarts.Add(1)
+		}
+	}
+	return opts
 }
 
 func (t *tracing) command(next CommandFunc) CommandFunc {
 	return func(ctx context.Context, ci *CommandInfo) error {
-		ep := ci.Endpoint()
-		ctx, span := t.tracer.Start(ctx, ci.Name(), trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(systemRedis, attrDBOperation.String(ci.Name()), t.ns,
-				attrServerAddress.String(ep.Host), attrServerPort.Int(ep.Port)))
+		ep := ci.Endpoint() // the client's: the cached options hold it
+		ctx, span := t.tracer.Start(ctx, ci.Name(), t.startOptions(ci.Name(), ep)...)
 		err := next(ctx, ci)
 		if ep2 := ci.Endpoint(); ep2 != ep {
 			// A Cluster node answered: the span names it.
