@@ -271,6 +271,11 @@ type operationMetrics struct {
 	pool     attribute.KeyValue
 	// poolAttrs is the attribute set of pending, built once.
 	poolAttrs metric.MeasurementOption
+	// ep is the client's endpoint; ok caches, by operation name, the attributes of a successful
+	// operation at ep (at most maxCachedStarts names).
+	ep  Endpoint
+	ok  sync.Map // string -> metric.MeasurementOption
+	nok atomic.Int32
 }
 
 func newOperationMetrics(p metric.MeterProvider, ns attribute.KeyValue, ep Endpoint) (*operationMetrics, error) {
@@ -293,10 +298,17 @@ func newOperationMetrics(p metric.MeterProvider, ns attribute.KeyValue, ep Endpo
 	}
 	pool := attrPoolName.String(ep.String())
 	return &operationMetrics{duration: duration, conns: conns, pending: pending, ns: ns, pool: pool,
-		poolAttrs: metric.WithAttributeSet(attribute.NewSet(pool))}, nil
+		poolAttrs: metric.WithAttributeSet(attribute.NewSet(pool)), ep: ep}, nil
 }
 
 func (m *operationMetrics) record(ctx context.Context, start time.Time, op string, ep Endpoint, err error) {
+	d := time.Since(start).Seconds()
+	if err == nil && ep == m.ep {
+		if v, ok := m.ok.Load(op); ok {
+			m.duration.Record(ctx, d, v.(metric.MeasurementOption))
+			return
+		}
+	}
 	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, systemRedis, attrDBOperation.String(op), m.ns,
 		attrServerAddress.String(ep.Host), attrServerPort.Int(ep.Port))
@@ -307,7 +319,13 @@ func (m *operationMetrics) record(ctx context.Context, start time.Time, op strin
 			attrs = append(attrs, attrDBStatusCode.String(se.Code))
 		}
 	}
-	m.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+	opt := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	if err == nil && ep == m.ep && m.nok.Load() < maxCachedStarts {
+		if _, loaded := m.ok.LoadOrStore(op, opt); !loaded {
+			m.nok.Add(1)
+		}
+	}
+	m.duration.Record(ctx, d, opt)
 }
 
 func (m *operationMetrics) command(next CommandFunc) CommandFunc {
