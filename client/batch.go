@@ -296,7 +296,7 @@ const (
 // (or a *TimeoutError) when it may have reached the server, a definite error when it cannot
 // have. Nothing is resent.
 func (c Commands) Pipeline(ctx context.Context, b *Batch) error {
-	return c.x.runBatch(ctx, b, modePipeline)
+	return runBatchHooked(ctx, c.x, b, modePipeline)
 }
 
 // Atomic runs the batch as one transaction: MULTI, the commands and EXEC, written as one unit
@@ -312,7 +312,7 @@ func (c Commands) Pipeline(ctx context.Context, b *Batch) error {
 // blocking commands and, on a Client, session-changing ones are refused before anything is
 // sent.
 func (c Commands) Atomic(ctx context.Context, b *Batch) error {
-	return c.x.runBatch(ctx, b, modeAtomic)
+	return runBatchHooked(ctx, c.x, b, modeAtomic)
 }
 
 // check refuses what the batch may not carry on this executor, before anything is sent: a

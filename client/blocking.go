@@ -96,11 +96,17 @@ func (c Commands) XReadGroupBlock(ctx context.Context, args XReadGroupArgs) ([]X
 
 // runBlocking executes a prepared blocking command and decodes its reply (raw commands).
 func (d *DedicatedConn) runBlocking(ctx context.Context, cl *call, decode func(v *resp.Value) error) error {
-	if err := d.exchangeBlocking(ctx, cl); err != nil {
+	var err error
+	if d.c.hooks == nil {
+		err = d.exchangeBlocking(ctx, cl)
+	} else {
+		err = d.c.hookCommand(ctx, cl, viaBlocking, nil, d)
+	}
+	if err != nil {
 		return err
 	}
 	v := &cl.cmd.Reply
-	err := d.c.replyErr(cl.cmd.Name, v)
+	err = d.c.replyErr(cl.cmd.Name, v)
 	if err == nil {
 		err = decode(v)
 	}

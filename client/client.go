@@ -45,6 +45,12 @@ type Client struct {
 	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
 	// SSubscribe (cluster_exec.go).
 	shardSlot atomic.Int32
+	// hooks is the composed chain of Options.Hooks and the OpenTelemetry hooks (hook.go); nil
+	// when none wraps commands or batches, which keeps the hot path as it is.
+	hooks *hookChain
+	// recovery is the latest lifecycle observation of a command slot, kept for the hooks when
+	// a TracerProvider or hooks are set (hook.go); nil before the first.
+	recovery atomic.Pointer[ConnectionStateChange]
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -79,8 +85,14 @@ func Create(opts Options) (*Client, error) {
 	}
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
+	telemetry, err := otelHooks(&o)
+	if err != nil {
+		return nil, errors.Wrap(err, "respire: creating telemetry")
+	}
+	o.allHooks = append(telemetry, o.Hooks...)
 	c := &Client{opts: o, ep: o.Endpoints[0], ns: newNamespace(o.KeyPrefix, o.PubSubPrefix), pubsub: newPubSubState(&o)}
 	c.Commands = Commands{x: c}
+	c.hooks = buildHooks(o.allHooks, o.ObserveArguments)
 	c.shardSlot.Store(-1)
 	meter, err := engine.NewOTelMeter(o.MeterProvider)
 	if err != nil {
@@ -102,7 +114,7 @@ func Create(opts Options) (*Client, error) {
 		Meter:     meter,
 		PubSub:    c.pubsub.router,
 	}
-	if o.OnConnectionStateChange != nil || o.Logger != nil {
+	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil {
 		c.dispatcher = engine.NewDispatcher(c.observe)
 		deps.Observer = c.dispatcher
 	}
@@ -121,6 +133,10 @@ func Create(opts Options) (*Client, error) {
 // observe runs on the dispatcher goroutine: log, then call the application's handler.
 func (c *Client) observe(change engine.StateChange) {
 	ch := stateChangeOf(change)
+	if c.hooks != nil && ch.Source == SourceCommand {
+		note := ch
+		c.recovery.Store(&note)
+	}
 	if l := c.opts.Logger; l != nil {
 		attrs := []any{"endpoint", ch.Endpoint.String(), "source", ch.Source.String(), "state", ch.SourceState.String(),
 			"endpoint_state", ch.State.String()}

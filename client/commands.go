@@ -23,11 +23,17 @@ func (cl *call) argInt(n int64) { cl.cmd.Frame = resp.AppendBulkInt(cl.cmd.Frame
 // run executes a prepared call and hands its reply to decode. Server error replies become
 // *ServerError; the call is recycled afterwards.
 func (c *Client) run(ctx context.Context, cl *call, decode func(v *resp.Value) error) error {
-	if err := c.execute(ctx, cl); err != nil {
+	var err error
+	if c.hooks == nil {
+		err = c.execute(ctx, cl)
+	} else {
+		err = c.hookCommand(ctx, cl, viaExecute, nil, nil)
+	}
+	if err != nil {
 		return err
 	}
 	v := &cl.cmd.Reply
-	err := c.replyErrAt(cl.cmd.Name, v, c.endpointFor(&cl.cmd))
+	err = c.replyErrAt(cl.cmd.Name, v, c.endpointFor(&cl.cmd))
 	if err == nil {
 		err = decode(v)
 	}

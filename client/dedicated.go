@@ -295,12 +295,18 @@ func (d *DedicatedConn) run(ctx context.Context, cl *call, decode func(v *resp.V
 		return err
 	}
 	defer d.release()
-	cls := [1]*call{cl}
-	if err := d.roundTrip(ctx, d.budget(), cls[:]); err != nil {
+	var err error
+	if d.c.hooks == nil {
+		cls := [1]*call{cl}
+		err = d.roundTrip(ctx, d.budget(), cls[:])
+	} else {
+		err = d.c.hookCommand(ctx, cl, viaDedicated, nil, d)
+	}
+	if err != nil {
 		return err
 	}
 	v := &cl.cmd.Reply
-	err := d.c.replyErr(cl.cmd.Name, v)
+	err = d.c.replyErr(cl.cmd.Name, v)
 	if err == nil {
 		err = decode(v)
 	}

@@ -246,7 +246,13 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 			return zero, err
 		}
 	}
-	if err := x.exchange(ctx, cl); err != nil {
+	var err error
+	if c.hooks == nil {
+		err = x.exchange(ctx, cl)
+	} else {
+		err = c.hookCommand(ctx, cl, viaExecutor, x, nil)
+	}
+	if err != nil {
 		return zero, err
 	}
 	v := &cl.cmd.Reply

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cockroachdb/errors"
 
@@ -281,6 +282,21 @@ type Options struct {
 	Logger *slog.Logger
 	// MeterProvider records the reconnect metrics; nil means the global OpenTelemetry provider.
 	MeterProvider metric.MeterProvider
+	// TracerProvider, when set, gives every command, batch and transaction an OpenTelemetry
+	// span following the database semantic conventions (docs/observability.md). Nil means no
+	// tracing, at no cost: the global provider is not consulted.
+	TracerProvider trace.TracerProvider
+	// Hooks wrap commands, batches and dials with the application's own instrumentation, the
+	// first outermost (see Hook); at most MaxHooks.
+	Hooks []Hook
+	// ObserveArguments lets hooks (CommandInfo.Args) and spans (db.query.text) see the
+	// arguments of commands, keys and values included, bounded by MaxObservedArgs and
+	// MaxObservedArgBytes. Off by default: hooks and spans see names only. Credentials never
+	// appear, even with it.
+	ObserveArguments bool
+
+	// allHooks is Hooks with the OpenTelemetry hooks ahead of them, set by Create.
+	allHooks []Hook
 
 	// ignored lists, deduplicated case-insensitively, the connection-string keys that
 	// ParseConnectionString accepted without applying them; Create logs each once.
@@ -294,6 +310,8 @@ func (o *Options) Validate() error {
 		return configErr("UseCluster", "cannot be combined with SentinelPrimaryName: choose Cluster or Sentinel")
 	case o.SentinelPrimaryName != "":
 		return configErr("SentinelPrimaryName", "Redis Sentinel is not supported by this version")
+	case len(o.Hooks) > MaxHooks:
+		return configErr("Hooks", "more than MaxHooks ("+strconv.Itoa(MaxHooks)+") hooks")
 	case len(o.KeyPrefix) > MaxKeyPrefixLen:
 		return configErr("KeyPrefix", "longer than MaxKeyPrefixLen ("+strconv.Itoa(MaxKeyPrefixLen)+" bytes)")
 	case len(o.PubSubPrefix) > MaxKeyPrefixLen:
@@ -482,7 +500,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		KeepAlive:         o.TCPKeepAlive,
 		MultipathTCP:      o.EnableMultipathTCP,
 		MultipathFallback: o.multipathFallbackLog(),
-		Dial:              dialFunc(o.Dialer),
+		Dial:              o.dialHooked(),
 		TLS:               o.buildTLSConfig(),
 	}
 	if dialer.TLS != nil && o.CheckCertificateRevocation {

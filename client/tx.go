@@ -102,7 +102,14 @@ func (d *DedicatedConn) Exec(ctx context.Context, queue func(tx *Tx)) ([]resp.Va
 	}
 	watched := d.watching
 	var raw []resp.Value
-	err := d.runBatchRaw(ctx, tx, modeExec, &raw, d.c.ns)
+	var err error
+	if d.c.hooks == nil {
+		err = d.runBatchRaw(ctx, tx, modeExec, &raw, d.c.ns)
+	} else {
+		err = d.c.hookBatch(ctx, tx, modeExec, func(ctx context.Context) error {
+			return d.runBatchRaw(ctx, tx, modeExec, &raw, d.c.ns)
+		})
+	}
 	if raw != nil {
 		return raw, nil
 	}

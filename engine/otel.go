@@ -13,6 +13,25 @@ import (
 // MeterName is the instrumentation scope of respire's metrics.
 const MeterName = "github.com/respire-go/respire"
 
+// Names of the recovery instruments, all under respire.connection. The machines' vocabulary
+// names the recycle counter after the spec (redis.client.connection.recycle); it is published
+// here under the same prefix as the others.
+const (
+	InstrumentNameAttempt   = "respire.connection.reconnect.attempt"
+	InstrumentNameDelay     = "respire.connection.reconnect.delay"
+	InstrumentNameExhausted = "respire.connection.reconnect.exhausted"
+	InstrumentNameRecycle   = "respire.connection.recycle"
+)
+
+// Explicit bucket boundaries of the recovery histograms. The SDK's default boundaries (0, 5,
+// 10, ..., 10000) would put every delay in the first buckets: reconnect delays range from
+// milliseconds to minutes (the policy's cap is at most 10 minutes), attempts from 1 to a few
+// hundred.
+var (
+	DelayBuckets   = []float64{0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	AttemptBuckets = []float64{1, 2, 3, 4, 5, 10, 20, 50, 100, 1000}
+)
+
 // OTelMeter records recovery measurements through the OpenTelemetry metric API, with the spec's
 // instrument names and the server.address, server.port and respire.connection.source attributes,
 // and respire.reconnect.scope for the paths that have one (cluster-discovery,
@@ -30,22 +49,24 @@ func NewOTelMeter(provider metric.MeterProvider) (*OTelMeter, error) {
 		provider = otel.GetMeterProvider()
 	}
 	m := provider.Meter(MeterName)
-	attempt, err := m.Int64Histogram(fsm.InstrumentAttempt.Name(),
-		metric.WithDescription("Scheduled reconnect attempt numbers."), metric.WithUnit("{attempt}"))
+	attempt, err := m.Int64Histogram(InstrumentNameAttempt,
+		metric.WithDescription("Scheduled reconnect attempt numbers."), metric.WithUnit("{attempt}"),
+		metric.WithExplicitBucketBoundaries(AttemptBuckets...))
 	if err != nil {
 		return nil, err
 	}
-	delay, err := m.Float64Histogram(fsm.InstrumentDelay.Name(),
-		metric.WithDescription("Scheduled delay before each reconnect attempt."), metric.WithUnit("s"))
+	delay, err := m.Float64Histogram(InstrumentNameDelay,
+		metric.WithDescription("Scheduled delay before each reconnect attempt."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(DelayBuckets...))
 	if err != nil {
 		return nil, err
 	}
-	exhausted, err := m.Int64Counter(fsm.InstrumentExhausted.Name(),
+	exhausted, err := m.Int64Counter(InstrumentNameExhausted,
 		metric.WithDescription("Recovery episodes stopped by their attempt limit."), metric.WithUnit("{episode}"))
 	if err != nil {
 		return nil, err
 	}
-	recycled, err := m.Int64Counter(fsm.InstrumentRecycled.Name(),
+	recycled, err := m.Int64Counter(InstrumentNameRecycle,
 		metric.WithDescription("Connections replaced because they reached their maximum lifetime."), metric.WithUnit("{connection}"))
 	if err != nil {
 		return nil, err
