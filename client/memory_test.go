@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/client"
 	"github.com/respire-go/respire/netio/redistest"
@@ -28,7 +29,10 @@ func largeValueClient(tb testing.TB, size int) (*client.Client, context.Context)
 	srv := redistest.Start(tb, redistest.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}})
+	// The test is about memory, not time: a 64 MiB reply under the race detector on a busy
+	// machine may take longer than the default 10 s command timeout.
+	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}},
+		CommandTimeout: time.Minute})
 	if err != nil {
 		tb.Fatal(err)
 	}
