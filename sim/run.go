@@ -70,6 +70,7 @@ type world struct {
 	res *record.Result
 
 	nodes     []*server
+	cluster   *node.Cluster // the simulated Cluster (cluster.go), or nil
 	tp        *transport
 	eng       *engine.Engine
 	wl        *workload.Callers
@@ -136,6 +137,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	for _, spec := range sc.Topology.Nodes {
 		w.nodes = append(w.nodes, newServer(w, spec))
 	}
+	w.buildCluster()
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
 	cfg, err := sc.ClientConfig()
