@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/sim/node"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -69,7 +71,10 @@ func (fs *faultState) clusterStart() {
 	case a.Promote != nil:
 		cl.Promote(w.nodeByID(a.Promote.Node).Node, a.Promote.Old == scenario.OldReadOnly)
 	case a.Replace != nil:
-		cl.Replace(w.nodeByID(a.Replace.Node).Node, w.nodeByID(a.Replace.By).Node)
+		old := w.nodeByID(a.Replace.Node)
+		if cl.Replace(old.Node, w.nodeByID(a.Replace.By).Node) {
+			w.departed = append(w.departed, old)
+		}
 	case a.Restart != nil:
 		for _, n := range cl.Nodes() {
 			n.Kill()
@@ -115,4 +120,18 @@ func (r clusterRestarted) Run(uint64) bool {
 	}
 	r.fs.w.tr.End(r.fs.w.tr.Begin("fault").Word("cluster-restarted").Uint("fault", uint64(r.fs.idx)))
 	return true
+}
+
+// recordDial records a dial of the client (Result.Dials), and implements the dial-departed
+// plant: after a replacement, each dial comes with one to the replaced node's address.
+func (w *world) recordDial(c *simConn) {
+	w.res.Dials = append(w.res.Dials, record.Dial{Conn: c.id, Endpoint: c.ep.String(), Machine: c.machine, At: w.k.now})
+	if !w.sc.Planted(scenario.PlantDialDeparted) {
+		return
+	}
+	for _, s := range w.departed {
+		ep := engine.Endpoint{Host: s.ID(), Port: scenario.NodePort}.String()
+		w.tr.Plant("dial-departed", uint64(c.id))
+		w.res.Dials = append(w.res.Dials, record.Dial{Endpoint: ep, Machine: c.machine, At: w.k.now})
+	}
 }

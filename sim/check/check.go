@@ -64,8 +64,15 @@ func violation(name string, at time.Duration, msg string) Violation {
 }
 
 // NoReplay checks that no command is ever sent twice and that every command id appears at most
-// once in the nodes' apply logs (DESIGN checker 1).
+// once in the nodes' apply logs (DESIGN checker 1). A command may be written again only after a
+// node answered its previous write with a reply that proves it did not run (DESIGN contract 7:
+// MOVED, ASK, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY, LOADING), as a Cluster client's
+// redirects do.
 type NoReplay struct{}
+
+// notExecutedCodes are the error codes that prove a command did not run.
+var notExecutedCodes = map[string]bool{"MOVED": true, "ASK": true, "TRYAGAIN": true, "CLUSTERDOWN": true,
+	"MASTERDOWN": true, "READONLY": true, "LOADING": true}
 
 // Name implements Checker.
 func (NoReplay) Name() string { return CheckNoReplay }
@@ -73,12 +80,26 @@ func (NoReplay) Name() string { return CheckNoReplay }
 // Check implements Checker.
 func (NoReplay) Check(r *record.Result) []Violation {
 	var out []Violation
+	// rejections are the times at which nodes answered a command with a not-executed proof.
+	rejections := map[uint64][]time.Duration{}
+	for _, s := range r.Served {
+		if notExecutedCodes[s.Code] {
+			rejections[s.CmdID] = append(rejections[s.CmdID], s.At)
+		}
+	}
+	rejectedSince := func(id uint64, from, to time.Duration) bool {
+		for _, at := range rejections[id] {
+			if at >= from && at <= to {
+				return true
+			}
+		}
+		return false
+	}
 	sent := map[uint64]record.Send{}
 	for _, s := range r.Sends {
-		if first, ok := sent[s.CmdID]; ok {
+		if prev, ok := sent[s.CmdID]; ok && !rejectedSince(s.CmdID, prev.At, s.At) {
 			out = append(out, violation(CheckNoReplay, s.At, "command "+u(s.CmdID)+" written again on conn "+
-				u(uint64(s.Conn))+" after conn "+u(uint64(first.Conn))+" at "+first.At.String()))
-			continue
+				u(uint64(s.Conn))+" after conn "+u(uint64(prev.Conn))+" at "+prev.At.String()+", with no reply proving it did not run"))
 		}
 		sent[s.CmdID] = s
 	}

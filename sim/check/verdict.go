@@ -48,6 +48,8 @@ func Checkers(r *record.Result) []Checker {
 		CheckPubSubExhaustion:    PubSubExhaustion{},
 		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
 		CheckExpectPubSub:        expectPubSub{},
+		// Cluster (dials.go).
+		CheckDials: Dials{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
@@ -84,6 +86,9 @@ func Checkers(r *record.Result) []Checker {
 	}
 	if sc.Expect.PubSub != nil {
 		names = append(names, CheckExpectPubSub)
+	}
+	if dialsSelected(sc) {
+		names = append(names, CheckDials)
 	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}

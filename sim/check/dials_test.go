@@ -1,0 +1,45 @@
+package check
+
+import (
+	"testing"
+
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+)
+
+func intp(n int) *int { return &n }
+
+// TestDialsControl: the dial expectations count the dials to one endpoint within their window;
+// a dial inside a "max 0" window and too few dials in a "min" window are violations.
+func TestDialsControl(t *testing.T) {
+	sc := &scenario.Scenario{Expect: scenario.Expect{Dials: []scenario.DialExpect{
+		{Endpoint: "a1:6379", After: ms(100), Max: intp(0)},
+		{Endpoint: "a9:6379", After: ms(50), Before: ms(200), Min: intp(2), Max: intp(3)},
+	}}}
+	clean := &record.Result{Scenario: sc, End: ms(300), Dials: []record.Dial{
+		{Endpoint: "a1:6379", At: ms(10)}, {Endpoint: "a1:6379", At: ms(99)}, // before the window
+		{Endpoint: "a9:6379", At: ms(60)}, {Endpoint: "a9:6379", At: ms(150)},
+		{Endpoint: "a9:6379", At: ms(200)}, // the window ends before 200ms
+		{Endpoint: "b1:6379", At: ms(150)},
+	}}
+	expectViolations(t, Dials{}, clean)
+	planted := &record.Result{Scenario: sc, End: ms(300), Dials: []record.Dial{
+		{Endpoint: "a1:6379", At: ms(100)}, {Endpoint: "a1:6379", At: ms(250)},
+		{Endpoint: "a9:6379", At: ms(60)},
+	}}
+	expectViolations(t, Dials{}, planted, "2 dials to a1:6379 from 100ms (at most 0", "1 dials to a9:6379 from 50ms to 200ms (at least 2")
+}
+
+// TestNoReplayAfterRedirect: a command may be written again after a node answered it with a
+// reply that proves it did not run (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY...), and only
+// then: another error reply, or a proof before the first write, does not allow it.
+func TestNoReplayAfterRedirect(t *testing.T) {
+	sends := []record.Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 1, Conn: 2, At: ms(5)}, {CmdID: 1, Conn: 3, At: ms(9)}}
+	clean := &record.Result{Sends: sends, Applies: []record.Apply{{CmdID: 1, At: ms(10)}},
+		Served: []record.ReplyRecord{{CmdID: 1, Conn: 1, At: ms(2), Code: "MOVED"}, {CmdID: 1, Conn: 2, At: ms(6), Code: "ASK"}}}
+	expectViolations(t, NoReplay{}, clean)
+	wrongCode := &record.Result{Sends: sends[:2], Served: []record.ReplyRecord{{CmdID: 1, Conn: 1, At: ms(2), Code: "ERR"}}}
+	expectViolations(t, NoReplay{}, wrongCode, "with no reply proving it did not run")
+	early := &record.Result{Sends: sends[1:], Served: []record.ReplyRecord{{CmdID: 1, Conn: 1, At: ms(2), Code: "MOVED"}}}
+	expectViolations(t, NoReplay{}, early, "written again on conn 3")
+}
