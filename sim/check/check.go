@@ -203,9 +203,15 @@ func (Pairing) Check(r *record.Result) []Violation {
 		send record.Send
 		op   *record.Op
 	}
+	// A command written again after a redirect (no-replay checks that a reply proved it did not
+	// run) completes with its last write's reply: the earlier writes were answered then.
+	last := map[uint64]int{}
+	for i, s := range r.Sends {
+		last[s.CmdID] = i
+	}
 	byConn := map[fsm.ConnID][]entry{}
-	for _, s := range r.Sends {
-		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK {
+	for i, s := range r.Sends {
+		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK && last[s.CmdID] == i {
 			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
 		}
 	}

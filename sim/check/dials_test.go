@@ -43,3 +43,14 @@ func TestNoReplayAfterRedirect(t *testing.T) {
 	early := &record.Result{Sends: sends[1:], Served: []record.ReplyRecord{{CmdID: 1, Conn: 1, At: ms(2), Code: "MOVED"}}}
 	expectViolations(t, NoReplay{}, early, "written again on conn 3")
 }
+
+// TestPairingAfterRedirect: a command written again after a redirect completes with its last
+// write's reply, so FIFO order is judged on its last write; a reordered reply still fails.
+func TestPairingAfterRedirect(t *testing.T) {
+	ops := []record.Op{{ID: 1, Outcome: record.OpOK, Return: ms(9)}, {ID: 2, Outcome: record.OpOK, Return: ms(4)}}
+	clean := &record.Result{Ops: ops, Sends: []record.Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)},
+		{CmdID: 1, Conn: 1, At: ms(6)}}}
+	expectViolations(t, Pairing{}, clean)
+	reordered := &record.Result{Ops: ops, Sends: []record.Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)}}}
+	expectViolations(t, Pairing{}, reordered, "op 2 completed before op 1 written earlier")
+}
