@@ -65,3 +65,18 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Fatal("b1 applied nothing during the migration window")
 	}
 }
+
+// TestClusterMovedSameHost: a MOVED naming the endpoint the command was sent to (the shard's
+// DNS name now resolves to the new primary, the open connections still reach the old one) is not
+// bounced between the stale connections until the budget is spent: no caller gets a MOVED.
+// Regression: the engine sent the command back to the same node five times and answered MOVED
+// for about 2 s, until the debounced refresh.
+func TestClusterMovedSameHost(t *testing.T) {
+	res := runClusterFile(t, "../scenarios/cluster-moved-same-host.yaml")
+	if codes := servedCodes(res); codes["MOVED"] == 0 {
+		t.Fatalf("the old primary answered no MOVED: %v", codes)
+	}
+	if n := serverErrors(res, "MOVED"); n != 0 {
+		t.Fatalf("%d callers got MOVED as their answer", n)
+	}
+}
