@@ -7,6 +7,7 @@ import (
 
 	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // runClusterFile runs a scenario file with its own seed and fails the test unless it passes
@@ -78,5 +79,65 @@ func TestClusterMovedSameHost(t *testing.T) {
 	}
 	if n := serverErrors(res, "MOVED"); n != 0 {
 		t.Fatalf("%d callers got MOVED as their answer", n)
+	}
+}
+
+// TestClusterResolvedScenarioReplays: a Cluster scenario with ranges, resolved for a seed and
+// written back as YAML, replays the same trace; its journal replays too (TestJournalReplay runs
+// it among the testdata).
+func TestClusterResolvedScenarioReplays(t *testing.T) {
+	sc := mustLoad(t, "testdata/cluster_changes.yaml")
+	for _, seed := range []uint64{5, 6} {
+		res := run(t, sc, seed, false)
+		data, err := scenario.Marshal(res.Scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed, err := scenario.Parse(data)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		if again := run(t, fixed, seed, false); again.TraceHash != res.TraceHash {
+			t.Fatalf("seed %d: the resolved Cluster scenario does not replay", seed)
+		}
+	}
+}
+
+// TestClusterIncident: the incident's Cluster form. Both replaced primaries' addresses get no
+// dial at all after the replacement (the checkers hold the grace bound), their replacements
+// serve, and 19 virtual hours pass.
+func TestClusterIncident(t *testing.T) {
+	res := runClusterFile(t, "../scenarios/cluster-incident-19h.yaml")
+	if res.End != 19*time.Hour {
+		t.Fatalf("the run ended at %v", res.End)
+	}
+	for _, d := range res.Dials {
+		if (d.Endpoint == "a1:6379" || d.Endpoint == "b1:6379") && d.At >= time.Hour {
+			t.Fatalf("dial to %s at %v", d.Endpoint, d.At)
+		}
+	}
+	served := map[string]int{}
+	for _, a := range res.Applies {
+		if a.At > 2*time.Hour {
+			served[a.Node]++
+		}
+	}
+	if served["a9"] == 0 || served["b9"] == 0 || served["a1"] != 0 || served["b1"] != 0 {
+		t.Fatalf("applies after 2h by node: %v", served)
+	}
+}
+
+// BenchmarkClusterIncident measures the wall time of the 19-hour incident scenario, checkers
+// included (issue 12 asks for under 2 s).
+func BenchmarkClusterIncident(b *testing.B) {
+	sc := mustLoad(b, "../scenarios/cluster-incident-19h.yaml")
+	for b.Loop() {
+		res, err := Run(sc, sc.Seed, RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v := check.Judge(res); !v.Pass() {
+			b.Fatal(v.Unexpected, v.Missing)
+		}
 	}
 }
