@@ -141,3 +141,19 @@ func BenchmarkClusterIncident(b *testing.B) {
 		}
 	}
 }
+
+// TestClusterSSubscribeFollowsSlot (go-redis #3806): the shard channel's subscription is
+// acknowledged by the slot's owner each time: b1 first, b1 again after b1's restart, c1 after
+// the slot moved; never by another node.
+func TestClusterSSubscribeFollowsSlot(t *testing.T) {
+	res := runClusterFile(t, "../scenarios/cluster-ssubscribe-reconnect.yaml")
+	var nodes []string
+	for _, a := range res.PubSub.ServerAcks {
+		if !a.Unsubscribe && a.Topic.Name == "events" {
+			nodes = append(nodes, a.Node+"@"+a.At.Truncate(time.Second).String())
+		}
+	}
+	if got := strings.Join(nodes, " "); got != "b1@0s b1@4s c1@7s" {
+		t.Fatalf("SSUBSCRIBE acknowledged by %s, want b1@0s b1@4s c1@7s", got)
+	}
+}

@@ -352,7 +352,8 @@ func (n *Node) mode() string {
 var writeCommands = map[string]bool{"SET": true, "DEL": true, "INCR": true, "MSET": true}
 
 // clusterIntercept handles, on a Cluster node, the Cluster commands (CLUSTER SLOTS, ASKING,
-// READONLY, READWRITE) and the slot check of keyed commands. It reports whether it answered.
+// READONLY, READWRITE) and the slot check of keyed commands and shard channels (SSUBSCRIBE,
+// SPUBLISH). It reports whether it answered.
 func (n *Node) clusterIntercept(c *Conn, cmd command, known bool) bool {
 	args := n.args
 	asking := c.asking
@@ -373,10 +374,17 @@ func (n *Node) clusterIntercept(c *Conn, cmd command, known bool) bool {
 		n.reply(c, replyOK)
 		return true
 	}
-	if !known || !cmd.arityOK(len(args)) {
+	first, step := 1, 1
+	switch {
+	case (eqFold(args[0], "SSUBSCRIBE") || eqFold(args[0], "SPUBLISH")) && len(args) >= 2:
+		// Shard channels route like keys: SSUBSCRIBE's every channel, SPUBLISH's channel.
+		if eqFold(args[0], "SPUBLISH") {
+			step = len(args)
+		}
+		return n.clusterRoute(c, args, first, step, false, asking)
+	case !known || !cmd.arityOK(len(args)):
 		return false
 	}
-	first, step := 1, 1
 	switch cmd.name {
 	case "GET", "SET", "INCR":
 		step = len(args)
@@ -386,6 +394,12 @@ func (n *Node) clusterIntercept(c *Conn, cmd command, known bool) bool {
 	default:
 		return false // keyless
 	}
+	return n.clusterRoute(c, args, first, step, writeCommands[cmd.name], asking)
+}
+
+// clusterRoute checks the slot of the keys args[first], args[first+step]...: it answers
+// CROSSSLOT or a redirect and reports true, or reports false to let the command run.
+func (n *Node) clusterRoute(c *Conn, args [][]byte, first, step int, write, asking bool) bool {
 	slot := int(topo.KeySlot(args[first]))
 	for i := first + step; i < len(args); i += step {
 		if int(topo.KeySlot(args[i])) != slot {
@@ -393,7 +407,7 @@ func (n *Node) clusterIntercept(c *Conn, cmd command, known bool) bool {
 			return true
 		}
 	}
-	if msg := n.cl.c.route(n, slot, writeCommands[cmd.name], asking); msg != "" {
+	if msg := n.cl.c.route(n, slot, write, asking); msg != "" {
 		n.errorReply(c, msg)
 		return true
 	}

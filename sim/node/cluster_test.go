@@ -210,3 +210,23 @@ func TestClusterPromoteAndReplace(t *testing.T) {
 		t.Fatal("a shard endpoint names the shard's primary")
 	}
 }
+
+// TestClusterShardChannels: SSUBSCRIBE and SPUBLISH route by their channel's slot like keys.
+func TestClusterShardChannels(t *testing.T) {
+	tc := newTestCluster(t)
+	ch, slot := keyIn(8192, 16383)
+	s := strconv.Itoa(slot)
+	if got := tc.do(t, "a1", "SSUBSCRIBE", ch); got != `error:"MOVED `+s+` b1:6379"` {
+		t.Fatalf("SSUBSCRIBE on a1: %s", got)
+	}
+	if got := tc.do(t, "a1", "SPUBLISH", ch, "m"); got != `error:"MOVED `+s+` b1:6379"` {
+		t.Fatalf("SPUBLISH on a1: %s", got)
+	}
+	if got := tc.do(t, "b1", "SSUBSCRIBE", ch); !strings.Contains(got, "ssubscribe") {
+		t.Fatalf("SSUBSCRIBE on b1: %s", got)
+	}
+	other, _ := keyIn(0, 8191)
+	if got := tc.do(t, "b1", "SSUBSCRIBE", ch, other); !strings.HasPrefix(got, `error:"CROSSSLOT`) {
+		t.Fatalf("SSUBSCRIBE across slots: %s", got)
+	}
+}

@@ -391,8 +391,19 @@ func (sc *Scenario) validateCluster() error {
 	if w := &sc.Workload; w.Mix.MGet > 0 || w.Mix.MSet > 0 {
 		return fieldErr("workload.mix", "mget and mset are not simulated on a Cluster: their keys lie in different slots")
 	}
-	if sc.Workload.Dedicated != nil || sc.Workload.PubSub != nil {
-		return fieldErr("workload", "dedicated and pub/sub workloads are not simulated on a Cluster yet")
+	if sc.Workload.Dedicated != nil {
+		return fieldErr("workload.dedicated", "dedicated workloads are not simulated on a Cluster yet")
+	}
+	if ps := sc.Workload.PubSub; ps != nil {
+		// Only sharded pub/sub: the simulated nodes do not broadcast PUBLISH to one another.
+		for i, s := range ps.Subscribers {
+			if s.Kind != SubscribeShard {
+				return fieldErr("workload.pubsub.subscribers["+strconv.Itoa(i)+"].kind", "only shard subscribers are simulated on a Cluster")
+			}
+		}
+		if p := ps.Publisher; p != nil && len(p.Channels) > 0 {
+			return fieldErr("workload.pubsub.publisher.channels", "only shard channels are simulated on a Cluster")
+		}
 	}
 	return nil
 }
