@@ -204,14 +204,23 @@ func (Pairing) Check(r *record.Result) []Violation {
 		op   *record.Op
 	}
 	// A command written again after a redirect (no-replay checks that a reply proved it did not
-	// run) completes with its last write's reply: the earlier writes were answered then.
+	// run) completes with its last write's reply: the earlier writes were answered then. When
+	// even the last write was answered with such a proof, the command completes later with its
+	// first rejection (its node could not be reached again, or its budget was spent), not by
+	// pairing: it is left out of the FIFO order.
 	last := map[uint64]int{}
 	for i, s := range r.Sends {
 		last[s.CmdID] = i
 	}
+	rejectedLast := map[uint64]bool{}
+	for _, s := range r.Served {
+		if i, ok := last[s.CmdID]; ok && s.At >= r.Sends[i].At {
+			rejectedLast[s.CmdID] = notExecutedCodes[s.Code]
+		}
+	}
 	byConn := map[fsm.ConnID][]entry{}
 	for i, s := range r.Sends {
-		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK && last[s.CmdID] == i {
+		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK && last[s.CmdID] == i && !rejectedLast[s.CmdID] {
 			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
 		}
 	}

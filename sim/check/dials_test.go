@@ -53,4 +53,10 @@ func TestPairingAfterRedirect(t *testing.T) {
 	expectViolations(t, Pairing{}, clean)
 	reordered := &record.Result{Ops: ops, Sends: []record.Send{{CmdID: 1, Conn: 1, At: ms(1)}, {CmdID: 2, Conn: 1, At: ms(2)}}}
 	expectViolations(t, Pairing{}, reordered, "op 2 completed before op 1 written earlier")
+	// Found by TestRandomClusterRunsKeepEveryInvariant: op 1's last write was answered
+	// CLUSTERDOWN, and op 1 completed later with that rejection, when its node could not be
+	// reached for the retry; that completion pairs with no write.
+	rejected := &record.Result{Ops: ops, Sends: reordered.Sends,
+		Served: []record.ReplyRecord{{CmdID: 1, Conn: 1, At: ms(1), Code: "CLUSTERDOWN"}, {CmdID: 2, Conn: 1, At: ms(3)}}}
+	expectViolations(t, Pairing{}, rejected)
 }

@@ -218,9 +218,9 @@ func (sh *Shard) removeReplica(n *Node) {
 
 // Replace puts by in old's place: its role, its slots, its dataset and the DNS names that named
 // it. old leaves the Cluster (it keeps answering MOVED from its last view if it still runs). It
-// reports false when old is not in a shard.
+// reports false, changing nothing, when old is not in a shard or by is a shard's primary.
 func (c *Cluster) Replace(old, by *Node) bool {
-	if old.cl == nil || old.cl.shard == nil {
+	if old.cl == nil || old.cl.shard == nil || c.shardOf(by) != nil {
 		return false
 	}
 	sh := old.cl.shard
