@@ -50,6 +50,8 @@ func drawClusterScenario(t *rapid.T) string {
 			fmt.Fprintf(&b, "      - {primary: %s}\n", p)
 		}
 	}
+	// One configured seed: the other nodes are discovered, so the retired-dials checker judges them.
+	fmt.Fprintf(&b, "    seeds: [%s]\n", rapid.SampledFrom(primaries).Draw(t, "seed-node"))
 	fmt.Fprintf(&b, "network: {latency: %dus, jitter: %dus}\n", rapid.IntRange(100, 2000).Draw(t, "latency-us"), rapid.IntRange(0, 500).Draw(t, "jitter-us"))
 	fmt.Fprintf(&b, "client:\n  connections: %d\n  connect_timeout: %dms\n  command_timeout: %dms\n",
 		rapid.IntRange(1, 3).Draw(t, "connections"), rapid.IntRange(100, 1000).Draw(t, "connect-ms"), rapid.IntRange(200, 2000).Draw(t, "command-ms"))

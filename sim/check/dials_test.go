@@ -3,6 +3,7 @@ package check
 import (
 	"testing"
 
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -59,4 +60,39 @@ func TestPairingAfterRedirect(t *testing.T) {
 	rejected := &record.Result{Ops: ops, Sends: reordered.Sends,
 		Served: []record.ReplyRecord{{CmdID: 1, Conn: 1, At: ms(1), Code: "CLUSTERDOWN"}, {CmdID: 2, Conn: 1, At: ms(3)}}}
 	expectViolations(t, Pairing{}, rejected)
+}
+
+// TestRetiredControl: a dial to an endpoint more than the grace after a conclusive reply stopped
+// naming it is a violation; within the grace, after a reply names it again, or to a seed, it is
+// not; a partial reply decides nothing.
+func TestRetiredControl(t *testing.T) {
+	full := func(hosts ...string) *fsm.TopologyReply {
+		r := &fsm.TopologyReply{}
+		per := fsm.SlotCount / len(hosts)
+		for i, h := range hosts {
+			last := (i+1)*per - 1
+			if i == len(hosts)-1 {
+				last = fsm.SlotCount - 1
+			}
+			r.Shards = append(r.Shards, fsm.ReplyShard{Ranges: []fsm.SlotRange{{First: uint16(i * per), Last: uint16(last)}},
+				Nodes: []fsm.Node{{Addr: fsm.Endpoint{Host: h, Port: 6379}}}})
+		}
+		return r
+	}
+	partial := &fsm.TopologyReply{Shards: []fsm.ReplyShard{{Ranges: []fsm.SlotRange{{First: 0, Last: 9}},
+		Nodes: []fsm.Node{{Addr: fsm.Endpoint{Host: "b1", Port: 6379}}}}}}
+	steps := []record.Step{
+		{Event: fsm.Event{Kind: fsm.Replied, At: ms(0), Reply: full("a1", "b1")}},
+		{Event: fsm.Event{Kind: fsm.Replied, At: ms(100), Reply: full("a9", "b1")}},   // a1 leaves
+		{Event: fsm.Event{Kind: fsm.Replied, At: ms(200), Reply: partial}},            // decides nothing
+		{Event: fsm.Event{Kind: fsm.Replied, At: ms(30000), Reply: full("a1", "b1")}}, // a1 is back
+	}
+	c := Retired{Grace: ms(1000), Seeds: []string{"seed:6379"}}
+	clean := &record.Result{Steps: steps, Dials: []record.Dial{
+		{Endpoint: "a1:6379", At: ms(1050)}, // within the grace
+		{Endpoint: "a1:6379", At: ms(30000)}, {Endpoint: "a9:6379", At: ms(5000)}, {Endpoint: "seed:6379", At: ms(5000)},
+	}}
+	expectViolations(t, c, clean)
+	planted := &record.Result{Steps: steps, Dials: []record.Dial{{Endpoint: "a1:6379", At: ms(1101)}, {Endpoint: "a1:6379", At: ms(29999)}}}
+	expectViolations(t, c, planted, "dial to a1:6379, which left the topology at 100ms", "dial to a1:6379")
 }

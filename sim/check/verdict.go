@@ -48,8 +48,9 @@ func Checkers(r *record.Result) []Checker {
 		CheckPubSubExhaustion:    PubSubExhaustion{},
 		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
 		CheckExpectPubSub:        expectPubSub{},
-		// Cluster (dials.go).
-		CheckDials: Dials{},
+		// Cluster (dials.go, retired.go).
+		CheckDials:   Dials{},
+		CheckRetired: retiredFor(sc),
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
@@ -63,6 +64,9 @@ func Checkers(r *record.Result) []Checker {
 	switch {
 	case inv.IsZero() || inv.All:
 		names = append(names, AllInvariants...)
+		if sc.IsCluster() {
+			names = append(names, CheckRetired)
+		}
 	default:
 		names = append(names, inv.Names...)
 	}

@@ -147,6 +147,11 @@ func (c *Cluster) Migrate(slots []fsm.SlotRange, to *Node, ask bool) {
 		if to.cl.shard != nil { // a replica: it leaves its shard to lead a new one
 			to.cl.shard.removeReplica(to)
 		}
+		// A new shard starts empty: the node may still hold the dataset of a shard it served
+		// (as a replica, or before a replacement), which stays that shard's.
+		for db := range to.dbs {
+			to.dbs[db] = make(map[string]*entry)
+		}
 		target = c.AddShard(to, nil, "", nil)
 	}
 	for _, r := range slots {

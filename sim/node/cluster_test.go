@@ -230,3 +230,25 @@ func TestClusterShardChannels(t *testing.T) {
 		t.Fatalf("SSUBSCRIBE across slots: %s", got)
 	}
 }
+
+// TestClusterMigrateToReplica: a replica that leads a new shard starts with an empty dataset, and
+// the migrated keys move into it; the keys its old shard keeps stay there. Found by
+// TestRandomClusterRunsKeepEveryInvariant: the new shard shared its old shard's dataset, so moving
+// a key deleted it.
+func TestClusterMigrateToReplica(t *testing.T) {
+	tc := newTestCluster(t)
+	k, slot := keyIn(0, 8191)
+	stay, _ := keyIn(slot+1, 8191)
+	tc.do(t, "a1", "SET", k, "v1")
+	tc.do(t, "a1", "SET", stay, "v2")
+	tc.c.Migrate([]fsm.SlotRange{{First: uint16(slot), Last: uint16(slot)}}, tc.nodes["a2"], false)
+	if got := tc.do(t, "a2", "GET", k); got != `"v1"` {
+		t.Fatalf("the migrated key on the new shard: %s", got)
+	}
+	if got := tc.do(t, "a1", "GET", stay); got != `"v2"` {
+		t.Fatalf("the key the old shard keeps: %s", got)
+	}
+	if got := tc.do(t, "a2", "GET", stay); !strings.HasPrefix(got, `error:"MOVED`) {
+		t.Fatalf("the new shard serves another slot: %s", got)
+	}
+}
