@@ -118,10 +118,10 @@ func Create(opts Options) (*Client, error) {
 		c.dispatcher = engine.NewDispatcher(c.observe)
 		deps.Observer = c.dispatcher
 	}
-	ecfg := resolved.Engine
+	ecfg := resolved.ClusterEngine(o.clusterSeeds())
 	ecfg.Endpoint, ecfg.EpisodeBase = c.ep.engine(), nextEpisodeBase()
-	if o.UseCluster {
-		ecfg.Cluster = o.clusterConfig()
+	if ecfg.Cluster != nil {
+		ecfg.Cluster.RetiredGrace = testRetiredGrace
 	}
 	c.eng = engine.New(ecfg, deps)
 	c.pubsub.router.Attach(c.eng)

@@ -110,23 +110,18 @@ func validSeedHost(host string) bool {
 	return err == nil
 }
 
-// clusterConfig is the engine's Cluster configuration for resolved options.
-func (o *Options) clusterConfig() *engine.ClusterConfig {
-	cc := &engine.ClusterConfig{Seeds: make([]engine.Endpoint, len(o.Endpoints))}
+// clusterSeeds are the engine's Cluster seeds: the configured endpoints (nil without
+// UseCluster). The shared resolver (engine/config) builds the rest of the Cluster configuration,
+// as it does for a scenario.
+func (o *Options) clusterSeeds() []engine.Endpoint {
+	if !o.UseCluster {
+		return nil
+	}
+	seeds := make([]engine.Endpoint, len(o.Endpoints))
 	for i, e := range o.Endpoints {
-		cc.Seeds[i] = e.engine()
+		seeds[i] = e.engine()
 	}
-	if o.ClusterTopologyRefreshInterval > 0 {
-		cc.RefreshInterval = o.ClusterTopologyRefreshInterval
-	}
-	cc.RetiredGrace = testRetiredGrace
-	cc.CandidateTimeout = o.ConnectTimeout
-	if o.CommandTimeout > 0 {
-		cc.CandidateTimeout += o.CommandTimeout
-	} else {
-		cc.CandidateTimeout += o.ConnectTimeout
-	}
-	return cc
+	return seeds
 }
 
 // testRetiredGrace, when set by a test (export_cluster_test.go), replaces the retired grace.

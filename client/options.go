@@ -360,6 +360,8 @@ func (o *Options) shared() *config.Options {
 			MaximumIdle: o.DedicatedPool.MaximumIdle,
 			IdleTimeout: o.DedicatedPool.IdleTimeout,
 		},
+		UseCluster:                     o.UseCluster,
+		ClusterTopologyRefreshInterval: o.ClusterTopologyRefreshInterval,
 	}
 }
 
@@ -373,12 +375,8 @@ func sharedErr(err error) error {
 	return err
 }
 
-// validateTimeouts checks the options the resolver does not know: the topology and maintenance
-// durations, the credential provider and keepalive.
+// validateTimeouts checks the options the resolver does not know: the maintenance durations, the credential provider and keepalive.
 func (o *Options) validateTimeouts() error {
-	if err := checkBound("ClusterTopologyRefreshInterval", o.ClusterTopologyRefreshInterval, true); err != nil {
-		return err
-	}
 	switch {
 	case o.Credentials != nil && (o.Username != "" || o.Password != ""):
 		return configErr("Credentials", "cannot be combined with Username or Password: the provider supplies both")
@@ -396,21 +394,6 @@ func (o *Options) validateTimeouts() error {
 		if m.d != 0 && (m.d < time.Millisecond || m.d > MaxMaintenanceTimeout) {
 			return configErr(m.name, "must be between 1ms and 24h")
 		}
-	}
-	return nil
-}
-
-// checkBound accepts zero, NoTimeout when allowed, and durations of at least 1 ms.
-func checkBound(option string, d time.Duration, noTimeout bool) error {
-	switch {
-	case d == 0 || (noTimeout && d == NoTimeout):
-		return nil
-	case d < 0 && noTimeout:
-		return configErr(option, "must not be negative (use NoTimeout to disable it)")
-	case d < 0:
-		return configErr(option, "must not be negative")
-	case d < time.Millisecond:
-		return configErr(option, "must be at least 1ms")
 	}
 	return nil
 }

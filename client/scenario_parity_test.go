@@ -94,6 +94,10 @@ var parityBadValues = []struct {
 		func(o *Options) { o.DedicatedPool.IdleTimeout = time.Microsecond }, "dedicated_pool: {idle_timeout: 1us}"},
 	{"DedicatedPool.IdleTimeout", "client.dedicated_pool.idle_timeout",
 		func(o *Options) { o.DedicatedPool.IdleTimeout = 25 * time.Hour }, "dedicated_pool: {idle_timeout: 25h}"},
+	{"ClusterTopologyRefreshInterval", "client.cluster_topology_refresh_interval",
+		func(o *Options) { o.ClusterTopologyRefreshInterval = 500 * time.Microsecond }, "cluster_topology_refresh_interval: 500us"},
+	{"ClusterTopologyRefreshInterval", "client.cluster_topology_refresh_interval",
+		func(o *Options) { o.ClusterTopologyRefreshInterval = -time.Second }, "cluster_topology_refresh_interval: -1s"},
 }
 
 // optionsWithoutBadValues are the shared options that accept every value of their type.
@@ -101,6 +105,8 @@ var optionsWithoutBadValues = map[string]bool{
 	"Username": true, "Password": true, "ClientName": true, "DisableLibraryInfo": true,
 	// MaxWaiters is not an Options field: the client leaves it at the engine's default.
 	"MaxWaiters": true,
+	// UseCluster accepts both values (a scenario's topology must agree with it).
+	"UseCluster": true,
 }
 
 // TestScenarioRejectsWhatOptionsReject: the same bad value gives the same error, naming the same

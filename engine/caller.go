@@ -107,7 +107,12 @@ func (e *Engine) Abandon(cmd *Command) Abandonment {
 		// No connection will complete it; should one ever do, the completion is not the
 		// caller's (Answered reports false) until the caller resets the command.
 		cmd.caller.Store(callerLeft)
-		return Abandonment{Verdict: VerdictFailed, Stage: StageQueued, Owned: true}
+		// A Cluster command the engine holds after a rejection (a redirect's wait for the
+		// machine, a retry's timer) has no waiter the caller can withdraw: the engine still
+		// refers to it and will look at it once more. Reused meanwhile, the command would be
+		// taken for the new use's (its stage is Queued again), so it is not the caller's to
+		// reuse.
+		return Abandonment{Verdict: VerdictFailed, Stage: StageQueued, Owned: !cmd.heldByCluster()}
 	}
 	stage := cmd.Stage()
 	if stage == StageAwaitingReply && e.deps.Plants.Fire(plant.IgnoreCancel, cmd.ID) {

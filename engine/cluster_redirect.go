@@ -17,7 +17,11 @@ import (
 //   - MOVED: the slot moved for good. The machine learns it (a Moved event: the map moves the
 //     slot at once and a debounced refresh follows), and the command goes to the target, on a
 //     ready connection at once or through the loop, which tracks a target no topology names
-//     yet. A MOVED without a usable host waits for a refresh and goes to the slot's owner.
+//     yet. A MOVED without a usable host waits for a refresh and goes to the slot's owner, and
+//     so does a MOVED naming the very endpoint the command was sent to: the connection reaches
+//     a node that no longer owns the slot while the name now stands for another (a shard's DNS
+//     name that followed a failover), so only a fresh topology, which tells the two nodes apart
+//     by their IDs, can route it.
 //   - ASK: the slot is migrating. The command goes to the target once, preceded by ASKING in
 //     one group of frames, and the map is left as it is.
 //   - READONLY: the node is a replica now. The command waits for a refresh and goes to the
@@ -76,6 +80,9 @@ func (e *Engine) redirect(cmd *Command, err error) bool {
 		cs.orig = &orig
 	}
 	cmd.stage.Store(uint32(StageBuffered))
+	if rej == topo.RejectionMoved && targeted && target == cs.sender {
+		targeted = false // the connection is stale: see above
+	}
 	switch {
 	case rej == topo.RejectionAsk && !targeted:
 		e.answer(cmd)

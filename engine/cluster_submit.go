@@ -62,6 +62,12 @@ func (c *Command) Sender() Endpoint {
 	return endpointOf(c.cl.sender)
 }
 
+// heldByCluster reports whether a Cluster engine holds cmd after a rejection, with no waiter its
+// caller can withdraw (a redirect's demand, a retry's timer). Read it once withdrawn: the engine
+// wrote these fields before it made the command abandonable (StageQueued), and writes them no
+// more.
+func (c *Command) heldByCluster() bool { return c.cl.eng != nil && c.cl.redirects > 0 && c.waiter == 0 }
+
 // Redirects returns how many redirects and rejections a Cluster command followed.
 func (c *Command) Redirects() int { return int(c.cl.redirects) }
 

@@ -573,3 +573,35 @@ func TestClusterGroupGoesToItsSlot(t *testing.T) {
 		t.Fatalf("a cross-slot group: sent %v, errors %v %v", h.sentSince(n), cross[0].Err, cross[1].Err)
 	}
 }
+
+// TestClusterAbandonHeldCommand: a caller that stops waiting for a command the engine holds after
+// a rejection (here CLUSTERDOWN, waiting for its retry timer) gets a definite failure, but not
+// the command back: the engine still refers to it and looks at it once more. Regression (found
+// by the simulator's random Cluster runs): Abandon handed the command back, the caller reused it
+// for a new call, and the engine's late answer to the old wait completed the new call with an
+// empty reply, as a success.
+func TestClusterAbandonHeldCommand(t *testing.T) {
+	h := newClusterHarness(t, 2)
+	h.do("SET", "warm", "1")
+	slot := topo.KeySlotString("k")
+	owner := h.fc.owner[slot]
+	h.fc.mu.Lock()
+	h.fc.always[owner] = "CLUSTERDOWN The cluster is down"
+	h.fc.mu.Unlock()
+	cmd := &Command{Name: "GET", Frame: resp.AppendCommand(nil, "GET", "k"), Done: func(*Command) { t.Error("the abandoned command completed") }}
+	h.eng.Submit(cmd)
+	h.eng.RunPending()
+	if cmd.Redirects() != 1 || cmd.Stage() != StageQueued {
+		t.Fatalf("want the command held for its retry: %d redirects, stage %v", cmd.Redirects(), cmd.Stage())
+	}
+	a := h.eng.Abandon(cmd)
+	if a.Wait || a.Verdict != VerdictFailed || a.Owned {
+		t.Fatalf("abandonment %+v: want a definite failure, the command not the caller's", a)
+	}
+	n := h.sentCount()
+	h.rt.fireAll() // the retry timer: it must leave the abandoned command alone
+	h.eng.RunPending()
+	if sent := h.sentSince(n); len(sent) != 0 {
+		t.Fatalf("the abandoned command was sent again: %v", sent)
+	}
+}

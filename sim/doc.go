@@ -50,6 +50,14 @@
 // arrays on RESP2), PUBLISH with glob patterns and SPUBLISH, keeping each connection's
 // subscription set as ground truth; see sim/node and pubsub.go.
 //
+// With a cluster topology the nodes form a Redis Cluster (sim/node's Cluster, cluster.go here):
+// shards of a primary and replicas sharing one view of the slot map and one dataset per shard.
+// Each node answers CLUSTER SLOTS and ASKING, checks every keyed command's slot (MOVED, ASK,
+// READONLY on a demoted primary, CLUSTERDOWN, CROSSSLOT), and the fault kind "cluster" migrates
+// slots, promotes replicas, replaces nodes at new addresses, restarts the Cluster with empty
+// CLUSTER SLOTS replies and opens CLUSTERDOWN windows. Host names (shard endpoints, DNS names)
+// resolve when dialed. The client is the production Cluster client.
+//
 // # Faults
 //
 // The timeline (Scenario.Faults) refuses connects, accepts and then drops connections, drops

@@ -74,6 +74,11 @@ func (w *world) buildFaults() {
 		case f.Push != nil:
 			t, span = f.Push.Target, f.Push.For
 			fs.extra = f.Push.Every.Value()
+		case f.Cluster != nil:
+			if d := f.Cluster.Span(); d > 0 {
+				r := scenario.At(d)
+				span = &r
+			}
 		}
 		if t.ClientSlot != nil {
 			fs.slot = *t.ClientSlot
@@ -140,6 +145,8 @@ func (fs *faultState) start() {
 		fs.pushTick()
 	case "kill":
 		fs.node.Kill()
+	case "cluster":
+		fs.clusterStart()
 	case "drop":
 		for _, c := range fs.targets() {
 			c.Reset("drop")
@@ -186,6 +193,8 @@ func (fs *faultState) stop() {
 		fs.node.Resume()
 	case "kill":
 		fs.node.Restart()
+	case "cluster":
+		fs.clusterStop()
 	}
 }
 

@@ -70,6 +70,8 @@ type world struct {
 	res *record.Result
 
 	nodes     []*server
+	cluster   *node.Cluster // the simulated Cluster (cluster.go), or nil
+	departed  []*server     // the nodes replaced in the Cluster, in order
 	tp        *transport
 	eng       *engine.Engine
 	wl        *workload.Callers
@@ -136,6 +138,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	for _, spec := range sc.Topology.Nodes {
 		w.nodes = append(w.nodes, newServer(w, spec))
 	}
+	w.buildCluster()
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
 	cfg, err := sc.ClientConfig()
@@ -357,7 +360,20 @@ func digest(b []byte) uint64 {
 
 // recordReply appends a reply of command id to recs.
 func (w *world) recordReply(recs *[]record.ReplyRecord, id uint64, conn fsm.ConnID, reply []byte) {
-	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: conn, At: w.k.now, Digest: digest(reply)})
+	*recs = append(*recs, record.ReplyRecord{CmdID: id, Conn: conn, At: w.k.now, Digest: digest(reply), Code: errorCode(reply)})
+}
+
+// errorCode returns the code of a simple error reply (its first word), or "".
+func errorCode(reply []byte) string {
+	if len(reply) < 2 || reply[0] != '-' {
+		return ""
+	}
+	for i := 1; i < len(reply); i++ {
+		if reply[i] == ' ' || reply[i] == '\r' {
+			return string(reply[1:i])
+		}
+	}
+	return ""
 }
 
 // captureReplay implements the first half of the replay-accepted plant: when a connection with

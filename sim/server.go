@@ -26,8 +26,14 @@ func newServer(w *world, spec scenario.NodeSpec) *server {
 	return s
 }
 
-// serverByHost returns the server an endpoint's host names, or nil.
+// serverByHost returns the server an endpoint's host names, or nil: a Cluster's shard endpoint
+// or DNS name resolves when dialed.
 func (w *world) serverByHost(host string) *server {
+	if w.cluster != nil {
+		if n, ok := w.cluster.Resolve(host); ok {
+			return w.serverOf(n)
+		}
+	}
 	for _, s := range w.nodes {
 		if s.ID() == host {
 			return s

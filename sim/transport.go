@@ -151,6 +151,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	t.attempts = append(t.attempts, c)
 	w.tr.End(w.tr.Begin("conn open").Uint("conn", uint64(c.id)).Int("slot", c.slot).Int("attempt", c.attempt).
 		Str("endpoint", req.Endpoint.String()))
+	w.recordDial(c)
 	w.k.after(w.sc.Client.ConnectTimeout, c, connConnectDeadline)
 	if c.node == nil || !w.held(c) {
 		w.k.after(c.oneWay(), c, connSyn)

@@ -112,7 +112,17 @@ type Options struct {
 	// fsm.DefaultMaxWaiters; not negative). client.Options has no such field and leaves it zero;
 	// a scenario may set it.
 	MaxWaiters int
+	// UseCluster makes the engine a Redis Cluster client's (Resolved.Engine.Cluster). The caller
+	// supplies the seeds (Resolved.ClusterEngine), as it supplies a standalone client's endpoint.
+	UseCluster bool
+	// ClusterTopologyRefreshInterval is the period of the Cluster topology refresh: with
+	// UseCluster, zero means DefaultClusterTopologyRefreshInterval; NoTimeout disables the
+	// periodic timer only; otherwise at least MinDuration.
+	ClusterTopologyRefreshInterval time.Duration
 }
+
+// DefaultClusterTopologyRefreshInterval is ClusterTopologyRefreshInterval's default.
+const DefaultClusterTopologyRefreshInterval = 60 * time.Second
 
 // DedicatedPool bounds the dedicated-connection pool, as client.DedicatedPoolOptions does.
 type DedicatedPool struct {
@@ -187,6 +197,9 @@ func Validate(o *Options) error {
 		return err
 	}
 	if err := checkBound("ConnectionMaxLifetime", o.ConnectionMaxLifetime, false); err != nil {
+		return err
+	}
+	if err := checkBound("ClusterTopologyRefreshInterval", o.ClusterTopologyRefreshInterval, true); err != nil {
 		return err
 	}
 	switch {
@@ -307,10 +320,43 @@ func Resolve(o Options) (Resolved, error) {
 		r.Handshake.LibraryName, r.Handshake.LibraryVersion = o.LibraryName, Version
 	}
 	r.IdleReadTimeout, r.WriteStallTimeout = livenessBounds(o.ConnectionIdleReadTimeout, o.GatheredWriteStallTimeout)
+	if o.UseCluster {
+		r.Engine.Cluster = clusterConfig(&o)
+	}
 	if err := checkMachines(&r.Engine); err != nil {
 		return Resolved{}, err
 	}
 	return r, nil
+}
+
+// clusterConfig is the engine's Cluster configuration for resolved options: the refresh period
+// (zero when NoTimeout disables it) and a discovery candidate's budget, ConnectTimeout plus
+// CommandTimeout (ConnectTimeout twice without a command timeout). The seeds are the caller's.
+func clusterConfig(o *Options) *engine.ClusterConfig {
+	cc := &engine.ClusterConfig{CandidateTimeout: o.ConnectTimeout}
+	if o.ClusterTopologyRefreshInterval > 0 {
+		cc.RefreshInterval = o.ClusterTopologyRefreshInterval
+	}
+	if o.CommandTimeout > 0 {
+		cc.CandidateTimeout += o.CommandTimeout
+	} else {
+		cc.CandidateTimeout += o.ConnectTimeout
+	}
+	return cc
+}
+
+// ClusterEngine returns the engine configuration of a Cluster client (Options.UseCluster) with
+// its seeds, which the caller checked (client.Options.Validate, a scenario's topology): a copy
+// of Engine whose Cluster configuration is its own. Without UseCluster it returns Engine as it
+// is.
+func (r *Resolved) ClusterEngine(seeds []engine.Endpoint) engine.Config {
+	cfg := r.Engine
+	if cfg.Cluster != nil {
+		cc := *cfg.Cluster
+		cc.Seeds = append([]engine.Endpoint(nil), seeds...)
+		cfg.Cluster = &cc
+	}
+	return cfg
 }
 
 // withDefaults fills in the zero values of a valid o. MaxWaiters becomes fsm.DefaultMaxWaiters,
@@ -332,6 +378,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxWaiters == 0 {
 		o.MaxWaiters = fsm.DefaultMaxWaiters
+	}
+	if o.UseCluster && o.ClusterTopologyRefreshInterval == 0 {
+		o.ClusterTopologyRefreshInterval = DefaultClusterTopologyRefreshInterval
 	}
 	if o.DedicatedPool.MaximumIdle == 0 {
 		o.DedicatedPool.MaximumIdle = DefaultDedicatedMaximumIdle
@@ -368,7 +417,14 @@ func livenessBounds(read, write time.Duration) (idle, stall time.Duration) {
 // means Validate let through a value the machines refuse: a bug of this package, reported as an
 // error rather than left to the machines' constructors, which panic.
 func checkMachines(c *engine.Config) error {
-	if err := c.Validate(); err != nil {
+	cfg := *c
+	if cfg.Cluster != nil && len(cfg.Cluster.Seeds) == 0 {
+		// The seeds are the caller's: check the rest with a placeholder.
+		cc := *cfg.Cluster
+		cc.Seeds = []engine.Endpoint{{Host: "seed.invalid", Port: 1}}
+		cfg.Cluster = &cc
+	}
+	if err := cfg.Validate(); err != nil {
 		return fieldErr("engine", err.Error())
 	}
 	return nil

@@ -322,3 +322,40 @@ func TestCheckMachinesReportsRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestResolveCluster: UseCluster gives the engine a Cluster configuration with the refresh
+// period (60 s by default, none with NoTimeout) and the candidate budget; ClusterEngine adds the
+// seeds to a copy.
+func TestResolveCluster(t *testing.T) {
+	r, err := Resolve(Options{UseCluster: true, ConnectTimeout: 2 * time.Second, CommandTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Engine.Cluster
+	if c == nil || c.RefreshInterval != DefaultClusterTopologyRefreshInterval || c.CandidateTimeout != 5*time.Second || len(c.Seeds) != 0 ||
+		r.Options.ClusterTopologyRefreshInterval != DefaultClusterTopologyRefreshInterval {
+		t.Fatalf("cluster %+v, options %v", c, r.Options.ClusterTopologyRefreshInterval)
+	}
+	seeds := []engine.Endpoint{{Host: "a", Port: 7000}}
+	cfg := r.ClusterEngine(seeds)
+	if len(cfg.Cluster.Seeds) != 1 || cfg.Cluster.Seeds[0] != seeds[0] || len(r.Engine.Cluster.Seeds) != 0 {
+		t.Fatalf("seeds %v, resolved %v", cfg.Cluster.Seeds, r.Engine.Cluster.Seeds)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Resolve(Options{UseCluster: true, ClusterTopologyRefreshInterval: NoTimeout, CommandTimeout: NoTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Engine.Cluster; c.RefreshInterval != 0 || c.CandidateTimeout != 2*DefaultConnectTimeout {
+		t.Fatalf("cluster %+v", c)
+	}
+	if r, err := Resolve(Options{}); err != nil || r.Engine.Cluster != nil || r.Options.ClusterTopologyRefreshInterval != 0 {
+		t.Fatalf("standalone: %+v %v", r.Engine.Cluster, err)
+	}
+	var fe *FieldError
+	if _, err := Resolve(Options{ClusterTopologyRefreshInterval: time.Microsecond}); !errors.As(err, &fe) || fe.Field != "ClusterTopologyRefreshInterval" {
+		t.Fatalf("sub-millisecond refresh: %v", err)
+	}
+}

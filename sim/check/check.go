@@ -64,8 +64,15 @@ func violation(name string, at time.Duration, msg string) Violation {
 }
 
 // NoReplay checks that no command is ever sent twice and that every command id appears at most
-// once in the nodes' apply logs (DESIGN checker 1).
+// once in the nodes' apply logs (DESIGN checker 1). A command may be written again only after a
+// node answered its previous write with a reply that proves it did not run (DESIGN contract 7:
+// MOVED, ASK, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY, LOADING), as a Cluster client's
+// redirects do.
 type NoReplay struct{}
+
+// notExecutedCodes are the error codes that prove a command did not run.
+var notExecutedCodes = map[string]bool{"MOVED": true, "ASK": true, "TRYAGAIN": true, "CLUSTERDOWN": true,
+	"MASTERDOWN": true, "READONLY": true, "LOADING": true}
 
 // Name implements Checker.
 func (NoReplay) Name() string { return CheckNoReplay }
@@ -73,12 +80,26 @@ func (NoReplay) Name() string { return CheckNoReplay }
 // Check implements Checker.
 func (NoReplay) Check(r *record.Result) []Violation {
 	var out []Violation
+	// rejections are the times at which nodes answered a command with a not-executed proof.
+	rejections := map[uint64][]time.Duration{}
+	for _, s := range r.Served {
+		if notExecutedCodes[s.Code] {
+			rejections[s.CmdID] = append(rejections[s.CmdID], s.At)
+		}
+	}
+	rejectedSince := func(id uint64, from, to time.Duration) bool {
+		for _, at := range rejections[id] {
+			if at >= from && at <= to {
+				return true
+			}
+		}
+		return false
+	}
 	sent := map[uint64]record.Send{}
 	for _, s := range r.Sends {
-		if first, ok := sent[s.CmdID]; ok {
+		if prev, ok := sent[s.CmdID]; ok && !rejectedSince(s.CmdID, prev.At, s.At) {
 			out = append(out, violation(CheckNoReplay, s.At, "command "+u(s.CmdID)+" written again on conn "+
-				u(uint64(s.Conn))+" after conn "+u(uint64(first.Conn))+" at "+first.At.String()))
-			continue
+				u(uint64(s.Conn))+" after conn "+u(uint64(prev.Conn))+" at "+prev.At.String()+", with no reply proving it did not run"))
 		}
 		sent[s.CmdID] = s
 	}
@@ -182,9 +203,24 @@ func (Pairing) Check(r *record.Result) []Violation {
 		send record.Send
 		op   *record.Op
 	}
+	// A command written again after a redirect (no-replay checks that a reply proved it did not
+	// run) completes with its last write's reply: the earlier writes were answered then. When
+	// even the last write was answered with such a proof, the command completes later with its
+	// first rejection (its node could not be reached again, or its budget was spent), not by
+	// pairing: it is left out of the FIFO order.
+	last := map[uint64]int{}
+	for i, s := range r.Sends {
+		last[s.CmdID] = i
+	}
+	rejectedLast := map[uint64]bool{}
+	for _, s := range r.Served {
+		if i, ok := last[s.CmdID]; ok && s.At >= r.Sends[i].At {
+			rejectedLast[s.CmdID] = notExecutedCodes[s.Code]
+		}
+	}
 	byConn := map[fsm.ConnID][]entry{}
-	for _, s := range r.Sends {
-		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK {
+	for i, s := range r.Sends {
+		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK && last[s.CmdID] == i && !rejectedLast[s.CmdID] {
 			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
 		}
 	}

@@ -89,17 +89,19 @@ func (c Policy) Check(r *record.Result) []Violation {
 		lifetimeTimers := c.Lifetime && !routesTo(st.Effects, fsm.SlotScheduled)
 		rests := routesTo(st.Effects, fsm.SlotResting)
 		for _, f := range st.Effects {
-			if f.Machine != fsm.MachineMux {
+			if f.Machine != fsm.MachineMux && f.Machine != fsm.MachineNodeMux {
 				// Dedicated rents and pub/sub episodes have their own checkers.
 				continue
 			}
+			// A Cluster node's command slots are tracked per node.
+			k := slotKey(f.Node, f.Slot)
 			switch f.Kind {
 			case fsm.ArmTimer:
 				if c.Policy == nil && !lifetimeTimers && !rests {
 					out = append(out, violation(CheckPolicy, at, "a delay was scheduled without a reconnect policy"))
 				}
 			case fsm.Route:
-				s := track(f.Slot)
+				s := track(k)
 				s.state = f.State
 				if f.State == fsm.SlotReady {
 					s.everReady = true
@@ -116,24 +118,25 @@ func (c Policy) Check(r *record.Result) []Violation {
 				if l.Source != fsm.SourceCommand || l.Slot < 0 || l.Recycle != fsm.RecycleNone {
 					continue
 				}
-				s := track(l.Slot)
+				k = slotKey(f.Node, l.Slot)
+				s := track(k)
 				switch {
 				case l.SourceState == fsm.SourceConnected:
 					s.lastAttempt = 0
 				case l.Scheduled:
 					if s.exhausted {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" scheduled attempt "+itoa(l.Attempt)+" after exhaustion"))
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" scheduled attempt "+itoa(l.Attempt)+" after exhaustion"))
 					}
 					if want := s.lastAttempt + 1; l.Attempt != want {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)))
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)))
 					}
 					if c.Policy != nil && c.Policy.MaxAttempts > 0 && l.Attempt > c.Policy.MaxAttempts {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" attempt "+itoa(l.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(l.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
 					}
 					if c.Policy != nil {
 						lo, hi := Band(c.Policy, l.Attempt)
 						if l.NextDelay < lo || l.NextDelay > hi {
-							out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" attempt "+itoa(l.Attempt)+" delay "+
+							out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(l.Attempt)+" delay "+
 								l.NextDelay.String()+" outside ["+lo.String()+", "+hi.String()+"]"))
 						}
 					}
@@ -142,51 +145,51 @@ func (c Policy) Check(r *record.Result) []Violation {
 				case l.Exhausted:
 					s.exhausted = true
 					if c.Policy == nil || c.Policy.MaxAttempts == 0 || l.Attempt != c.Policy.MaxAttempts {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(l.Slot)+" exhausted at attempt "+itoa(l.Attempt)))
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" exhausted at attempt "+itoa(l.Attempt)))
 					}
 				}
 			case fsm.Dial:
-				s := track(f.Slot)
-				connSlot[f.Conn] = f.Slot
+				s := track(k)
+				connSlot[f.Conn] = k
 				if s.state != fsm.SlotReady && f.Attempt == 0 && s.restFailures > 0 {
 					if rest := noPolicyWait(s.restFailures); at-s.failedAt < rest {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed "+(at-s.failedAt).String()+
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed "+(at-s.failedAt).String()+
 							" after its failure "+itoa(s.restFailures)+" in a row; attempts no policy governs are spaced by "+rest.String()))
 					}
 				}
 				if s.exhausted {
-					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed after exhaustion"))
+					out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed after exhaustion"))
 				}
 				if s.dialing != 0 {
-					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" started a second attempt while one was in flight"))
+					out = append(out, violation(CheckPolicy, at, slotName(k)+" started a second attempt while one was in flight"))
 				}
 				s.dialing = f.Conn
 				if c.Policy == nil && f.Attempt != 0 {
 					out = append(out, violation(CheckPolicy, at, "attempt number "+itoa(f.Attempt)+" without a policy"))
 				}
 				if c.Policy != nil && c.Policy.MaxAttempts > 0 && f.Attempt > c.Policy.MaxAttempts {
-					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed attempt "+itoa(f.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
+					out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed attempt "+itoa(f.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
 				}
 				if s.scheduled {
 					waited := at - s.scheduledAt
 					lag := loopLag(r)
 					if f.Attempt != s.scheduledAttempt {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
 					}
 					if waited < s.scheduledDelay || waited > s.scheduledDelay+lag {
-						out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
+						out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
 							", scheduled delay was "+s.scheduledDelay.String()))
 					}
 					if c.Policy != nil {
 						lo, hi := Band(c.Policy, f.Attempt)
 						if waited < lo || waited > hi+lag {
-							out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
+							out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
 								" outside ["+lo.String()+", "+hi.String()+"]"))
 						}
 					}
 					s.scheduled = false
 				} else if c.Policy != nil && f.Attempt > 0 {
-					out = append(out, violation(CheckPolicy, at, "slot "+itoa(f.Slot)+" dialed policy attempt "+itoa(f.Attempt)+" without scheduling it"))
+					out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed policy attempt "+itoa(f.Attempt)+" without scheduling it"))
 				}
 			}
 		}
@@ -194,11 +197,23 @@ func (c Policy) Check(r *record.Result) []Violation {
 	return out
 }
 
+// slotKey identifies a command slot: the standalone slots by their index, a Cluster node's
+// slots by node and index.
+func slotKey(node uint32, slot int) int { return int(node)<<16 | slot }
+
+// slotName names a slot in violations: "slot 2", or "node 3 slot 2".
+func slotName(k int) string {
+	if node := k >> 16; node != 0 {
+		return "node " + itoa(node) + " slot " + itoa(k&0xffff)
+	}
+	return "slot " + itoa(k)
+}
+
 // routesTo reports whether a step's effects route a command slot to state: scheduled marks a
 // reconnect delay, resting the rest that follows an attempt no policy governed.
 func routesTo(effects []fsm.Effect, state fsm.SlotState) bool {
 	for i := range effects {
-		if f := &effects[i]; f.Kind == fsm.Route && f.Machine == fsm.MachineMux && f.State == state {
+		if f := &effects[i]; f.Kind == fsm.Route && (f.Machine == fsm.MachineMux || f.Machine == fsm.MachineNodeMux) && f.State == state {
 			return true
 		}
 	}

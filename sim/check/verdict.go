@@ -48,6 +48,9 @@ func Checkers(r *record.Result) []Checker {
 		CheckPubSubExhaustion:    PubSubExhaustion{},
 		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
 		CheckExpectPubSub:        expectPubSub{},
+		// Cluster (dials.go, retired.go).
+		CheckDials:   Dials{},
+		CheckRetired: retiredFor(sc),
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
@@ -61,6 +64,9 @@ func Checkers(r *record.Result) []Checker {
 	switch {
 	case inv.IsZero() || inv.All:
 		names = append(names, AllInvariants...)
+		if sc.IsCluster() {
+			names = append(names, CheckRetired)
+		}
 	default:
 		names = append(names, inv.Names...)
 	}
@@ -84,6 +90,9 @@ func Checkers(r *record.Result) []Checker {
 	}
 	if sc.Expect.PubSub != nil {
 		names = append(names, CheckExpectPubSub)
+	}
+	if dialsSelected(sc) {
+		names = append(names, CheckDials)
 	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}

@@ -116,6 +116,8 @@ type Node struct {
 	lists nodeLists
 	// ps are the connections' pub/sub subscriptions (pubsub.go).
 	ps nodePubSub
+	// cl is the node's membership of a simulated Cluster (cluster.go), or nil.
+	cl *member
 
 	args    [][]byte
 	out     []byte
@@ -137,6 +139,8 @@ type Conn struct {
 	blocked *blockedClient
 	// tx is the connection's WATCH/MULTI state, or nil.
 	tx *txState
+	// asking: the connection sent ASKING, which lets its next command into an importing slot.
+	asking bool
 }
 
 // Session is a connection's protocol, authentication, database and name, as its commands set
@@ -373,6 +377,9 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 		n.reply(c, replyNoAuth)
 		return
 	}
+	if n.cl != nil && n.clusterIntercept(c, cmd, known) {
+		return
+	}
 	if n.intercept(c, cmd, known, id, afterHandshake) {
 		return
 	}
@@ -590,7 +597,7 @@ func (n *Node) hello(c *Conn, args [][]byte) {
 		resp.BulkString("version"), resp.BulkString(nodeVersion),
 		resp.BulkString("proto"), resp.Int(int64(proto)),
 		resp.BulkString("id"), resp.Int(int64(c.id)),
-		resp.BulkString("mode"), resp.BulkString("standalone"),
+		resp.BulkString("mode"), resp.BulkString(n.mode()),
 		resp.BulkString("role"), resp.BulkString("master"),
 		resp.BulkString("modules"), resp.ArrayOf(),
 	))

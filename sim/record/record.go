@@ -47,6 +47,8 @@ type Result struct {
 	Dedicated []DedicatedOp
 	// PubSub is what the pub/sub workload and the nodes recorded, or nil without one.
 	PubSub *PubSubRecords
+	// Dials are the client's connection attempts, in time order (dials.go).
+	Dials []Dial
 }
 
 // OpOutcome is how a workload operation ended, as its caller saw it.
@@ -147,6 +149,8 @@ type ReplyRecord struct {
 	Conn   fsm.ConnID
 	At     time.Duration
 	Digest uint64
+	// Code is the error code of a simple error reply ("MOVED", "ASK", "ERR"), empty otherwise.
+	Code string
 }
 
 // Step is one engine step: the stamped event and the effects the machine produced.

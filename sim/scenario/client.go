@@ -34,6 +34,9 @@ func (c *Client) options() config.Options {
 		ConnectionMaxLifetime:       c.ConnectionMaxLifetime,
 		ConnectionMaxLifetimeJitter: c.ConnectionMaxLifetimeJitter,
 		MaxWaiters:                  c.MaxWaiters,
+
+		UseCluster:                     c.UseCluster,
+		ClusterTopologyRefreshInterval: c.ClusterTopologyRefreshInterval,
 	}
 	switch c.Protocol {
 	case "", ProtocolAuto:
@@ -63,6 +66,7 @@ func (c *Client) setOptions(o *config.Options) {
 	c.ConnectionIdleReadTimeout, c.GatheredWriteStallTimeout = o.ConnectionIdleReadTimeout, o.GatheredWriteStallTimeout
 	c.ConnectionMaxLifetime, c.ConnectionMaxLifetimeJitter = o.ConnectionMaxLifetime, o.ConnectionMaxLifetimeJitter
 	c.MaxWaiters = o.MaxWaiters
+	c.UseCluster, c.ClusterTopologyRefreshInterval = o.UseCluster, o.ClusterTopologyRefreshInterval
 	p := o.DedicatedPool
 	c.DedicatedPool = &DedicatedPoolSpec{MinimumSize: p.MinimumSize, MaximumSize: p.MaximumSize,
 		MaximumIdle: p.MaximumIdle, IdleTimeout: p.IdleTimeout}
@@ -93,7 +97,7 @@ func (sc *Scenario) EngineConfig() engine.Config {
 	if err != nil {
 		panic("sim: EngineConfig of an invalid scenario: " + err.Error())
 	}
-	cfg := r.Engine
+	cfg := r.ClusterEngine(sc.clusterSeeds())
 	cfg.Endpoint = engine.Endpoint{Host: sc.Topology.Nodes[0].ID, Port: NodePort}
 	cfg.JournalSize = -1
 	return cfg

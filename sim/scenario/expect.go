@@ -21,6 +21,8 @@ type Expect struct {
 	Dedicated *DedicatedExpect `yaml:"dedicated,omitempty"`
 	// PubSub asserts the pub/sub episodes and subscribers (checked by expect-pubsub).
 	PubSub *PubSubExpect `yaml:"pubsub,omitempty"`
+	// Dials bounds the dials to endpoints in windows of time (checked by dials; cluster.go).
+	Dials []DialExpect `yaml:"dials,omitempty"`
 }
 
 // EventExpect asserts the recovery lifecycle of one slot.

@@ -149,11 +149,13 @@ type Fault struct {
 	SubscribeError *SubscribeErrorFault `yaml:"subscribe_error,omitempty"`
 	// Push makes a node send unsolicited RESP3 pushes between its replies.
 	Push *PushFault `yaml:"push,omitempty"`
+	// Cluster changes a simulated Redis Cluster (cluster.go).
+	Cluster *ClusterFault `yaml:"cluster,omitempty"`
 }
 
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
-	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push"}
+	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "cluster"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -169,7 +171,7 @@ func (f *Fault) kinds() []string {
 	var out []string
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
-		f.Pause != nil, f.SubscribeError != nil, f.Push != nil}
+		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.Cluster != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])

@@ -46,6 +46,10 @@ const (
 	// PlantPubSubKeepAfterExhaustion ignores one exhaustion end, leaving that episode's
 	// subscriptions open although their recovery gave up (caught by pubsub-exhaustion).
 	PlantPubSubKeepAfterExhaustion Plant = "pubsub-keep-after-exhaustion"
+	// PlantDialDeparted reports, beside every dial of the client after a Cluster node was
+	// replaced, a dial to the replaced node's address: the incident's client, which kept
+	// dialing departed nodes (caught by dials).
+	PlantDialDeparted Plant = "dial-departed"
 )
 
 // Plants in the code both runtimes share (netio/wire, the engine's caller logic and grant),
@@ -66,7 +70,7 @@ const (
 var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, PlantLoseReply,
 	PlantStaleRead, PlantDoubleComplete, PlantEarlyCommand, PlantDeadAfterHeal,
 	PlantRetryPermanent, PlantReRent, PlantResendBlocking, PlantUseAfterReturn,
-	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion,
+	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion, PlantDialDeparted,
 	PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand, PlantAckToWrongBatch,
 	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply}
 

@@ -19,6 +19,7 @@ func (sc *Scenario) applyDefaults() {
 	if sc.Network.Latency == 0 {
 		sc.Network.Latency = DefaultLatency
 	}
+	sc.applyClusterDefaults()
 	sc.applyClientDefaults()
 	w := &sc.Workload
 	if w.Callers > 0 {
@@ -30,6 +31,9 @@ func (sc *Scenario) applyDefaults() {
 		}
 		if w.Mix.total() == 0 && w.Mix == (Mix{}) {
 			w.Mix = Mix{Get: 50, Set: 30, Del: 5, Incr: 10, MGet: 3, MSet: 2}
+			if sc.IsCluster() {
+				w.Mix = Mix{Get: 50, Set: 35, Del: 5, Incr: 10}
+			}
 		}
 		if w.Stop == 0 {
 			w.Stop = sc.Duration
@@ -148,6 +152,8 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 		case f.Push != nil:
 			fix(f.Push.For, forDraw)
 			f.Push.Every = f.Push.Every.resolve(extraDraw)
+		case f.Cluster != nil:
+			f.Cluster.resolve(forDraw, afterDraw)
 		}
 	}
 	return out, nil

@@ -69,10 +69,13 @@ const (
 
 // Topology describes the simulated servers.
 type Topology struct {
-	// Kind is the topology: "standalone" (default; exactly one node).
+	// Kind is the topology: "standalone" (default; exactly one node) or "cluster" (shards of
+	// Nodes, see ClusterSpec).
 	Kind string `yaml:"kind"`
 	// Nodes are the simulated Redis nodes. Default: one node with id "r1".
 	Nodes []NodeSpec `yaml:"nodes"`
+	// Cluster describes the shards of a "cluster" topology (cluster.go).
+	Cluster *ClusterSpec `yaml:"cluster,omitempty"`
 }
 
 // NodeSpec describes one simulated Redis node.
@@ -204,6 +207,12 @@ type Client struct {
 	// DedicatedPool bounds the dedicated-connection pool; omitted means the client's defaults
 	// (no total limit, four idle, no timed retirement).
 	DedicatedPool *DedicatedPoolSpec `yaml:"dedicated_pool,omitempty"`
+	// UseCluster makes the client a Redis Cluster client, whose seeds are the cluster
+	// topology's (see ClusterSpec). It requires topology.kind cluster, which sets it by default.
+	UseCluster bool `yaml:"use_cluster,omitempty"`
+	// ClusterTopologyRefreshInterval is the period of the Cluster topology refresh (default 60s
+	// with use_cluster; -1ns, client.NoTimeout, disables the periodic timer only).
+	ClusterTopologyRefreshInterval time.Duration `yaml:"cluster_topology_refresh_interval,omitempty"`
 }
 
 // PolicySpec is the YAML form of fsm.Policy (client.ReconnectPolicy), field for field. Its zero

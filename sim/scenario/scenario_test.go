@@ -196,7 +196,9 @@ func TestScenarioErrors(t *testing.T) {
 		{"bad bounds", head + "expect: {outcomes: {ok: {min: 5, max: 2}}}\n", "expect.outcomes.ok.max", "below min"},
 		{"bad invariants", head + "expect: {invariants: some}\n", "expect.invariants", "all"},
 		{"two nodes", head + "topology: {nodes: [{id: a}, {id: b}]}\n", "topology.nodes", "exactly one"},
-		{"cluster", head + "topology: {kind: cluster}\n", "topology.kind", "unsupported"},
+		{"kind", head + "topology: {kind: sentinel}\n", "topology.kind", "unsupported"},
+		{"cluster without shards", head + "topology: {kind: cluster}\n", "topology.cluster", "required"},
+		{"use_cluster standalone", head + "client: {use_cluster: true}\n", "client.use_cluster", "cluster topology"},
 		{"not yaml", "name: [x\n", "", "invalid YAML"},
 	}
 	for _, tc := range cases {

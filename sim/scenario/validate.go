@@ -66,11 +66,15 @@ func (sc *Scenario) Validate() error {
 
 func (sc *Scenario) validateTopology() error {
 	t := &sc.Topology
-	if t.Kind != TopologyStandalone {
-		return fieldErr("topology.kind", "unsupported kind "+strconv.Quote(t.Kind)+" (want standalone)")
-	}
-	if len(t.Nodes) != 1 {
+	switch {
+	case t.Kind != TopologyStandalone && t.Kind != TopologyCluster:
+		return fieldErr("topology.kind", "unsupported kind "+strconv.Quote(t.Kind)+" (want standalone or cluster)")
+	case t.Kind == TopologyStandalone && len(t.Nodes) != 1:
 		return fieldErr("topology.nodes", "a standalone topology has exactly one node")
+	case t.Kind == TopologyStandalone && t.Cluster != nil:
+		return fieldErr("topology.cluster", "needs kind cluster")
+	case t.Kind == TopologyStandalone && sc.Client.UseCluster:
+		return fieldErr("client.use_cluster", "needs a cluster topology")
 	}
 	seen := map[string]bool{}
 	for i, n := range t.Nodes {
@@ -82,6 +86,9 @@ func (sc *Scenario) validateTopology() error {
 			return fieldErr(f, "duplicate node id "+strconv.Quote(n.ID))
 		}
 		seen[n.ID] = true
+	}
+	if t.Kind == TopologyCluster {
+		return sc.validateCluster()
 	}
 	return nil
 }
@@ -95,6 +102,8 @@ func (sc *Scenario) validateTarget(field string, t *Target, slotAllowed bool) er
 		return fieldErr(field, "needs a target: node or client_slot")
 	case !hasNode && !hasSlot:
 		return fieldErr(field+".node", "is required")
+	case hasSlot && sc.IsCluster():
+		return fieldErr(field+".client_slot", "a Cluster client's slots are per node: target a node")
 	case hasSlot && !slotAllowed:
 		return fieldErr(field+".client_slot", "this fault targets a node only")
 	case hasSlot && (*t.ClientSlot < 0 || *t.ClientSlot >= sc.Client.Connections):
@@ -206,6 +215,8 @@ func (sc *Scenario) validateFault(i int) error {
 			every = fieldErr(field+".every", "must be at least 1ms")
 		}
 		return firstError(target(x.Target, true), every, span("for", x.For))
+	case f.Cluster != nil:
+		return sc.validateClusterFault(field, f.Cluster)
 	}
 	return nil
 }
@@ -402,6 +413,9 @@ var endWords = map[string]bool{"unsubscribed": true, "closed": true, "reconnect-
 
 func (sc *Scenario) validateExpect() error {
 	e := &sc.Expect
+	if err := sc.validateDials(); err != nil {
+		return err
+	}
 	for i, ev := range e.Events {
 		f := "expect.events[" + strconv.Itoa(i) + "]"
 		if ev.Slot < 0 || ev.Slot >= sc.Client.Connections {
