@@ -436,9 +436,18 @@ func (sc *Scenario) validateExpect() error {
 			return fieldErr("expect.liveness.within", "must be positive")
 		}
 	}
+	for i, name := range e.Invariants.Names {
+		if err := sc.validateCheckerName("expect.invariants["+strconv.Itoa(i)+"]", name); err != nil {
+			return err
+		}
+	}
 	for i, name := range e.Fail {
+		f := "expect.fail[" + strconv.Itoa(i) + "]"
 		if strings.TrimSpace(name) == "" {
-			return fieldErr("expect.fail["+strconv.Itoa(i)+"]", "must name a checker")
+			return fieldErr(f, "must name a checker")
+		}
+		if err := sc.validateCheckerName(f, name); err != nil {
+			return err
 		}
 	}
 	return nil
