@@ -26,6 +26,10 @@ type faultState struct {
 	// pending: a triggered fault waits for its target's next connection.
 	pending bool
 
+	// stopAt is when a windowed fault ends, if stops.
+	stopAt time.Duration
+	stops  bool
+
 	started, ended bool
 	window         record.Window
 }
@@ -81,10 +85,16 @@ func (w *world) buildFaults() {
 			fs.node = w.serverByHost(t.Node)
 		}
 		w.faults = append(w.faults, fs)
-		at := f.At.Value()
-		w.k.schedule(at, fs, faultStart)
+		w.k.schedule(f.At.Value(), fs, faultStart)
 		if span != nil {
-			w.k.schedule(at+span.Value(), fs, faultStop)
+			fs.stopAt, fs.stops = f.At.Value()+span.Value(), true
+		}
+	}
+	// Stops are scheduled after every start, so that at one instant the windows starting run
+	// before the windows ending: touching windows on one target compose without a gap.
+	for _, fs := range w.faults {
+		if fs.stops {
+			w.k.schedule(fs.stopAt, fs, faultStop)
 		}
 	}
 }
@@ -135,11 +145,11 @@ func (fs *faultState) start() {
 	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error":
 		w.active = append(w.active, fs)
 	case "pause":
-		fs.node.Pause()
+		fs.node.holdPause(+1)
 	case "push":
 		fs.pushTick()
 	case "kill":
-		fs.node.Kill()
+		fs.node.holdKill(+1)
 	case "drop":
 		for _, c := range fs.targets() {
 			c.Reset("drop")
@@ -183,9 +193,39 @@ func (fs *faultState) stop() {
 			}
 		}
 	case "pause":
-		fs.node.Resume()
+		fs.node.holdPause(-1)
 	case "kill":
-		fs.node.Restart()
+		fs.node.holdKill(-1)
+	}
+}
+
+// holdKill takes (+1) or releases (-1) one kill window on s. The first kill resets every
+// connection; the node restarts only when the last kill window ends, and is paused again then if
+// a pause window still holds it.
+func (s *server) holdKill(d int) {
+	s.kills += d
+	switch {
+	case d > 0 && s.kills == 1:
+		s.Kill()
+	case d < 0 && s.kills == 0:
+		s.Restart()
+		if s.pauses > 0 {
+			s.Pause()
+		}
+	}
+}
+
+// holdPause takes (+1) or releases (-1) one pause window on s. The node is paused while any
+// pause window holds it and resumes when the last one ends, unless a kill still holds it down
+// (a dead node has nothing to resume; it comes back paused if a pause outlives the kill).
+func (s *server) holdPause(d int) {
+	s.pauses += d
+	switch {
+	case s.kills > 0:
+	case d > 0 && s.pauses == 1:
+		s.Pause()
+	case d < 0 && s.pauses == 0:
+		s.Resume()
 	}
 }
 

@@ -16,6 +16,10 @@ type server struct {
 	w *world
 	// loseFault is a node-targeted lose-reply fault waiting for the next application command.
 	loseFault *faultState
+	// kills and pauses count the kill and pause windows holding the node now: windows on one
+	// node compose as a union, so it is down while any kill holds it, and runs only when no
+	// window holds it (holdKill, holdPause).
+	kills, pauses int
 }
 
 var _ node.Env = (*server)(nil)
