@@ -18,6 +18,9 @@ func (sc *Scenario) Validate() error {
 	case sc.Duration <= 0:
 		return fieldErr("duration", "must be positive")
 	}
+	if err := sc.validateBounds(); err != nil {
+		return err
+	}
 	if err := sc.validateTopology(); err != nil {
 		return err
 	}
