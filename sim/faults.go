@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/respire-go/respire/sim/record"
@@ -160,7 +161,7 @@ func (fs *faultState) start() {
 			fs.arm(c)
 		}
 		if fs.armed == 0 {
-			fs.pending = true
+			fs.setPending(true)
 		}
 	case "lose_reply":
 		if fs.node != nil {
@@ -169,7 +170,7 @@ func (fs *faultState) start() {
 		} else if cs := fs.targets(); len(cs) > 0 {
 			fs.arm(cs[0])
 		} else {
-			fs.pending = true
+			fs.setPending(true)
 		}
 	}
 }
@@ -236,7 +237,7 @@ func (fs *faultState) finish() {
 	}
 	w := fs.w
 	fs.ended = true
-	fs.pending = false
+	fs.setPending(false)
 	fs.window.To = w.k.now
 	w.openFaults--
 	w.endedFaults++
@@ -278,17 +279,39 @@ func (fs *faultState) arm(c *simConn) {
 		c.loseFault = fs
 	}
 	fs.armed++
-	fs.pending = false
+	fs.setPending(false)
 	fs.w.tr.End(fs.w.tr.Begin("fault armed").Uint("fault", uint64(fs.idx)).Uint("conn", uint64(c.id)))
 }
 
 // armPending arms the triggered faults waiting for a connection of c's target (c was just
 // accepted by its node).
 func (w *world) armPending(c *simConn) {
-	for _, fs := range w.faults {
+	for i := 0; i < len(w.pendingFaults); i++ {
+		fs := w.pendingFaults[i]
 		if fs.pending && !fs.ended && fs.matches(c) {
-			fs.arm(c)
+			fs.arm(c) // removes fs from the list
+			if i < len(w.pendingFaults) && w.pendingFaults[i] != fs {
+				i--
+			}
 		}
+	}
+}
+
+// setPending marks whether the triggered fault waits for its target's next connection. The
+// waiting faults are also kept in w.pendingFaults, in scenario order, so that an accept visits
+// only them instead of the whole timeline.
+func (fs *faultState) setPending(p bool) {
+	if fs.pending == p {
+		return
+	}
+	fs.pending = p
+	w := fs.w
+	i, found := slices.BinarySearchFunc(w.pendingFaults, fs.idx, func(x *faultState, idx int) int { return x.idx - idx })
+	switch {
+	case p && !found:
+		w.pendingFaults = slices.Insert(w.pendingFaults, i, fs)
+	case !p && found:
+		w.pendingFaults = slices.Delete(w.pendingFaults, i, i+1)
 	}
 }
 
@@ -302,7 +325,7 @@ func (w *world) releaseArms(c *simConn) {
 		fs.armed--
 		if fs.armed <= 0 && !fs.ended {
 			fs.armed = 0
-			fs.pending = true
+			fs.setPending(true)
 		}
 	}
 	c.dropFault, c.loseFault = nil, nil

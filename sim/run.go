@@ -81,11 +81,13 @@ type world struct {
 	// cfg is the client section resolved by the client's resolver (engine/config).
 	cfg config.Resolved
 
-	faults      []*faultState
-	active      []*faultState
-	openFaults  int
-	endedFaults int
-	healed      bool
+	faults []*faultState
+	active []*faultState
+	// pendingFaults are the triggered faults waiting for a connection, in scenario order.
+	pendingFaults []*faultState
+	openFaults    int
+	endedFaults   int
+	healed        bool
 
 	// conns are the connections not yet closed on both sides, in open order.
 	conns []*simConn
