@@ -111,9 +111,23 @@ func (sc *Scenario) validateBounds() error {
 			return fieldErr(b.field, "must be at most "+b.text)
 		}
 	}
+	total := 0
 	for i := range sc.Faults {
 		f := &sc.Faults[i]
 		base := "faults[" + strconv.Itoa(i) + "]"
+		total++
+		if f.Every != nil && f.Every.Min > 0 && f.At.Min < sc.Duration {
+			// The most starts the entry can expand to: Count, or one per cycle until the end.
+			reps := int64((sc.Duration-f.At.Min-1)/f.Every.Min) + 1
+			if f.Count > 0 {
+				reps = min(reps, int64(f.Count))
+			}
+			if int64(total)+reps-1 > MaxFaults {
+				return fieldErr(base+".every", "repeats the fault up to "+strconv.FormatInt(reps, 10)+
+					" times: the timeline may hold at most "+strconv.Itoa(MaxFaults)+" faults in all")
+			}
+			total += int(reps) - 1
+		}
 		switch {
 		case f.Delay != nil && f.Delay.Extra.Max > MaxLatency:
 			return fieldErr(base+".delay.extra", "must be at most "+MaxLatency.String())

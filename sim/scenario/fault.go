@@ -119,6 +119,14 @@ type PushFault struct {
 type Fault struct {
 	// At is when the fault starts (a range "a..b" is resolved from the seed).
 	At TimeRange `yaml:"at"`
+	// Every repeats the fault: it starts again at At+Every, At+2*Every and so on, Count times in
+	// all, or until the end of the run when Count is zero. Resolve expands the repetitions into
+	// entries of their own, each drawing its ranges anew from the seed (a flapping node with a
+	// random downtime per cycle). At least 1ms.
+	Every *TimeRange `yaml:"every,omitempty"`
+	// Count is the number of starts of a repeated fault, the first included (zero: until the end
+	// of the run). Requires Every.
+	Count int `yaml:"count,omitempty"`
 	// Refuse refuses new connections of its target for its window (a refused connect: the peer
 	// answers with a reset).
 	Refuse *WindowFault `yaml:"refuse,omitempty"`

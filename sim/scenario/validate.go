@@ -147,6 +147,20 @@ func (sc *Scenario) validateFault(i int) error {
 	if f.At.Max >= sc.Duration {
 		return fieldErr(base+".at", "must be before the end of the run ("+sc.Duration.String()+")")
 	}
+	if f.Every != nil {
+		if err := validateSpan(base+".every", f.Every, true); err != nil {
+			return err
+		}
+		if f.Every.Min < time.Millisecond {
+			return fieldErr(base+".every", "must be at least 1ms")
+		}
+	}
+	switch {
+	case f.Count < 0:
+		return fieldErr(base+".count", "must not be negative")
+	case f.Count > 0 && f.Every == nil:
+		return fieldErr(base+".count", "repeats a fault: set every too")
+	}
 	field := base + "." + kinds[0]
 	span := func(name string, r *TimeRange) error { // an optional window: positive
 		if r == nil {
