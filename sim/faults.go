@@ -188,8 +188,13 @@ func (fs *faultState) stop() {
 	switch fs.kind {
 	case "blackhole":
 		for _, c := range append([]*simConn(nil), w.conns...) {
-			if fs.matches(c) && !w.held(c) {
+			if !fs.matches(c) {
+				continue
+			}
+			if !w.holds(c, true) {
 				c.up.heal()
+			}
+			if !w.holds(c, false) {
 				c.down.heal()
 			}
 		}
@@ -346,10 +351,11 @@ func (w *world) refusing(c *simConn) bool {
 	return false
 }
 
-// held reports whether c is black-holed.
-func (w *world) held(c *simConn) bool {
+// holds reports whether a black-hole holds c's packets going to the node (toNode) or to the
+// client.
+func (w *world) holds(c *simConn, toNode bool) bool {
 	for _, fs := range w.active {
-		if fs.kind == "blackhole" && fs.matches(c) {
+		if fs.kind == "blackhole" && fs.matches(c) && fs.f.Blackhole.Holds(toNode) {
 			return true
 		}
 	}

@@ -18,6 +18,38 @@ type WindowFault struct {
 	For *TimeRange `yaml:"for,omitempty"`
 }
 
+// Directions of a black-hole (BlackholeFault.Direction).
+const (
+	// DirectionBoth holds bytes and connects both ways (the default).
+	DirectionBoth = "both"
+	// DirectionToNode holds what the client sends (data and SYNs); replies still arrive.
+	DirectionToNode = "to_node"
+	// DirectionToClient holds what the node sends (replies and SYN-ACKs); commands still arrive.
+	DirectionToClient = "to_client"
+)
+
+// BlackholeFault holds the target's packets for its window, in both directions or one (a
+// one-way partition). Held bytes are delivered when it heals, and a held SYN or SYN-ACK is
+// retransmitted as TCP does (after 1s, then doubling) until the connect timeout.
+type BlackholeFault struct {
+	Target `yaml:",inline"`
+	// For is how long the fault lasts; omitted means until the end of the run.
+	For *TimeRange `yaml:"for,omitempty"`
+	// Direction is both (default), to_node or to_client.
+	Direction string `yaml:"direction,omitempty"`
+}
+
+// Holds reports whether the black-hole holds packets going to the node (toNode) or to the client.
+func (f *BlackholeFault) Holds(toNode bool) bool {
+	switch f.Direction {
+	case DirectionToNode:
+		return toNode
+	case DirectionToClient:
+		return !toNode
+	}
+	return true
+}
+
 // AcceptThenDropFault: during its window, every new connection of the target is accepted,
 // completes its handshake, and is dropped After later (default 0: as soon as it is ready).
 type AcceptThenDropFault struct {
@@ -141,10 +173,11 @@ type Fault struct {
 	// current or next connection, or any connection of the node) and lose its reply; that
 	// connection is then reset.
 	LoseReply *Target `yaml:"lose_reply,omitempty"`
-	// Blackhole makes the target half-open for its window: bytes in both directions stop
+	// Blackhole makes the target half-open for its window: bytes in both directions (or in
+	// the one its Direction names) stop
 	// arriving, with no reset; new connects hang until the connect timeout. When it heals, the
 	// held bytes are delivered (as TCP retransmission would), so the stream stays intact.
-	Blackhole *WindowFault `yaml:"blackhole,omitempty"`
+	Blackhole *BlackholeFault `yaml:"blackhole,omitempty"`
 	// Delay adds latency to the target for its window.
 	Delay *DelayFault `yaml:"delay,omitempty"`
 	// Kill kills a node, optionally restarting it later with its dataset.

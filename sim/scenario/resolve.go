@@ -21,6 +21,11 @@ func (sc *Scenario) applyDefaults() {
 		sc.Network.Latency = DefaultLatency
 	}
 	sc.applyClientDefaults()
+	for i := range sc.Faults {
+		if b := sc.Faults[i].Blackhole; b != nil && b.Direction == "" {
+			b.Direction = DirectionBoth
+		}
+	}
 	w := &sc.Workload
 	if w.Callers > 0 {
 		if w.Keys == 0 {

@@ -173,7 +173,13 @@ func (sc *Scenario) validateFault(i int) error {
 	case f.Refuse != nil:
 		return firstError(target(f.Refuse.Target, true), span("for", f.Refuse.For))
 	case f.Blackhole != nil:
-		return firstError(target(f.Blackhole.Target, true), span("for", f.Blackhole.For))
+		var dir error
+		switch f.Blackhole.Direction {
+		case "", DirectionBoth, DirectionToNode, DirectionToClient:
+		default:
+			dir = fieldErr(field+".direction", "must be both, to_node or to_client, not "+strconv.Quote(f.Blackhole.Direction))
+		}
+		return firstError(target(f.Blackhole.Target, true), span("for", f.Blackhole.For), dir)
 	case f.AcceptThenDrop != nil:
 		x := f.AcceptThenDrop
 		var after error
