@@ -76,6 +76,8 @@ func (w *world) buildFaults() {
 		case f.SubscribeError != nil:
 			t, span = scenario.Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
 			fs.reply = f.SubscribeError.Reply
+		case f.CommandError != nil:
+			t, span = scenario.Target{Node: f.CommandError.Node}, f.CommandError.For
 		case f.Push != nil:
 			t, span = f.Push.Target, f.Push.For
 			fs.extra = f.Push.Every.Value()
@@ -143,7 +145,7 @@ func (fs *faultState) start() {
 	w.openFaults++
 	fs.traceLine("start")
 	switch fs.kind {
-	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error":
+	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error", "command_error":
 		w.active = append(w.active, fs)
 	case "pause":
 		fs.node.holdPause(+1)

@@ -70,6 +70,21 @@ func (s *server) HandshakeError() (string, bool) {
 	return "", false
 }
 
+// CommandError implements node.CommandFaults: the reply of the first active command_error
+// fault on the node that refuses the command.
+func (s *server) CommandError(name string, args [][]byte) (string, bool) {
+	for _, fs := range s.w.active {
+		if fs.kind == "command_error" && fs.node == s && fs.f.CommandError.Matches(name, args) {
+			if name == "" {
+				name = "unknown"
+			}
+			s.w.tr.End(s.w.tr.Begin("fault refused").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+			return fs.f.CommandError.Reply, true
+		}
+	}
+	return "", false
+}
+
 // SubscribeRefusal implements node.Env: the reply of a subscribe_error fault on the node that
 // refuses kind.
 func (s *server) SubscribeRefusal(kind fsm.TopicKind) (string, bool) {

@@ -117,6 +117,9 @@ type Node struct {
 	// ps are the connections' pub/sub subscriptions (pubsub.go).
 	ps nodePubSub
 
+	// cmdFaults is env's CommandFaults, or nil (commandfault.go).
+	cmdFaults CommandFaults
+
 	args    [][]byte
 	out     []byte
 	name    [24]byte
@@ -196,6 +199,7 @@ var (
 // shared with the run's other nodes.
 func New(id, password string, env Env, plants *Plants) *Node {
 	n := &Node{env: env, plants: plants, id: id, password: password}
+	n.cmdFaults, _ = env.(CommandFaults)
 	for i := range n.dbs {
 		n.dbs[i] = make(map[string]*entry)
 	}
@@ -371,6 +375,9 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 	canonical := cmd.name
 	if !c.Session.Authed && canonical != "AUTH" && canonical != "HELLO" {
 		n.reply(c, replyNoAuth)
+		return
+	}
+	if n.commandError(c, canonical) {
 		return
 	}
 	if n.intercept(c, cmd, known, id, afterHandshake) {

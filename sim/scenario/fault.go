@@ -190,11 +190,13 @@ type Fault struct {
 	SubscribeError *SubscribeErrorFault `yaml:"subscribe_error,omitempty"`
 	// Push makes a node send unsolicited RESP3 pushes between its replies.
 	Push *PushFault `yaml:"push,omitempty"`
+	// CommandError makes a node refuse the commands it names with an error reply.
+	CommandError *CommandErrorFault `yaml:"command_error,omitempty"`
 }
 
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
-	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push"}
+	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "command_error"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -210,7 +212,7 @@ func (f *Fault) kinds() []string {
 	var out []string
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
-		f.Pause != nil, f.SubscribeError != nil, f.Push != nil}
+		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.CommandError != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])

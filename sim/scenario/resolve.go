@@ -207,6 +207,8 @@ func resolveFault(f *Fault, p *rand.PCG, at time.Duration) {
 		fix(f.Pause.For, forDraw)
 	case f.SubscribeError != nil:
 		fix(f.SubscribeError.For, forDraw)
+	case f.CommandError != nil:
+		fix(f.CommandError.For, forDraw)
 	case f.Push != nil:
 		fix(f.Push.For, forDraw)
 		f.Push.Every = f.Push.Every.resolve(extraDraw)

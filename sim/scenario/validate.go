@@ -222,6 +222,9 @@ func (sc *Scenario) validateFault(i int) error {
 			reply = fieldErr(field+".reply", "must be an error reply starting with an upper-case code")
 		}
 		return firstError(target(Target{Node: x.Node}, false), kinds, reply, span("for", x.For))
+	case f.CommandError != nil:
+		x := f.CommandError
+		return firstError(target(Target{Node: x.Node}, false), x.validate(field), span("for", x.For))
 	case f.Push != nil:
 		x := f.Push
 		every := validateSpan(field+".every", &x.Every, true)
