@@ -58,6 +58,12 @@ func Checkers(r *record.Result) []Checker {
 	if sc.Expect.PubSub != nil {
 		names = append(names, CheckExpectPubSub)
 	}
+	if len(sc.Expect.During) > 0 {
+		names = append(names, CheckExpectDuring)
+	}
+	if len(sc.Expect.DialRate) > 0 {
+		names = append(names, CheckExpectDialRate)
+	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -121,6 +127,9 @@ func registry(r *record.Result) map[string]Checker {
 		CheckPubSubExhaustion:    PubSubExhaustion{},
 		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
 		CheckExpectPubSub:        expectPubSub{},
+		// Windowed expectations (dialrate.go).
+		CheckExpectDuring:   expectDuring{},
+		CheckExpectDialRate: expectDialRate{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After

@@ -27,3 +27,27 @@ func TestCommandErrorLoaderErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestWindowExpectErrors(t *testing.T) {
+	const head = "name: x\nduration: 1m\nexpect:\n"
+	cases := []struct{ name, expect, field, msg string }{
+		{"fixed window", "  during: [{window: 5s, outcomes: {ok: {min: 1}}}]\n", "expect.during[0].window", "range from..to"},
+		{"window after end", "  during: [{window: 2m..3m, outcomes: {ok: {min: 1}}}]\n", "expect.during[0].window", "before the end"},
+		{"empty window", "  during: [{window: 1s..2s}]\n", "expect.during[0]", "needs outcomes or dials"},
+		{"bad bounds", "  during: [{window: 1s..2s, outcomes: {ok: {min: 3, max: 1}}}]\n", "expect.during[0].outcomes.ok.max", "below min"},
+		{"unknown dial node", "  during: [{window: 1s..2s, dials: [{node: r9, max: 1}]}]\n", "expect.during[0].dials[0].node", "unknown node"},
+		{"dials without bound", "  during: [{window: 1s..2s, dials: [{node: r1}]}]\n", "expect.during[0].dials[0]", "min or max"},
+		{"rate without per", "  dial_rate: [{node: r1, max: 3}]\n", "expect.dial_rate[0].per", "positive"},
+		{"negative rate", "  dial_rate: [{max: -1, per: 1s}]\n", "expect.dial_rate[0].max", "negative"},
+		{"rate unknown node", "  dial_rate: [{node: x, max: 1, per: 1s}]\n", "expect.dial_rate[0].node", "unknown node"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(head + tc.expect))
+			var se *Error
+			if !errors.As(err, &se) || se.Field != tc.field || !strings.Contains(err.Error(), tc.msg) || se.Line != 4 {
+				t.Fatalf("got %v, want %s: ...%s (line 4)", err, tc.field, tc.msg)
+			}
+		})
+	}
+}

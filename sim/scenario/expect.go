@@ -21,6 +21,10 @@ type Expect struct {
 	Dedicated *DedicatedExpect `yaml:"dedicated,omitempty"`
 	// PubSub asserts the pub/sub episodes and subscribers (checked by expect-pubsub).
 	PubSub *PubSubExpect `yaml:"pubsub,omitempty"`
+	// During holds expectations limited to windows of virtual time (checked by expect-during).
+	During []WindowExpect `yaml:"during,omitempty"`
+	// DialRate bounds the rate of connection attempts per node (checked by expect-dial-rate).
+	DialRate []DialRateExpect `yaml:"dial_rate,omitempty"`
 }
 
 // EventExpect asserts the recovery lifecycle of one slot.

@@ -54,6 +54,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateExpect(); err != nil {
 		return err
 	}
+	if err := sc.validateWindows(); err != nil {
+		return err
+	}
 	for i, p := range sc.Plant {
 		if !slices.Contains(knownPlants, p) {
 			var names []string
