@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/respire-go/respire/sim"
 	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/report"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -57,14 +60,47 @@ func writeReport(sc *scenario.Scenario, seed uint64, wantHash, root string) (str
 	if err := os.WriteFile(filepath.Join(dir, "violations.txt"), []byte(b.String()), 0o644); err != nil {
 		return dir, err
 	}
-	if html, err := os.Create(filepath.Join(dir, "linearizability.html")); err == nil {
-		_ = check.WriteLinearizability(res, html)
-		html.Close()
+	if verdict != nil {
+		if err := writeFile(filepath.Join(dir, "report.html"), func(w io.Writer) error { return report.Write(w, res, verdict) }); err != nil {
+			return dir, err
+		}
+		if keys := failingKeys(verdict, res); len(keys) > 0 {
+			err := writeFile(filepath.Join(dir, "linearizability.html"), func(w io.Writer) error {
+				return check.WriteLinearizabilityKey(res, keys[0], w)
+			})
+			if err != nil {
+				return dir, err
+			}
+		}
 	}
 	if wantHash != "" && res.TraceHash != wantHash {
 		return dir, errors.New("rerun gave a different trace hash: the run is not deterministic")
 	}
 	return dir, nil
+}
+
+// failingKeys returns the keys whose history is not linearizable, when the linearizability
+// checker failed.
+func failingKeys(v *check.Verdict, res *record.Result) []string {
+	for _, x := range v.Violations {
+		if x.Checker == check.CheckLinearizable {
+			return check.IllegalKeys(res)
+		}
+	}
+	return nil
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeLines writes lines, one per line, through a buffer.
