@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // Verdict is the result of checking one run against its scenario.
@@ -136,7 +137,7 @@ func registry(r *record.Result) map[string]Checker {
 		if after == 0 {
 			after = r.HealedAt
 		}
-		byName[CheckLiveness] = Liveness{After: after, Within: l.Within}
+		byName[CheckLiveness] = Liveness{After: after, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand}
 	}
 	return byName
 }

@@ -81,7 +81,20 @@ type LivenessExpect struct {
 	After time.Duration `yaml:"after,omitempty"`
 	// Within is how soon after After an operation must succeed (positive).
 	Within time.Duration `yaml:"within"`
+	// From is what Within counts from: "heal" (the default: After) or "demand" (the first
+	// operation called at or after After). With demand, a quiet window after the heal is no
+	// failure: the client must converge within Within of the first command that needs it, and a
+	// run that asks nothing after the heal has nothing to judge.
+	From string `yaml:"from,omitempty"`
 }
+
+// Liveness origins (LivenessExpect.From).
+const (
+	// LivenessFromHeal counts the bound from After.
+	LivenessFromHeal = "heal"
+	// LivenessFromDemand counts it from the first operation called at or after After.
+	LivenessFromDemand = "demand"
+)
 
 // DedicatedExpect bounds the dedicated operations' outcomes (expect.dedicated), checked by
 // expect-dedicated.

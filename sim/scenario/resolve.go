@@ -21,6 +21,9 @@ func (sc *Scenario) applyDefaults() {
 		sc.Network.Latency = DefaultLatency
 	}
 	sc.applyClientDefaults()
+	if l := sc.Expect.Liveness; l != nil && l.From == "" {
+		l.From = LivenessFromHeal
+	}
 	for i := range sc.Faults {
 		if b := sc.Faults[i].Blackhole; b != nil && b.Direction == "" {
 			b.Direction = DirectionBoth

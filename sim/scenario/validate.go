@@ -464,6 +464,9 @@ func (sc *Scenario) validateExpect() error {
 		if l.Within <= 0 {
 			return fieldErr("expect.liveness.within", "must be positive")
 		}
+		if l.From != "" && l.From != LivenessFromHeal && l.From != LivenessFromDemand {
+			return fieldErr("expect.liveness.from", "must be heal or demand, not "+strconv.Quote(l.From))
+		}
 	}
 	for i, name := range e.Invariants.Names {
 		if err := sc.validateCheckerName("expect.invariants["+strconv.Itoa(i)+"]", name); err != nil {
