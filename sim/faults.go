@@ -153,6 +153,10 @@ func (fs *faultState) start() {
 		fs.pushTick()
 	case "kill":
 		fs.node.holdKill(+1)
+		if fs.f.Kill.LoseData {
+			fs.node.Wipe()
+			w.tr.End(w.tr.Begin("fault data-lost").Uint("fault", uint64(fs.idx)).Str("node", fs.node.ID()))
+		}
 	case "drop":
 		for _, c := range fs.targets() {
 			c.Reset("drop")

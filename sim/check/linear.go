@@ -275,7 +275,43 @@ func linearOps(r *record.Result) []porcupine.Operation {
 			add(linIn{kind: 'i', key: op.Keys[0]}, reply(0))
 		}
 	}
-	return ops
+	return append(ops, dataLosses(r, ops)...)
+}
+
+// dataLossClient is the porcupine client of the deletions that stand for lost datasets.
+const dataLossClient = 1 << 20
+
+// dataLosses returns, for each kill with lose_data that took place, a deletion of every key of
+// ops at the kill's instant, after the commands the node applied at that instant: the dataset
+// the node lost. Porcupine then judges reads after the restart against an empty dataset.
+func dataLosses(r *record.Result, ops []porcupine.Operation) []porcupine.Operation {
+	if r.Scenario == nil {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	var out []porcupine.Operation
+	for i := range r.Scenario.Faults {
+		k := r.Scenario.Faults[i].Kill
+		if k == nil || !k.LoseData || i >= len(r.Faults) || r.Faults[i].From >= r.End {
+			continue
+		}
+		if keys == nil {
+			for _, op := range ops {
+				if key := op.Input.(linIn).key; !seen[key] {
+					seen[key] = true
+					keys = append(keys, key)
+				}
+			}
+			sort.Strings(keys)
+		}
+		at := returnTick(r.Faults[i].From)
+		for _, key := range keys {
+			out = append(out, porcupine.Operation{ClientId: dataLossClient, Input: linIn{kind: 'd', key: key},
+				Output: linOut{unknown: true, applied: true}, Call: at, Return: at})
+		}
+	}
+	return out
 }
 
 func partitionByKey(ops []porcupine.Operation) [][]porcupine.Operation {

@@ -80,12 +80,17 @@ type DelayFault struct {
 }
 
 // KillFault kills a node: every connection to it is reset and new connects are refused until it
-// restarts. The node keeps its dataset across the restart, modelling persistence.
+// restarts. The node keeps its dataset across the restart, modelling persistence, unless
+// LoseData.
 type KillFault struct {
 	// Node is the node to kill.
 	Node string `yaml:"node"`
 	// RestartAfter is when the node restarts after the kill; omitted means never.
 	RestartAfter *TimeRange `yaml:"restart_after,omitempty"`
+	// LoseData makes the node lose its dataset at the kill, as a server without persistence
+	// does: it restarts empty. The linearizability checker counts the loss as a deletion of
+	// every key at the kill's instant.
+	LoseData bool `yaml:"lose_data,omitempty"`
 }
 
 // HandshakeErrorFault makes a node answer HELLO and AUTH with an error reply for its window.
