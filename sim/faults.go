@@ -78,6 +78,11 @@ func (w *world) buildFaults() {
 			fs.reply = f.SubscribeError.Reply
 		case f.CommandError != nil:
 			t, span = scenario.Target{Node: f.CommandError.Node}, f.CommandError.For
+		case f.SlowReply != nil:
+			t, span = scenario.Target{Node: f.SlowReply.Node}, f.SlowReply.For
+			fs.extra = f.SlowReply.Extra.Value()
+		case f.MalformedReply != nil:
+			t, span = scenario.Target{Node: f.MalformedReply.Node}, f.MalformedReply.For
 		case f.Push != nil:
 			t, span = f.Push.Target, f.Push.For
 			fs.extra = f.Push.Every.Value()
@@ -145,7 +150,8 @@ func (fs *faultState) start() {
 	w.openFaults++
 	fs.traceLine("start")
 	switch fs.kind {
-	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error", "command_error":
+	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error", "command_error",
+		"slow_reply", "malformed_reply":
 		w.active = append(w.active, fs)
 	case "pause":
 		fs.node.holdPause(+1)

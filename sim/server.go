@@ -85,6 +85,27 @@ func (s *server) CommandError(name string, args [][]byte) (string, bool) {
 	return "", false
 }
 
+// ReplyFault implements node.ReplyFaults: the busy time of the first active slow_reply fault
+// on the node that names the command, and whether a malformed_reply fault garbles its reply.
+func (s *server) ReplyFault(name string, args [][]byte) (time.Duration, bool) {
+	var slow time.Duration
+	malformed := false
+	for _, fs := range s.w.active {
+		if fs.node != s {
+			continue
+		}
+		switch {
+		case fs.kind == "slow_reply" && slow == 0 && fs.f.SlowReply.Matches(name, args):
+			slow = fs.extra
+			s.w.tr.End(s.w.tr.Begin("fault slow").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+		case fs.kind == "malformed_reply" && !malformed && fs.f.MalformedReply.Matches(name, args):
+			malformed = true
+			s.w.tr.End(s.w.tr.Begin("fault malformed").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+		}
+	}
+	return slow, malformed
+}
+
 // SubscribeRefusal implements node.Env: the reply of a subscribe_error fault on the node that
 // refuses kind.
 func (s *server) SubscribeRefusal(kind fsm.TopicKind) (string, bool) {

@@ -131,6 +131,8 @@ func (sc *Scenario) validateBounds() error {
 		switch {
 		case f.Delay != nil && f.Delay.Extra.Max > MaxLatency:
 			return fieldErr(base+".delay.extra", "must be at most "+MaxLatency.String())
+		case f.SlowReply != nil && f.SlowReply.Extra.Max > MaxLatency:
+			return fieldErr(base+".slow_reply.extra", "must be at most "+MaxLatency.String())
 		case f.DropAfterBytes != nil && f.DropAfterBytes.Bytes.Max > MaxBytes:
 			return fieldErr(base+".drop_after_bytes.bytes", "must be at most "+strconv.Itoa(MaxBytes))
 		}

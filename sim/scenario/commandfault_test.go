@@ -15,6 +15,11 @@ func TestCommandErrorLoaderErrors(t *testing.T) {
 		{"bad reply", "  - {at: 1s, command_error: {node: r1, commands: [GET], reply: busy}}\n", "faults[0].command_error.reply", "error reply"},
 		{"unknown node", "  - {at: 1s, command_error: {node: r2, commands: [GET], reply: BUSY x}}\n", "faults[0].command_error.node", "unknown node"},
 		{"slot target", "  - {at: 1s, command_error: {client_slot: 0, commands: [GET], reply: BUSY x}}\n", "faults[0].command_error.client_slot", "unknown field"},
+		{"slow without extra", "  - {at: 1s, slow_reply: {node: r1, commands: [GET]}}\n", "faults[0].slow_reply.extra", "positive"},
+		{"slow without commands", "  - {at: 1s, slow_reply: {node: r1, extra: 1s}}\n", "faults[0].slow_reply.commands", "at least one"},
+		{"slow too slow", "  - {at: 1s, slow_reply: {node: r1, commands: [GET], extra: 2h}}\n", "faults[0].slow_reply.extra", "at most 1h"},
+		{"malformed bad pattern", "  - {at: 1s, malformed_reply: {node: r1, commands: [GET], keys: \"[\"}}\n", "faults[0].malformed_reply.keys", "invalid pattern"},
+		{"malformed unknown node", "  - {at: 1s, malformed_reply: {node: x, commands: [GET]}}\n", "faults[0].malformed_reply.node", "unknown node"},
 		{"bad direction", "  - {at: 1s, blackhole: {node: r1, direction: sideways}}\n", "faults[0].blackhole.direction", "to_node"},
 	}
 	for _, tc := range cases {

@@ -197,11 +197,15 @@ type Fault struct {
 	Push *PushFault `yaml:"push,omitempty"`
 	// CommandError makes a node refuse the commands it names with an error reply.
 	CommandError *CommandErrorFault `yaml:"command_error,omitempty"`
+	// SlowReply makes a node busy for a while after the commands it names.
+	SlowReply *SlowReplyFault `yaml:"slow_reply,omitempty"`
+	// MalformedReply makes a node answer the commands it names with a malformed frame.
+	MalformedReply *MalformedReplyFault `yaml:"malformed_reply,omitempty"`
 }
 
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
-	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "command_error"}
+	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "command_error", "slow_reply", "malformed_reply"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -217,7 +221,8 @@ func (f *Fault) kinds() []string {
 	var out []string
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
-		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.CommandError != nil}
+		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.CommandError != nil,
+		f.SlowReply != nil, f.MalformedReply != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])

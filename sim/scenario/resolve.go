@@ -212,6 +212,11 @@ func resolveFault(f *Fault, p *rand.PCG, at time.Duration) {
 		fix(f.SubscribeError.For, forDraw)
 	case f.CommandError != nil:
 		fix(f.CommandError.For, forDraw)
+	case f.SlowReply != nil:
+		fix(f.SlowReply.For, forDraw)
+		f.SlowReply.Extra = f.SlowReply.Extra.resolve(extraDraw)
+	case f.MalformedReply != nil:
+		fix(f.MalformedReply.For, forDraw)
 	case f.Push != nil:
 		fix(f.Push.For, forDraw)
 		f.Push.Every = f.Push.Every.resolve(extraDraw)

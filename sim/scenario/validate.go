@@ -228,6 +228,13 @@ func (sc *Scenario) validateFault(i int) error {
 	case f.CommandError != nil:
 		x := f.CommandError
 		return firstError(target(Target{Node: x.Node}, false), x.validate(field), span("for", x.For))
+	case f.SlowReply != nil:
+		x := f.SlowReply
+		return firstError(target(Target{Node: x.Node}, false), validateMatch(field, x.Commands, x.Keys),
+			validateSpan(field+".extra", &x.Extra, true), span("for", x.For))
+	case f.MalformedReply != nil:
+		x := f.MalformedReply
+		return firstError(target(Target{Node: x.Node}, false), validateMatch(field, x.Commands, x.Keys), span("for", x.For))
 	case f.Push != nil:
 		x := f.Push
 		every := validateSpan(field+".every", &x.Every, true)
