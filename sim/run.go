@@ -226,9 +226,13 @@ func (w *world) run() (*record.Result, error) {
 		}
 	}
 	if w.connectErr != nil {
-		runErr = w.connectErr
+		if c := sc.Expect.Connect; c != nil && c.Fails {
+			w.res.ConnectError = w.connectErr.Error() // expected: the run ends here, judged by expect-connect
+		} else {
+			runErr = w.connectErr
+		}
 	}
-	if w.k.now < end && runErr == nil {
+	if w.k.now < end && runErr == nil && w.res.ConnectError == "" {
 		w.k.now = end
 	}
 	w.finish()

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/respire-go/respire/fsm"
@@ -14,7 +16,28 @@ const (
 	CheckExpectDuring = "expect-during"
 	// CheckExpectDialRate: the scenario's expect.dial_rate bounds.
 	CheckExpectDialRate = "expect-dial-rate"
+	// CheckExpectConnect: the scenario's expected eager-connect failure (expect.connect).
+	CheckExpectConnect = "expect-connect"
 )
+
+// expectConnect checks that the eager connect failed, with the expected error text.
+type expectConnect struct{}
+
+func (expectConnect) Name() string { return CheckExpectConnect }
+
+func (expectConnect) Check(r *record.Result) []Violation {
+	e := r.Scenario.Expect.Connect
+	switch {
+	case e == nil:
+		return nil
+	case r.ConnectError == "":
+		return []Violation{violation(CheckExpectConnect, 0, "the eager connect succeeded, but expect.connect says it fails")}
+	case e.Error != "" && !strings.Contains(r.ConnectError, e.Error):
+		return []Violation{violation(CheckExpectConnect, 0, "the eager connect failed with "+strconv.Quote(r.ConnectError)+
+			", which does not contain "+strconv.Quote(e.Error))}
+	}
+	return nil
+}
 
 // rateDial is one connection attempt: when, and to which node.
 type rateDial struct {

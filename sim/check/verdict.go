@@ -65,6 +65,9 @@ func Checkers(r *record.Result) []Checker {
 	if len(sc.Expect.DialRate) > 0 {
 		names = append(names, CheckExpectDialRate)
 	}
+	if sc.Expect.Connect != nil {
+		names = append(names, CheckExpectConnect)
+	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -131,6 +134,7 @@ func registry(r *record.Result) map[string]Checker {
 		// Windowed expectations (dialrate.go).
 		CheckExpectDuring:   expectDuring{},
 		CheckExpectDialRate: expectDialRate{},
+		CheckExpectConnect:  expectConnect{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After

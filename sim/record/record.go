@@ -47,6 +47,9 @@ type Result struct {
 	Dedicated []DedicatedOp
 	// PubSub is what the pub/sub workload and the nodes recorded, or nil without one.
 	PubSub *PubSubRecords
+	// ConnectError is the error of an eager connect that failed when the scenario expected it
+	// to (expect.connect); the run ends there. Empty otherwise.
+	ConnectError string
 }
 
 // OpOutcome is how a workload operation ended, as its caller saw it.

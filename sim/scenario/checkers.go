@@ -16,7 +16,7 @@ var CheckerNames = []string{
 	"pubsub-subscriptions", "pubsub-gaps", "pubsub-exhaustion", "pubsub-policy",
 	"linearizable", "lifetime", "liveness",
 	"expect-events", "expect-outcomes", "expect-dedicated", "expect-pubsub",
-	"expect-during", "expect-dial-rate",
+	"expect-during", "expect-dial-rate", "expect-connect",
 }
 
 // checkerLiveness is the checker that only expect.liveness configures.

@@ -44,6 +44,7 @@ func TestWindowExpectErrors(t *testing.T) {
 		{"dials without bound", "  during: [{window: 1s..2s, dials: [{node: r1}]}]\n", "expect.during[0].dials[0]", "min or max"},
 		{"rate without per", "  dial_rate: [{node: r1, max: 3}]\n", "expect.dial_rate[0].per", "positive"},
 		{"negative rate", "  dial_rate: [{max: -1, per: 1s}]\n", "expect.dial_rate[0].max", "negative"},
+		{"connect not failing", "  connect: {fails: false}\n", "expect.connect.fails", "must be true"},
 		{"rate unknown node", "  dial_rate: [{node: x, max: 1, per: 1s}]\n", "expect.dial_rate[0].node", "unknown node"},
 	}
 	for _, tc := range cases {
@@ -54,5 +55,13 @@ func TestWindowExpectErrors(t *testing.T) {
 				t.Fatalf("got %v, want %s: ...%s (line 4)", err, tc.field, tc.msg)
 			}
 		})
+	}
+}
+
+func TestConnectExpectLazy(t *testing.T) {
+	_, err := Parse([]byte("name: x\nduration: 1m\nclient: {connect: lazy}\nexpect:\n  connect: {fails: true}\n"))
+	var se *Error
+	if !errors.As(err, &se) || se.Field != "expect.connect" || !strings.Contains(err.Error(), "eager") || se.Line != 5 {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -25,6 +25,8 @@ type Expect struct {
 	During []WindowExpect `yaml:"during,omitempty"`
 	// DialRate bounds the rate of connection attempts per node (checked by expect-dial-rate).
 	DialRate []DialRateExpect `yaml:"dial_rate,omitempty"`
+	// Connect asserts that the eager connect fails (checked by expect-connect).
+	Connect *ConnectExpect `yaml:"connect,omitempty"`
 }
 
 // EventExpect asserts the recovery lifecycle of one slot.

@@ -41,8 +41,36 @@ type DialRateExpect struct {
 	During *TimeRange `yaml:"during,omitempty"`
 }
 
+// ConnectExpect asserts that the eager connect fails (expect.connect): the run then ends at the
+// failure, as an application's client.Connect returns its error, and passes if it failed as
+// expected.
+type ConnectExpect struct {
+	// Fails asserts that the eager connect fails. Required (true).
+	Fails bool `yaml:"fails"`
+	// Error, when set, must appear in the connect's error text ("connection refused",
+	// "WRONGPASS").
+	Error string `yaml:"error,omitempty"`
+}
+
+// validateConnect checks expect.connect.
+func (sc *Scenario) validateConnect() error {
+	c := sc.Expect.Connect
+	switch {
+	case c == nil:
+		return nil
+	case !c.Fails:
+		return fieldErr("expect.connect.fails", "must be true: expect.connect asserts an eager connect that fails (omit it otherwise)")
+	case sc.Client.Connect != ConnectEager:
+		return fieldErr("expect.connect", "needs client.connect: eager (a lazy client connects on first use)")
+	}
+	return nil
+}
+
 // validateWindows checks expect.during and expect.dial_rate.
 func (sc *Scenario) validateWindows() error {
+	if err := sc.validateConnect(); err != nil {
+		return err
+	}
 	e := &sc.Expect
 	node := func(field, id string) error {
 		if id != "" && sc.node(id) < 0 {
