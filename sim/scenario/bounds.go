@@ -10,8 +10,8 @@ import (
 // The client section's fields have the client's own bounds (engine/config): connections at most
 // 1024, for example.
 const (
-	// MaxDuration bounds duration: one week of virtual time.
-	MaxDuration = 7 * 24 * time.Hour
+	// MaxDuration bounds duration: a year of virtual time.
+	MaxDuration = 365 * 24 * time.Hour
 	// MaxFaults bounds the entries of faults.
 	MaxFaults = 1_000_000
 	// MaxLatency bounds network.latency, network.jitter and a delay fault's extra.

@@ -15,7 +15,7 @@ func TestNumericBounds(t *testing.T) {
 		name, yaml, field string
 		line              int
 	}{
-		{"duration", "name: x\nduration: 200h\n", "duration", 2},
+		{"duration", "name: x\nduration: 9000h\n", "duration", 2},
 		{"callers", head + "workload:\n  callers: 1000000000\n  rate: 1/s\n", "workload.callers", 4},
 		{"rate", head + "workload: {callers: 1, rate: 2000000/s}\n", "workload.rate", 3},
 		{"keys", head + "workload: {callers: 1, rate: 1/s, keys: 5000000}\n", "workload.keys", 3},
