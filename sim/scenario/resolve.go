@@ -122,6 +122,13 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}
+	if len(out.Vary) > 0 {
+		out.resolveVary(seed)
+		out.applyDefaults()
+		if err := out.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if !out.repeats() {
 		for i := range out.Faults {
 			resolveFault(&out.Faults[i], stream.New(seed, stream.Faults, uint64(i)), -1)

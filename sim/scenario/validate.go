@@ -57,6 +57,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateWindows(); err != nil {
 		return err
 	}
+	if err := sc.validateVary(); err != nil {
+		return err
+	}
 	for i, p := range sc.Plant {
 		if !slices.Contains(knownPlants, p) {
 			var names []string
