@@ -61,9 +61,20 @@
 // # Faults
 //
 // The timeline (Scenario.Faults) refuses connects, accepts and then drops connections, drops
-// connections now or after a number of bytes, loses a reply, black-holes (half-open, with held
-// bytes delivered on heal), delays, kills and restarts, rejects handshakes with an error reply,
-// and pauses nodes. See Fault for each kind's exact semantics.
+// connections now or after a number of bytes, loses a reply, black-holes (half-open, both ways
+// or one way, with held bytes delivered on heal and held SYNs and SYN-ACKs retransmitted as TCP
+// does), delays, kills and restarts (keeping the dataset or losing it), rejects handshakes with
+// an error reply, pauses nodes, refuses named commands with error replies (BUSY, OOM, READONLY,
+// MOVED, a SELECT alone), makes named commands slow or their replies malformed, and repeats any
+// of these (every, count). Windows on one target compose as a union. See Fault for each kind's
+// exact semantics.
+//
+// # Reports
+//
+// Package report (sim/report) writes a failing run's HTML page: the violations with their
+// operation ids and virtual times, a timeline of faults, slot states, dials and outcomes, and
+// porcupine's view of each failing key. cmd/respire-sim writes it with the resolved scenario,
+// the trace and the violations.
 //
 // # Plants
 //

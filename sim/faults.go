@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/respire-go/respire/sim/record"
@@ -25,6 +26,10 @@ type faultState struct {
 	armed int
 	// pending: a triggered fault waits for its target's next connection.
 	pending bool
+
+	// stopAt is when a windowed fault ends, if stops.
+	stopAt time.Duration
+	stops  bool
 
 	started, ended bool
 	window         record.Window
@@ -71,6 +76,13 @@ func (w *world) buildFaults() {
 		case f.SubscribeError != nil:
 			t, span = scenario.Target{Node: f.SubscribeError.Node}, f.SubscribeError.For
 			fs.reply = f.SubscribeError.Reply
+		case f.CommandError != nil:
+			t, span = scenario.Target{Node: f.CommandError.Node}, f.CommandError.For
+		case f.SlowReply != nil:
+			t, span = scenario.Target{Node: f.SlowReply.Node}, f.SlowReply.For
+			fs.extra = f.SlowReply.Extra.Value()
+		case f.MalformedReply != nil:
+			t, span = scenario.Target{Node: f.MalformedReply.Node}, f.MalformedReply.For
 		case f.Push != nil:
 			t, span = f.Push.Target, f.Push.For
 			fs.extra = f.Push.Every.Value()
@@ -86,10 +98,16 @@ func (w *world) buildFaults() {
 			fs.node = w.serverByHost(t.Node)
 		}
 		w.faults = append(w.faults, fs)
-		at := f.At.Value()
-		w.k.schedule(at, fs, faultStart)
+		w.k.schedule(f.At.Value(), fs, faultStart)
 		if span != nil {
-			w.k.schedule(at+span.Value(), fs, faultStop)
+			fs.stopAt, fs.stops = f.At.Value()+span.Value(), true
+		}
+	}
+	// Stops are scheduled after every start, so that at one instant the windows starting run
+	// before the windows ending: touching windows on one target compose without a gap.
+	for _, fs := range w.faults {
+		if fs.stops {
+			w.k.schedule(fs.stopAt, fs, faultStop)
 		}
 	}
 }
@@ -137,14 +155,19 @@ func (fs *faultState) start() {
 	w.openFaults++
 	fs.traceLine("start")
 	switch fs.kind {
-	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error":
+	case "refuse", "blackhole", "accept_then_drop", "delay", "handshake_error", "subscribe_error", "command_error",
+		"slow_reply", "malformed_reply":
 		w.active = append(w.active, fs)
 	case "pause":
-		fs.node.Pause()
+		fs.node.holdPause(+1)
 	case "push":
 		fs.pushTick()
 	case "kill":
-		fs.node.Kill()
+		fs.node.holdKill(+1)
+		if fs.f.Kill.LoseData {
+			fs.node.Wipe()
+			w.tr.End(w.tr.Begin("fault data-lost").Uint("fault", uint64(fs.idx)).Str("node", fs.node.ID()))
+		}
 	case "cluster":
 		fs.clusterStart()
 	case "drop":
@@ -157,7 +180,7 @@ func (fs *faultState) start() {
 			fs.arm(c)
 		}
 		if fs.armed == 0 {
-			fs.pending = true
+			fs.setPending(true)
 		}
 	case "lose_reply":
 		if fs.node != nil {
@@ -166,7 +189,7 @@ func (fs *faultState) start() {
 		} else if cs := fs.targets(); len(cs) > 0 {
 			fs.arm(cs[0])
 		} else {
-			fs.pending = true
+			fs.setPending(true)
 		}
 	}
 }
@@ -184,17 +207,52 @@ func (fs *faultState) stop() {
 	switch fs.kind {
 	case "blackhole":
 		for _, c := range append([]*simConn(nil), w.conns...) {
-			if fs.matches(c) && !w.held(c) {
+			if !fs.matches(c) {
+				continue
+			}
+			if !w.holds(c, true) {
 				c.up.heal()
+			}
+			if !w.holds(c, false) {
 				c.down.heal()
 			}
 		}
 	case "pause":
-		fs.node.Resume()
+		fs.node.holdPause(-1)
 	case "kill":
-		fs.node.Restart()
+		fs.node.holdKill(-1)
 	case "cluster":
 		fs.clusterStop()
+	}
+}
+
+// holdKill takes (+1) or releases (-1) one kill window on s. The first kill resets every
+// connection; the node restarts only when the last kill window ends, and is paused again then if
+// a pause window still holds it.
+func (s *server) holdKill(d int) {
+	s.kills += d
+	switch {
+	case d > 0 && s.kills == 1:
+		s.Kill()
+	case d < 0 && s.kills == 0:
+		s.Restart()
+		if s.pauses > 0 {
+			s.Pause()
+		}
+	}
+}
+
+// holdPause takes (+1) or releases (-1) one pause window on s. The node is paused while any
+// pause window holds it and resumes when the last one ends, unless a kill still holds it down
+// (a dead node has nothing to resume; it comes back paused if a pause outlives the kill).
+func (s *server) holdPause(d int) {
+	s.pauses += d
+	switch {
+	case s.kills > 0:
+	case d > 0 && s.pauses == 1:
+		s.Pause()
+	case d < 0 && s.pauses == 0:
+		s.Resume()
 	}
 }
 
@@ -205,7 +263,7 @@ func (fs *faultState) finish() {
 	}
 	w := fs.w
 	fs.ended = true
-	fs.pending = false
+	fs.setPending(false)
 	fs.window.To = w.k.now
 	w.openFaults--
 	w.endedFaults++
@@ -247,17 +305,39 @@ func (fs *faultState) arm(c *simConn) {
 		c.loseFault = fs
 	}
 	fs.armed++
-	fs.pending = false
+	fs.setPending(false)
 	fs.w.tr.End(fs.w.tr.Begin("fault armed").Uint("fault", uint64(fs.idx)).Uint("conn", uint64(c.id)))
 }
 
 // armPending arms the triggered faults waiting for a connection of c's target (c was just
 // accepted by its node).
 func (w *world) armPending(c *simConn) {
-	for _, fs := range w.faults {
+	for i := 0; i < len(w.pendingFaults); i++ {
+		fs := w.pendingFaults[i]
 		if fs.pending && !fs.ended && fs.matches(c) {
-			fs.arm(c)
+			fs.arm(c) // removes fs from the list
+			if i < len(w.pendingFaults) && w.pendingFaults[i] != fs {
+				i--
+			}
 		}
+	}
+}
+
+// setPending marks whether the triggered fault waits for its target's next connection. The
+// waiting faults are also kept in w.pendingFaults, in scenario order, so that an accept visits
+// only them instead of the whole timeline.
+func (fs *faultState) setPending(p bool) {
+	if fs.pending == p {
+		return
+	}
+	fs.pending = p
+	w := fs.w
+	i, found := slices.BinarySearchFunc(w.pendingFaults, fs.idx, func(x *faultState, idx int) int { return x.idx - idx })
+	switch {
+	case p && !found:
+		w.pendingFaults = slices.Insert(w.pendingFaults, i, fs)
+	case !p && found:
+		w.pendingFaults = slices.Delete(w.pendingFaults, i, i+1)
 	}
 }
 
@@ -271,7 +351,7 @@ func (w *world) releaseArms(c *simConn) {
 		fs.armed--
 		if fs.armed <= 0 && !fs.ended {
 			fs.armed = 0
-			fs.pending = true
+			fs.setPending(true)
 		}
 	}
 	c.dropFault, c.loseFault = nil, nil
@@ -292,10 +372,11 @@ func (w *world) refusing(c *simConn) bool {
 	return false
 }
 
-// held reports whether c is black-holed.
-func (w *world) held(c *simConn) bool {
+// holds reports whether a black-hole holds c's packets going to the node (toNode) or to the
+// client.
+func (w *world) holds(c *simConn, toNode bool) bool {
 	for _, fs := range w.active {
-		if fs.kind == "blackhole" && fs.matches(c) {
+		if fs.kind == "blackhole" && fs.matches(c) && fs.f.Blackhole.Holds(toNode) {
 			return true
 		}
 	}

@@ -136,7 +136,7 @@ func (p *pipe) Run(arg uint64) bool {
 	}
 	c := p.c
 	w := c.w
-	if w.held(c) {
+	if w.holds(c, p.toNode) {
 		// Half-open: nothing arrives until the black-hole heals (see heal).
 		p.stalled = true
 		return true

@@ -83,11 +83,13 @@ type world struct {
 	// cfg is the client section resolved by the client's resolver (engine/config).
 	cfg config.Resolved
 
-	faults      []*faultState
-	active      []*faultState
-	openFaults  int
-	endedFaults int
-	healed      bool
+	faults []*faultState
+	active []*faultState
+	// pendingFaults are the triggered faults waiting for a connection, in scenario order.
+	pendingFaults []*faultState
+	openFaults    int
+	endedFaults   int
+	healed        bool
 
 	// conns are the connections not yet closed on both sides, in open order.
 	conns []*simConn
@@ -227,9 +229,13 @@ func (w *world) run() (*record.Result, error) {
 		}
 	}
 	if w.connectErr != nil {
-		runErr = w.connectErr
+		if c := sc.Expect.Connect; c != nil && c.Fails {
+			w.res.ConnectError = w.connectErr.Error() // expected: the run ends here, judged by expect-connect
+		} else {
+			runErr = w.connectErr
+		}
 	}
-	if w.k.now < end && runErr == nil {
+	if w.k.now < end && runErr == nil && w.res.ConnectError == "" {
 		w.k.now = end
 	}
 	w.finish()

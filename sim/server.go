@@ -16,6 +16,10 @@ type server struct {
 	w *world
 	// loseFault is a node-targeted lose-reply fault waiting for the next application command.
 	loseFault *faultState
+	// kills and pauses count the kill and pause windows holding the node now: windows on one
+	// node compose as a union, so it is down while any kill holds it, and runs only when no
+	// window holds it (holdKill, holdPause).
+	kills, pauses int
 }
 
 var _ node.Env = (*server)(nil)
@@ -70,6 +74,42 @@ func (s *server) HandshakeError() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// CommandError implements node.CommandFaults: the reply of the first active command_error
+// fault on the node that refuses the command.
+func (s *server) CommandError(name string, args [][]byte) (string, bool) {
+	for _, fs := range s.w.active {
+		if fs.kind == "command_error" && fs.node == s && fs.f.CommandError.Matches(name, args) {
+			if name == "" {
+				name = "unknown"
+			}
+			s.w.tr.End(s.w.tr.Begin("fault refused").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+			return fs.f.CommandError.Reply, true
+		}
+	}
+	return "", false
+}
+
+// ReplyFault implements node.ReplyFaults: the busy time of the first active slow_reply fault
+// on the node that names the command, and whether a malformed_reply fault garbles its reply.
+func (s *server) ReplyFault(name string, args [][]byte) (time.Duration, bool) {
+	var slow time.Duration
+	malformed := false
+	for _, fs := range s.w.active {
+		if fs.node != s {
+			continue
+		}
+		switch {
+		case fs.kind == "slow_reply" && slow == 0 && fs.f.SlowReply.Matches(name, args):
+			slow = fs.extra
+			s.w.tr.End(s.w.tr.Begin("fault slow").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+		case fs.kind == "malformed_reply" && !malformed && fs.f.MalformedReply.Matches(name, args):
+			malformed = true
+			s.w.tr.End(s.w.tr.Begin("fault malformed").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+		}
+	}
+	return slow, malformed
 }
 
 // SubscribeRefusal implements node.Env: the reply of a subscribe_error fault on the node that

@@ -37,6 +37,8 @@ const (
 	connAcceptThenDrop
 	connIdleCheck
 	connStallCheck
+	connSynRetransmit
+	connSynAckRetransmit
 )
 
 // frame attributes one command frame written on a connection to its command id, out of band: the
@@ -52,7 +54,9 @@ type frame struct {
 // keep it within 1016 bytes, which with the allocator's header fit its 1024-byte size class (the
 // flags sit together for that).
 type simConn struct {
-	w       *world
+	w *world
+	// synRTO is the retransmission timeout of a held SYN or SYN-ACK (doubling per retry).
+	synRTO  time.Duration
 	id      fsm.ConnID
 	slot    int
 	attempt int
@@ -153,10 +157,46 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 		Str("endpoint", req.Endpoint.String()))
 	w.recordDial(c)
 	w.k.after(w.sc.Client.ConnectTimeout, c, connConnectDeadline)
-	if c.node == nil || !w.held(c) {
+	if c.node == nil || !w.holds(c, true) {
 		w.k.after(c.oneWay(), c, connSyn)
+	} else {
+		// A black-holed SYN vanishes; the client retransmits it as TCP does, until the connect
+		// deadline ends the attempt.
+		c.synRTO = initialSynRTO
+		w.k.after(c.synRTO, c, connSynRetransmit)
 	}
-	// A black-holed SYN vanishes: the connect deadline ends the attempt.
+}
+
+// initialSynRTO is TCP's initial retransmission timeout for a SYN or SYN-ACK that got no answer
+// (RFC 6298): the retransmissions come 1s, 2s, 4s... after one another.
+const initialSynRTO = time.Second
+
+// retransmit handles the retransmission timer of a lost SYN (the client's) or SYN-ACK (the
+// node's): the packet goes again if its way is open, else the timer doubles.
+func (c *simConn) retransmit(synAck bool) bool {
+	if c.phase != phaseDialing || c.reported {
+		return false
+	}
+	if c.cancelled() {
+		return true
+	}
+	w := c.w
+	what, toNode, ev := "syn", true, connSyn
+	if synAck {
+		what, toNode, ev = "syn-ack", false, connSynAck
+	}
+	w.tr.End(w.tr.Begin("conn retransmit").Uint("conn", uint64(c.id)).Word(what))
+	if w.holds(c, toNode) {
+		c.synRTO *= 2
+		next := connSynRetransmit
+		if synAck {
+			next = connSynAckRetransmit
+		}
+		w.k.after(c.synRTO, c, next)
+		return true
+	}
+	w.k.after(c.oneWay(), c, ev)
+	return true
 }
 
 // sweep fails attempts whose context was cancelled (the engine cancels an attempt it closes).
@@ -187,6 +227,10 @@ func (c *simConn) Run(arg uint64) bool {
 		return c.synArrived()
 	case connSynAck:
 		return c.synAckArrived()
+	case connSynRetransmit:
+		return c.retransmit(false)
+	case connSynAckRetransmit:
+		return c.retransmit(true)
 	case connConnectDeadline:
 		if c.phase != phaseDialing || c.reported {
 			return false
@@ -243,6 +287,12 @@ func (c *simConn) synArrived() bool {
 	} else {
 		n.Accept(&c.srv, c.id, c)
 		c.w.armPending(c)
+	}
+	if c.w.holds(c, false) {
+		// The answer is held on its way back: the node retransmits it as TCP does.
+		c.synRTO = initialSynRTO
+		c.w.k.after(c.synRTO, c, connSynAckRetransmit)
+		return true
 	}
 	c.w.k.after(c.oneWay(), c, connSynAck)
 	return true

@@ -282,6 +282,10 @@ type Liveness struct {
 	After time.Duration
 	// Within is the convergence bound.
 	Within time.Duration
+	// FromDemand counts Within from the first operation called at or after After, instead of
+	// from After: a quiet window after the heal is no failure, and a run without operations
+	// after After has nothing to judge.
+	FromDemand bool
 }
 
 // Name implements Checker.
@@ -290,6 +294,13 @@ func (Liveness) Name() string { return CheckLiveness }
 // Check implements Checker.
 func (c Liveness) Check(r *record.Result) []Violation {
 	var out []Violation
+	if c.FromDemand {
+		first, ok := firstDemand(r, c.After, c.Within)
+		if !ok {
+			return nil // nothing asked of the client after the heal
+		}
+		c.After = first
+	}
 	deadline := c.After + c.Within
 	firstOK := time.Duration(-1)
 	judged := 0
@@ -318,6 +329,22 @@ func (c Liveness) Check(r *record.Result) []Violation {
 		out = append(out, violation(CheckLiveness, deadline, "no operation succeeded within "+c.Within.String()+" of "+c.After.String()))
 	}
 	return out
+}
+
+// firstDemand returns the call time of the first operation called at or after after that the
+// shutdown does not cut off (called no later than the run's last within).
+func firstDemand(r *record.Result, after, within time.Duration) (time.Duration, bool) {
+	first, found := time.Duration(0), false
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		if op.Call < after || (r.End > 0 && op.Call > r.End-within) {
+			continue
+		}
+		if !found || op.Call < first {
+			first, found = op.Call, true
+		}
+	}
+	return first, found
 }
 
 // Replay checks the journal contract (DESIGN checker 12): stepping the recorded events into a

@@ -212,17 +212,20 @@ func TestLinearizableControl(t *testing.T) {
 		g(3, "k", record.Datum{Str: "v1"}, 40, 50), // stale read after v2 completed
 		g(4, "other", record.Datum{Null: true}, 0, 1),
 	}}
-	expectViolations(t, Linearizable{}, stale, "key(s) k")
+	expectViolations(t, Linearizable{}, stale, `key k: op 3 get(k) -> "v1" (caller 0, called 40ms, returned 50ms) fits no order`)
+	if v := (Linearizable{}).Check(stale); v[0].At != ms(50) || !strings.Contains(v[0].Message, `ending with the key at "v2"`) {
+		t.Fatalf("the violation must be at the failing read's return, after the key became v2: %+v", v)
+	}
 	lostWrite := &record.Result{End: ms(100), Ops: []record.Op{
 		s(1, "k", "v1", 0, 10, record.OpFailed),
 		g(2, "k", record.Datum{Str: "v1"}, 20, 30), // a definite failure must not be observed
 	}}
-	expectViolations(t, Linearizable{}, lostWrite, "key(s) k")
+	expectViolations(t, Linearizable{}, lostWrite, "key k: op 2 get(k)")
 	counter := &record.Result{End: ms(100), Ops: []record.Op{
 		incr(1, "c", 1, 0, 5, record.OpOK),
 		incr(2, "c", 3, 6, 7, record.OpOK), // skipped 2 with no unknown INCR in between
 	}}
-	expectViolations(t, Linearizable{}, counter, "key(s) c")
+	expectViolations(t, Linearizable{}, counter, "key c: op 2 incr(c) -> 3")
 }
 
 func TestLivenessControl(t *testing.T) {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"hash/fnv"
+	"html"
 	"io"
 	"sort"
 	"strconv"
@@ -40,20 +41,120 @@ func (Linearizable) Check(r *record.Result) []Violation {
 	if len(ops) == 0 {
 		return nil
 	}
-	res, _ := porcupine.CheckOperationsVerbose(registerModel, ops, LinearizabilityTimeout)
+	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, LinearizabilityTimeout)
 	switch res {
 	case porcupine.Ok:
 		return nil
 	case porcupine.Unknown:
 		return []Violation{violation(CheckLinearizable, r.End, "porcupine timed out after "+LinearizabilityTimeout.String())}
 	}
-	return []Violation{violation(CheckLinearizable, r.End, "history is not linearizable for key(s) "+illegalKeys(ops))}
+	var out []Violation
+	parts := partitionByKey(ops)
+	partials := info.PartialLinearizationsOperations()
+	for i, part := range parts {
+		if i >= len(partials) || porcupine.CheckOperations(registerModel, part) {
+			continue
+		}
+		out = append(out, firstIllegal(part, partials[i], r))
+	}
+	if len(out) == 0 {
+		out = append(out, violation(CheckLinearizable, r.End, "history is not linearizable for key(s) "+illegalKeys(ops)))
+	}
+	return out
+}
+
+// FirstIllegal describes where one key's history stops being linearizable: the operation that
+// no order of the longest linearizable part of the history explains. It is the operation, among
+// those left out of porcupine's longest partial linearization, that returned first. The
+// violation's time is that operation's return; its message names the key, the operation's id,
+// caller, call and return times, and the key's state after the longest linearization.
+func firstIllegal(part []porcupine.Operation, partials [][]porcupine.Operation, r *record.Result) Violation {
+	key := part[0].Input.(linIn).key
+	var longest []porcupine.Operation
+	for _, p := range partials {
+		if len(p) > len(longest) {
+			longest = p
+		}
+	}
+	in := map[porcupine.Operation]bool{}
+	state := register{}
+	for _, op := range longest {
+		in[op] = true
+		if next, ok := apply(state, op.Input.(linIn)); ok && !op.Output.(linOut).unknown {
+			state = next
+		}
+	}
+	var culprit *porcupine.Operation
+	for i := range part {
+		op := &part[i]
+		if !in[*op] && (culprit == nil || op.Return < culprit.Return) {
+			culprit = op
+		}
+	}
+	if culprit == nil {
+		return violation(CheckLinearizable, r.End, "history is not linearizable for key "+key)
+	}
+	id, _ := culprit.Metadata.(uint64)
+	call, ret := time.Duration(culprit.Call/tickScale), time.Duration(culprit.Return/tickScale)
+	desc := registerModel.DescribeOperation(culprit.Input, culprit.Output)
+	after := "nil"
+	if state.exists {
+		after = strconv.Quote(state.str)
+	}
+	return violation(CheckLinearizable, ret, "key "+key+": op "+u(id)+" "+desc+" (caller "+strconv.Itoa(culprit.ClientId)+
+		", called "+call.String()+", returned "+ret.String()+") fits no order of the key's history: the longest linearizable part has "+
+		strconv.Itoa(len(longest))+" of "+strconv.Itoa(len(part))+" operations, ending with the key at "+after)
 }
 
 // WriteLinearizability writes porcupine's HTML visualization of the run's per-key histories.
 func WriteLinearizability(r *record.Result, w io.Writer) error {
 	_, info := porcupine.CheckOperationsVerbose(registerModel, linearOps(r), LinearizabilityTimeout)
 	return porcupine.Visualize(registerModel, info, w)
+}
+
+// IllegalKeys returns the keys whose history is not linearizable, sorted.
+func IllegalKeys(r *record.Result) []string {
+	var bad []string
+	for _, part := range partitionByKey(linearOps(r)) {
+		if !porcupine.CheckOperations(registerModel, part) {
+			bad = append(bad, part[0].Input.(linIn).key)
+		}
+	}
+	return bad
+}
+
+// WriteLinearizabilityKey writes porcupine's HTML visualization of key's history alone, titled
+// for the key and scrolled to its first error once it has rendered (porcupine's own "jump to
+// first error").
+func WriteLinearizabilityKey(r *record.Result, key string, w io.Writer) error {
+	var ops []porcupine.Operation
+	for _, op := range linearOps(r) {
+		if op.Input.(linIn).key == key {
+			ops = append(ops, op)
+		}
+	}
+	_, info := porcupine.CheckOperationsVerbose(registerModel, ops, LinearizabilityTimeout)
+	var buf strings.Builder
+	if err := porcupine.Visualize(registerModel, info, &buf); err != nil {
+		return err
+	}
+	page := strings.Replace(buf.String(), "<title>Porcupine</title>",
+		"<title>respire-sim: history of key "+html.EscapeString(key)+"</title>", 1)
+	page = strings.Replace(page, "</body>", `<script>
+window.addEventListener('load', () => {
+  // Open at the error at once: porcupine's jump scrolls smoothly, an animation that a page
+  // just opened has no use for.
+  const scroll = Element.prototype.scrollIntoView
+  Element.prototype.scrollIntoView = function (options) {
+    return scroll.call(this, Object.assign({}, options, {behavior: 'auto'}))
+  }
+  const jump = document.querySelector('#jump-link')
+  if (jump && !jump.classList.contains('inactive')) jump.dispatchEvent(new MouseEvent('click', {bubbles: true}))
+})
+</script>
+</body>`, 1)
+	_, err := io.WriteString(w, page)
+	return err
 }
 
 // illegalKeys names the keys whose partition alone is not linearizable.
@@ -174,7 +275,43 @@ func linearOps(r *record.Result) []porcupine.Operation {
 			add(linIn{kind: 'i', key: op.Keys[0]}, reply(0))
 		}
 	}
-	return ops
+	return append(ops, dataLosses(r, ops)...)
+}
+
+// dataLossClient is the porcupine client of the deletions that stand for lost datasets.
+const dataLossClient = 1 << 20
+
+// dataLosses returns, for each kill with lose_data that took place, a deletion of every key of
+// ops at the kill's instant, after the commands the node applied at that instant: the dataset
+// the node lost. Porcupine then judges reads after the restart against an empty dataset.
+func dataLosses(r *record.Result, ops []porcupine.Operation) []porcupine.Operation {
+	if r.Scenario == nil {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	var out []porcupine.Operation
+	for i := range r.Scenario.Faults {
+		k := r.Scenario.Faults[i].Kill
+		if k == nil || !k.LoseData || i >= len(r.Faults) || r.Faults[i].From >= r.End {
+			continue
+		}
+		if keys == nil {
+			for _, op := range ops {
+				if key := op.Input.(linIn).key; !seen[key] {
+					seen[key] = true
+					keys = append(keys, key)
+				}
+			}
+			sort.Strings(keys)
+		}
+		at := returnTick(r.Faults[i].From)
+		for _, key := range keys {
+			out = append(out, porcupine.Operation{ClientId: dataLossClient, Input: linIn{kind: 'd', key: key},
+				Output: linOut{unknown: true, applied: true}, Call: at, Return: at})
+		}
+	}
+	return out
 }
 
 func partitionByKey(ops []porcupine.Operation) [][]porcupine.Operation {

@@ -1,6 +1,11 @@
 package check
 
-import "github.com/respire-go/respire/sim/record"
+import (
+	"strconv"
+
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+)
 
 // Verdict is the result of checking one run against its scenario.
 type Verdict struct {
@@ -24,41 +29,7 @@ func (v *Verdict) Pass() bool { return len(v.Unexpected) == 0 && len(v.Missing) 
 // linearizability and liveness when asked for, and every checker named under expect.fail.
 func Checkers(r *record.Result) []Checker {
 	sc := r.Scenario
-	byName := map[string]Checker{
-		CheckNoReplay:       NoReplay{},
-		CheckOutcomes:       Outcomes{},
-		CheckHonest:         Honest{},
-		CheckPairing:        Pairing{},
-		CheckPolicy:         Policy{Policy: sc.Client.ReconnectPolicy.Policy(), Lifetime: sc.Client.ConnectionMaxLifetime > 0},
-		CheckLifetime:       Lifetime{Lifetime: sc.Client.ConnectionMaxLifetime, Jitter: sc.Client.ConnectionMaxLifetimeJitter},
-		CheckHandshakeFirst: HandshakeFirst{},
-		CheckReplay:         Replay{Config: sc.EngineConfig()},
-		CheckLinearizable:   Linearizable{},
-		CheckExpectEvents:   expectEvents{},
-		CheckExpectOutcomes: expectOutcomes{},
-		// Dedicated connections (dedicated.go).
-		CheckRentBudget:        RentBudget{Policy: sc.Client.ReconnectPolicy.Policy()},
-		CheckRentPermanent:     RentPermanent{},
-		CheckDedicatedNoResend: DedicatedNoResend{},
-		CheckPool:              Pool{Config: sc.EngineConfig().Pool},
-		CheckExpectDedicated:   expectDedicated{},
-		// Pub/sub (pubsub.go).
-		CheckPubSubSubscriptions: PubSubSubscriptions{},
-		CheckPubSubGaps:          PubSubGaps{},
-		CheckPubSubExhaustion:    PubSubExhaustion{},
-		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
-		CheckExpectPubSub:        expectPubSub{},
-		// Cluster (dials.go, retired.go).
-		CheckDials:   Dials{},
-		CheckRetired: retiredFor(sc),
-	}
-	if l := sc.Expect.Liveness; l != nil {
-		after := l.After
-		if after == 0 {
-			after = r.HealedAt
-		}
-		byName[CheckLiveness] = Liveness{After: after, Within: l.Within}
-	}
+	byName := registry(r)
 	var names []string
 	inv := sc.Expect.Invariants
 	switch {
@@ -94,16 +65,94 @@ func Checkers(r *record.Result) []Checker {
 	if dialsSelected(sc) {
 		names = append(names, CheckDials)
 	}
+	if len(sc.Expect.During) > 0 {
+		names = append(names, CheckExpectDuring)
+	}
+	if len(sc.Expect.DialRate) > 0 {
+		names = append(names, CheckExpectDialRate)
+	}
+	if sc.Expect.Connect != nil {
+		names = append(names, CheckExpectConnect)
+	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
 	for _, n := range names {
-		if c, ok := byName[n]; ok && !seen[n] {
-			seen[n] = true
-			out = append(out, c)
+		if seen[n] {
+			continue
 		}
+		seen[n] = true
+		c, ok := byName[n]
+		if !ok {
+			// The loader refuses unknown names; a scenario built in Go gets a failing run instead
+			// of a checker silently left out.
+			c = unknownChecker{name: n}
+		}
+		out = append(out, c)
 	}
 	return out
+}
+
+// CheckScenario is the name under which a scenario's own mistakes are reported (a checker name
+// that no checker has), so that no expect.fail entry can excuse them.
+const CheckScenario = "scenario"
+
+// unknownChecker stands for a selected name that no checker has: it always fails.
+type unknownChecker struct{ name string }
+
+// Name implements Checker.
+func (unknownChecker) Name() string { return CheckScenario }
+
+// Check implements Checker.
+func (u unknownChecker) Check(*record.Result) []Violation {
+	return []Violation{violation(CheckScenario, 0, "unknown checker "+strconv.Quote(u.name)+" selected: nothing checked it")}
+}
+
+// registry returns every checker configured for r's scenario, by name: the names are
+// scenario.CheckerNames (TestRegistryMatchesScenario), liveness only when the scenario sets its
+// bound.
+func registry(r *record.Result) map[string]Checker {
+	sc := r.Scenario
+	byName := map[string]Checker{
+		CheckNoReplay:       NoReplay{},
+		CheckOutcomes:       Outcomes{},
+		CheckHonest:         Honest{},
+		CheckPairing:        Pairing{},
+		CheckPolicy:         Policy{Policy: sc.Client.ReconnectPolicy.Policy(), Lifetime: sc.Client.ConnectionMaxLifetime > 0},
+		CheckLifetime:       Lifetime{Lifetime: sc.Client.ConnectionMaxLifetime, Jitter: sc.Client.ConnectionMaxLifetimeJitter},
+		CheckHandshakeFirst: HandshakeFirst{},
+		CheckReplay:         Replay{Config: sc.EngineConfig()},
+		CheckLinearizable:   Linearizable{},
+		CheckExpectEvents:   expectEvents{},
+		CheckExpectOutcomes: expectOutcomes{},
+		// Dedicated connections (dedicated.go).
+		CheckRentBudget:        RentBudget{Policy: sc.Client.ReconnectPolicy.Policy()},
+		CheckRentPermanent:     RentPermanent{},
+		CheckDedicatedNoResend: DedicatedNoResend{},
+		CheckPool:              Pool{Config: sc.EngineConfig().Pool},
+		CheckExpectDedicated:   expectDedicated{},
+		// Pub/sub (pubsub.go).
+		CheckPubSubSubscriptions: PubSubSubscriptions{},
+		CheckPubSubGaps:          PubSubGaps{},
+		CheckPubSubExhaustion:    PubSubExhaustion{},
+		CheckPubSubPolicy:        PubSubPolicy{Policy: sc.Client.ReconnectPolicy.Policy()},
+		CheckExpectPubSub:        expectPubSub{},
+		// Windowed expectations (dialrate.go).
+		CheckExpectDuring:   expectDuring{},
+		CheckExpectDialRate: expectDialRate{},
+		CheckExpectConnect:  expectConnect{},
+		// Cluster (dials.go, retired.go).
+		CheckDials:   Dials{},
+		CheckRetired: retiredFor(sc),
+	}
+	if l := sc.Expect.Liveness; l != nil {
+		after := l.After
+		if after == 0 {
+			after = r.HealedAt
+		}
+		byName[CheckLiveness] = Liveness{After: after, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand}
+	}
+	return byName
 }
 
 // Judge runs the scenario's checkers over r and compares their findings with its expectations.

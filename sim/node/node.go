@@ -119,6 +119,11 @@ type Node struct {
 	// cl is the node's membership of a simulated Cluster (cluster.go), or nil.
 	cl *member
 
+	// cmdFaults is env's CommandFaults, or nil (commandfault.go).
+	cmdFaults CommandFaults
+	// rf is the state of reply faults (replyfault.go).
+	rf replyState
+
 	args    [][]byte
 	out     []byte
 	name    [24]byte
@@ -200,6 +205,8 @@ var (
 // shared with the run's other nodes.
 func New(id, password string, env Env, plants *Plants) *Node {
 	n := &Node{env: env, plants: plants, id: id, password: password}
+	n.cmdFaults, _ = env.(CommandFaults)
+	n.rf.faults, _ = env.(ReplyFaults)
 	for i := range n.dbs {
 		n.dbs[i] = make(map[string]*entry)
 	}
@@ -275,7 +282,7 @@ func (n *Node) Resume() {
 // ClientClosed handles the client's orderly close (FIN) of c: the node closes its side, once it
 // runs again if it is paused. (The client closed its own side first, and reads nothing more.)
 func (n *Node) ClientClosed(c *Conn) {
-	if n.paused {
+	if n.paused || n.rf.busy {
 		c.eofPending = true
 		return
 	}
@@ -284,14 +291,14 @@ func (n *Node) ClientClosed(c *Conn) {
 
 // Serve parses and executes every complete request c delivered, writing the replies as one chunk.
 func (n *Node) Serve(c *Conn) {
-	if n.paused || !c.open {
+	if n.paused || n.rf.busy || !c.open {
 		return
 	}
 	in, base := c.link.Inbound()
 	used := 0
 	n.out = n.out[:0]
 	n.closing = false
-	for used < len(in) && c.open && !n.closing && c.blocked == nil {
+	for used < len(in) && c.open && !n.closing && c.blocked == nil && !n.rf.busy {
 		size, err := resp.ParseCommand(in[used:], &n.args, nil)
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
@@ -377,6 +384,9 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 		n.reply(c, replyNoAuth)
 		return
 	}
+	if n.commandError(c, canonical) {
+		return
+	}
 	if n.cl != nil && n.clusterIntercept(c, cmd, known) {
 		return
 	}
@@ -409,6 +419,7 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 	if id != 0 && applied {
 		n.env.Applied(c, id, canonical, afterHandshake)
 	}
+	n.replyFault(c, canonical, id, mark)
 	if lose {
 		// The reply is lost: drop it, then reset the connection after the replies before it.
 		n.out = n.out[:mark]

@@ -49,6 +49,9 @@ type Result struct {
 	PubSub *PubSubRecords
 	// Dials are the client's connection attempts, in time order (dials.go).
 	Dials []Dial
+	// ConnectError is the error of an eager connect that failed when the scenario expected it
+	// to (expect.connect); the run ends there. Empty otherwise.
+	ConnectError string
 }
 
 // OpOutcome is how a workload operation ended, as its caller saw it.

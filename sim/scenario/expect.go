@@ -23,6 +23,12 @@ type Expect struct {
 	PubSub *PubSubExpect `yaml:"pubsub,omitempty"`
 	// Dials bounds the dials to endpoints in windows of time (checked by dials; cluster.go).
 	Dials []DialExpect `yaml:"dials,omitempty"`
+	// During holds expectations limited to windows of virtual time (checked by expect-during).
+	During []WindowExpect `yaml:"during,omitempty"`
+	// DialRate bounds the rate of connection attempts per node (checked by expect-dial-rate).
+	DialRate []DialRateExpect `yaml:"dial_rate,omitempty"`
+	// Connect asserts that the eager connect fails (checked by expect-connect).
+	Connect *ConnectExpect `yaml:"connect,omitempty"`
 }
 
 // EventExpect asserts the recovery lifecycle of one slot.
@@ -79,7 +85,20 @@ type LivenessExpect struct {
 	After time.Duration `yaml:"after,omitempty"`
 	// Within is how soon after After an operation must succeed (positive).
 	Within time.Duration `yaml:"within"`
+	// From is what Within counts from: "heal" (the default: After) or "demand" (the first
+	// operation called at or after After). With demand, a quiet window after the heal is no
+	// failure: the client must converge within Within of the first command that needs it, and a
+	// run that asks nothing after the heal has nothing to judge.
+	From string `yaml:"from,omitempty"`
 }
+
+// Liveness origins (LivenessExpect.From).
+const (
+	// LivenessFromHeal counts the bound from After.
+	LivenessFromHeal = "heal"
+	// LivenessFromDemand counts it from the first operation called at or after After.
+	LivenessFromDemand = "demand"
+)
 
 // DedicatedExpect bounds the dedicated operations' outcomes (expect.dedicated), checked by
 // expect-dedicated.

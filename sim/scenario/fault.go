@@ -18,6 +18,38 @@ type WindowFault struct {
 	For *TimeRange `yaml:"for,omitempty"`
 }
 
+// Directions of a black-hole (BlackholeFault.Direction).
+const (
+	// DirectionBoth holds bytes and connects both ways (the default).
+	DirectionBoth = "both"
+	// DirectionToNode holds what the client sends (data and SYNs); replies still arrive.
+	DirectionToNode = "to_node"
+	// DirectionToClient holds what the node sends (replies and SYN-ACKs); commands still arrive.
+	DirectionToClient = "to_client"
+)
+
+// BlackholeFault holds the target's packets for its window, in both directions or one (a
+// one-way partition). Held bytes are delivered when it heals, and a held SYN or SYN-ACK is
+// retransmitted as TCP does (after 1s, then doubling) until the connect timeout.
+type BlackholeFault struct {
+	Target `yaml:",inline"`
+	// For is how long the fault lasts; omitted means until the end of the run.
+	For *TimeRange `yaml:"for,omitempty"`
+	// Direction is both (default), to_node or to_client.
+	Direction string `yaml:"direction,omitempty"`
+}
+
+// Holds reports whether the black-hole holds packets going to the node (toNode) or to the client.
+func (f *BlackholeFault) Holds(toNode bool) bool {
+	switch f.Direction {
+	case DirectionToNode:
+		return toNode
+	case DirectionToClient:
+		return !toNode
+	}
+	return true
+}
+
 // AcceptThenDropFault: during its window, every new connection of the target is accepted,
 // completes its handshake, and is dropped After later (default 0: as soon as it is ready).
 type AcceptThenDropFault struct {
@@ -48,12 +80,17 @@ type DelayFault struct {
 }
 
 // KillFault kills a node: every connection to it is reset and new connects are refused until it
-// restarts. The node keeps its dataset across the restart, modelling persistence.
+// restarts. The node keeps its dataset across the restart, modelling persistence, unless
+// LoseData.
 type KillFault struct {
 	// Node is the node to kill.
 	Node string `yaml:"node"`
 	// RestartAfter is when the node restarts after the kill; omitted means never.
 	RestartAfter *TimeRange `yaml:"restart_after,omitempty"`
+	// LoseData makes the node lose its dataset at the kill, as a server without persistence
+	// does: it restarts empty. The linearizability checker counts the loss as a deletion of
+	// every key at the kill's instant.
+	LoseData bool `yaml:"lose_data,omitempty"`
 }
 
 // HandshakeErrorFault makes a node answer HELLO and AUTH with an error reply for its window.
@@ -119,6 +156,14 @@ type PushFault struct {
 type Fault struct {
 	// At is when the fault starts (a range "a..b" is resolved from the seed).
 	At TimeRange `yaml:"at"`
+	// Every repeats the fault: it starts again at At+Every, At+2*Every and so on, Count times in
+	// all, or until the end of the run when Count is zero. Resolve expands the repetitions into
+	// entries of their own, each drawing its ranges anew from the seed (a flapping node with a
+	// random downtime per cycle). At least 1ms.
+	Every *TimeRange `yaml:"every,omitempty"`
+	// Count is the number of starts of a repeated fault, the first included (zero: until the end
+	// of the run). Requires Every.
+	Count int `yaml:"count,omitempty"`
 	// Refuse refuses new connections of its target for its window (a refused connect: the peer
 	// answers with a reset).
 	Refuse *WindowFault `yaml:"refuse,omitempty"`
@@ -133,10 +178,11 @@ type Fault struct {
 	// current or next connection, or any connection of the node) and lose its reply; that
 	// connection is then reset.
 	LoseReply *Target `yaml:"lose_reply,omitempty"`
-	// Blackhole makes the target half-open for its window: bytes in both directions stop
+	// Blackhole makes the target half-open for its window: bytes in both directions (or in
+	// the one its Direction names) stop
 	// arriving, with no reset; new connects hang until the connect timeout. When it heals, the
 	// held bytes are delivered (as TCP retransmission would), so the stream stays intact.
-	Blackhole *WindowFault `yaml:"blackhole,omitempty"`
+	Blackhole *BlackholeFault `yaml:"blackhole,omitempty"`
 	// Delay adds latency to the target for its window.
 	Delay *DelayFault `yaml:"delay,omitempty"`
 	// Kill kills a node, optionally restarting it later with its dataset.
@@ -151,11 +197,18 @@ type Fault struct {
 	Push *PushFault `yaml:"push,omitempty"`
 	// Cluster changes a simulated Redis Cluster (cluster.go).
 	Cluster *ClusterFault `yaml:"cluster,omitempty"`
+	// CommandError makes a node refuse the commands it names with an error reply.
+	CommandError *CommandErrorFault `yaml:"command_error,omitempty"`
+	// SlowReply makes a node busy for a while after the commands it names.
+	SlowReply *SlowReplyFault `yaml:"slow_reply,omitempty"`
+	// MalformedReply makes a node answer the commands it names with a malformed frame.
+	MalformedReply *MalformedReplyFault `yaml:"malformed_reply,omitempty"`
 }
 
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
-	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "cluster"}
+	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "cluster",
+	"command_error", "slow_reply", "malformed_reply"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -171,7 +224,8 @@ func (f *Fault) kinds() []string {
 	var out []string
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
-		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.Cluster != nil}
+		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.Cluster != nil, f.CommandError != nil,
+		f.SlowReply != nil, f.MalformedReply != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])

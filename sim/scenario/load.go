@@ -69,9 +69,57 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	sc.applyDefaults()
 	if err := sc.Validate(); err != nil {
+		var se *Error
+		if errors.As(err, &se) && se.Line == 0 && se.Field != "" {
+			se.Line = lineOf(&root, se.Field)
+		}
 		return nil, err
 	}
 	return sc, nil
+}
+
+// lineOf returns the line of the YAML node at the dotted path field ("faults[2].kill.node"), or
+// of its deepest ancestor present in the document (a defaulted field has no node of its own),
+// or 0.
+func lineOf(root *yaml.Node, field string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, part := range strings.Split(field, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			next := mappingValue(n, name)
+			if next == nil {
+				return line
+			}
+			n, line = next, next.Line
+		}
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			i, err := strconv.Atoi(idx)
+			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
+				return line
+			}
+			n, line = n.Content[i], n.Content[i].Line
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return line
+}
+
+// mappingValue returns the value of key in mapping n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // Marshal writes sc as YAML that Parse reads back to an equal scenario.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"time"
 
@@ -21,6 +22,14 @@ func (sc *Scenario) applyDefaults() {
 	}
 	sc.applyClusterDefaults()
 	sc.applyClientDefaults()
+	if l := sc.Expect.Liveness; l != nil && l.From == "" {
+		l.From = LivenessFromHeal
+	}
+	for i := range sc.Faults {
+		if b := sc.Faults[i].Blackhole; b != nil && b.Direction == "" {
+			b.Direction = DirectionBoth
+		}
+	}
 	w := &sc.Workload
 	if w.Callers > 0 {
 		if w.Keys == 0 {
@@ -117,46 +126,114 @@ func (sc *Scenario) Resolve(seed uint64) (*Scenario, error) {
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}
-	for i := range out.Faults {
-		f := &out.Faults[i]
-		p := stream.New(seed, stream.Faults, uint64(i))
-		// Every fault draws the same fields in the same order, whether or not they are ranges.
-		f.At = f.At.resolve(stream.Unit(p))
-		forDraw, afterDraw, extraDraw, bytesDraw := stream.Unit(p), stream.Unit(p), stream.Unit(p), stream.Unit(p)
-		fix := func(r *TimeRange, u float64) {
-			if r != nil {
-				*r = r.resolve(u)
-			}
-		}
-		switch {
-		case f.Refuse != nil:
-			fix(f.Refuse.For, forDraw)
-		case f.Blackhole != nil:
-			fix(f.Blackhole.For, forDraw)
-		case f.AcceptThenDrop != nil:
-			fix(f.AcceptThenDrop.For, forDraw)
-			fix(f.AcceptThenDrop.After, afterDraw)
-		case f.DropAfterBytes != nil:
-			f.DropAfterBytes.Bytes = f.DropAfterBytes.Bytes.resolve(bytesDraw)
-		case f.Delay != nil:
-			fix(f.Delay.For, forDraw)
-			f.Delay.Extra = f.Delay.Extra.resolve(extraDraw)
-		case f.Kill != nil:
-			fix(f.Kill.RestartAfter, afterDraw)
-		case f.HandshakeError != nil:
-			fix(f.HandshakeError.For, forDraw)
-		case f.Pause != nil:
-			fix(f.Pause.For, forDraw)
-		case f.SubscribeError != nil:
-			fix(f.SubscribeError.For, forDraw)
-		case f.Push != nil:
-			fix(f.Push.For, forDraw)
-			f.Push.Every = f.Push.Every.resolve(extraDraw)
-		case f.Cluster != nil:
-			f.Cluster.resolve(forDraw, afterDraw)
+	if len(out.Vary) > 0 {
+		out.resolveVary(seed)
+		out.applyDefaults()
+		if err := out.Validate(); err != nil {
+			return nil, err
 		}
 	}
+	if !out.repeats() {
+		for i := range out.Faults {
+			resolveFault(&out.Faults[i], stream.New(seed, stream.Faults, uint64(i)), -1)
+		}
+		return out, nil
+	}
+	// Repeated faults expand into one entry per start. Repetition k of entry i draws from stream
+	// i | k<<32 (repetition 0 from stream i, as an entry that does not repeat).
+	var faults []Fault
+	for i := range out.Faults {
+		base := out.Faults[i]
+		first := base.clone()
+		p := stream.New(seed, stream.Faults, uint64(i))
+		resolveFault(&first, p, -1)
+		if base.Every == nil {
+			faults = append(faults, first)
+			continue
+		}
+		every := base.Every.resolve(stream.Unit(p)).Value()
+		first.Every, first.Count = nil, 0
+		faults = append(faults, first)
+		for k := 1; base.Count == 0 || k < base.Count; k++ {
+			at := first.At.Value() + time.Duration(k)*every
+			if at >= out.Duration {
+				break
+			}
+			rep := base.clone()
+			rep.Every, rep.Count = nil, 0
+			resolveFault(&rep, stream.New(seed, stream.Faults, uint64(i)|uint64(k)<<32), at)
+			faults = append(faults, rep)
+		}
+	}
+	out.Faults = faults
 	return out, nil
+}
+
+// repeats reports whether a fault of sc has Every.
+func (sc *Scenario) repeats() bool {
+	for i := range sc.Faults {
+		if sc.Faults[i].Every != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// clone returns a deep copy of f.
+func (f *Fault) clone() Fault {
+	var out Fault
+	deepCopy(reflect.ValueOf(&out).Elem(), reflect.ValueOf(f).Elem())
+	return out
+}
+
+// resolveFault fixes the ranges of f with draws from p; at, when not negative, replaces the
+// drawn start (a repetition starts at its cycle's time). Every fault draws the same fields in the
+// same order, whether or not they are ranges.
+func resolveFault(f *Fault, p *rand.PCG, at time.Duration) {
+	f.At = f.At.resolve(stream.Unit(p))
+	if at >= 0 {
+		f.At = At(at)
+	}
+	forDraw, afterDraw, extraDraw, bytesDraw := stream.Unit(p), stream.Unit(p), stream.Unit(p), stream.Unit(p)
+	fix := func(r *TimeRange, u float64) {
+		if r != nil {
+			*r = r.resolve(u)
+		}
+	}
+	switch {
+	case f.Refuse != nil:
+		fix(f.Refuse.For, forDraw)
+	case f.Blackhole != nil:
+		fix(f.Blackhole.For, forDraw)
+	case f.AcceptThenDrop != nil:
+		fix(f.AcceptThenDrop.For, forDraw)
+		fix(f.AcceptThenDrop.After, afterDraw)
+	case f.DropAfterBytes != nil:
+		f.DropAfterBytes.Bytes = f.DropAfterBytes.Bytes.resolve(bytesDraw)
+	case f.Delay != nil:
+		fix(f.Delay.For, forDraw)
+		f.Delay.Extra = f.Delay.Extra.resolve(extraDraw)
+	case f.Kill != nil:
+		fix(f.Kill.RestartAfter, afterDraw)
+	case f.HandshakeError != nil:
+		fix(f.HandshakeError.For, forDraw)
+	case f.Pause != nil:
+		fix(f.Pause.For, forDraw)
+	case f.SubscribeError != nil:
+		fix(f.SubscribeError.For, forDraw)
+	case f.CommandError != nil:
+		fix(f.CommandError.For, forDraw)
+	case f.SlowReply != nil:
+		fix(f.SlowReply.For, forDraw)
+		f.SlowReply.Extra = f.SlowReply.Extra.resolve(extraDraw)
+	case f.MalformedReply != nil:
+		fix(f.MalformedReply.For, forDraw)
+	case f.Push != nil:
+		fix(f.Push.For, forDraw)
+		f.Push.Every = f.Push.Every.resolve(extraDraw)
+	case f.Cluster != nil:
+		f.Cluster.resolve(forDraw, afterDraw)
+	}
 }
 
 // Clone returns a deep copy of sc: nothing of the copy, down to its slices and pointed-to values,

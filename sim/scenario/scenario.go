@@ -59,6 +59,9 @@ type Scenario struct {
 	Expect Expect `yaml:"expect,omitempty"`
 	// Plant lists deliberate bugs to plant in the simulator, for the checkers' positive controls.
 	Plant []Plant `yaml:"plant,omitempty"`
+	// Vary draws numeric fields from ranges for each seed ("network.latency: 200us..2ms"): see
+	// VaryEntry. Resolve fixes them and clears it.
+	Vary Vary `yaml:"vary,omitempty"`
 }
 
 // Topology kinds.

@@ -18,6 +18,9 @@ func (sc *Scenario) Validate() error {
 	case sc.Duration <= 0:
 		return fieldErr("duration", "must be positive")
 	}
+	if err := sc.validateBounds(); err != nil {
+		return err
+	}
 	if err := sc.validateTopology(); err != nil {
 		return err
 	}
@@ -49,6 +52,12 @@ func (sc *Scenario) Validate() error {
 		return err
 	}
 	if err := sc.validateExpect(); err != nil {
+		return err
+	}
+	if err := sc.validateWindows(); err != nil {
+		return err
+	}
+	if err := sc.validateVary(); err != nil {
 		return err
 	}
 	for i, p := range sc.Plant {
@@ -153,6 +162,20 @@ func (sc *Scenario) validateFault(i int) error {
 	if f.At.Max >= sc.Duration {
 		return fieldErr(base+".at", "must be before the end of the run ("+sc.Duration.String()+")")
 	}
+	if f.Every != nil {
+		if err := validateSpan(base+".every", f.Every, true); err != nil {
+			return err
+		}
+		if f.Every.Min < time.Millisecond {
+			return fieldErr(base+".every", "must be at least 1ms")
+		}
+	}
+	switch {
+	case f.Count < 0:
+		return fieldErr(base+".count", "must not be negative")
+	case f.Count > 0 && f.Every == nil:
+		return fieldErr(base+".count", "repeats a fault: set every too")
+	}
 	field := base + "." + kinds[0]
 	span := func(name string, r *TimeRange) error { // an optional window: positive
 		if r == nil {
@@ -165,7 +188,13 @@ func (sc *Scenario) validateFault(i int) error {
 	case f.Refuse != nil:
 		return firstError(target(f.Refuse.Target, true), span("for", f.Refuse.For))
 	case f.Blackhole != nil:
-		return firstError(target(f.Blackhole.Target, true), span("for", f.Blackhole.For))
+		var dir error
+		switch f.Blackhole.Direction {
+		case "", DirectionBoth, DirectionToNode, DirectionToClient:
+		default:
+			dir = fieldErr(field+".direction", "must be both, to_node or to_client, not "+strconv.Quote(f.Blackhole.Direction))
+		}
+		return firstError(target(f.Blackhole.Target, true), span("for", f.Blackhole.For), dir)
 	case f.AcceptThenDrop != nil:
 		x := f.AcceptThenDrop
 		var after error
@@ -208,6 +237,16 @@ func (sc *Scenario) validateFault(i int) error {
 			reply = fieldErr(field+".reply", "must be an error reply starting with an upper-case code")
 		}
 		return firstError(target(Target{Node: x.Node}, false), kinds, reply, span("for", x.For))
+	case f.CommandError != nil:
+		x := f.CommandError
+		return firstError(target(Target{Node: x.Node}, false), x.validate(field), span("for", x.For))
+	case f.SlowReply != nil:
+		x := f.SlowReply
+		return firstError(target(Target{Node: x.Node}, false), validateMatch(field, x.Commands, x.Keys),
+			validateSpan(field+".extra", &x.Extra, true), span("for", x.For))
+	case f.MalformedReply != nil:
+		x := f.MalformedReply
+		return firstError(target(Target{Node: x.Node}, false), validateMatch(field, x.Commands, x.Keys), span("for", x.For))
 	case f.Push != nil:
 		x := f.Push
 		every := validateSpan(field+".every", &x.Every, true)
@@ -449,10 +488,22 @@ func (sc *Scenario) validateExpect() error {
 		if l.Within <= 0 {
 			return fieldErr("expect.liveness.within", "must be positive")
 		}
+		if l.From != "" && l.From != LivenessFromHeal && l.From != LivenessFromDemand {
+			return fieldErr("expect.liveness.from", "must be heal or demand, not "+strconv.Quote(l.From))
+		}
+	}
+	for i, name := range e.Invariants.Names {
+		if err := sc.validateCheckerName("expect.invariants["+strconv.Itoa(i)+"]", name); err != nil {
+			return err
+		}
 	}
 	for i, name := range e.Fail {
+		f := "expect.fail[" + strconv.Itoa(i) + "]"
 		if strings.TrimSpace(name) == "" {
-			return fieldErr("expect.fail["+strconv.Itoa(i)+"]", "must name a checker")
+			return fieldErr(f, "must name a checker")
+		}
+		if err := sc.validateCheckerName(f, name); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -16,6 +16,8 @@ const (
 	Dedicated uint64 = 0x44
 	// PubSub is the stream of the pub/sub workload (the publisher's think times).
 	PubSub uint64 = 0x50
+	// Vary is the stream of a scenario's varied fields (one instance per field, by its name).
+	Vary uint64 = 0x56
 )
 
 // mix64 is the SplitMix64 finalizer: a bijective scrambling of 64 bits.

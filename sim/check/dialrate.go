@@ -1,0 +1,158 @@
+package check
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+)
+
+// Names of the windowed expectations.
+const (
+	// CheckExpectDuring: the scenario's expect.during bounds, each over its window.
+	CheckExpectDuring = "expect-during"
+	// CheckExpectDialRate: the scenario's expect.dial_rate bounds.
+	CheckExpectDialRate = "expect-dial-rate"
+	// CheckExpectConnect: the scenario's expected eager-connect failure (expect.connect).
+	CheckExpectConnect = "expect-connect"
+)
+
+// expectConnect checks that the eager connect failed, with the expected error text.
+type expectConnect struct{}
+
+func (expectConnect) Name() string { return CheckExpectConnect }
+
+func (expectConnect) Check(r *record.Result) []Violation {
+	e := r.Scenario.Expect.Connect
+	switch {
+	case e == nil:
+		return nil
+	case r.ConnectError == "":
+		return []Violation{violation(CheckExpectConnect, 0, "the eager connect succeeded, but expect.connect says it fails")}
+	case e.Error != "" && !strings.Contains(r.ConnectError, e.Error):
+		return []Violation{violation(CheckExpectConnect, 0, "the eager connect failed with "+strconv.Quote(r.ConnectError)+
+			", which does not contain "+strconv.Quote(e.Error))}
+	}
+	return nil
+}
+
+// rateDial is one connection attempt: when, and to which node.
+type rateDial struct {
+	at   time.Duration
+	node string
+}
+
+// dialsByNode returns every connection attempt of r (command slots, dedicated and pub/sub machines),
+// in time order, from the engine steps' Dial effects. A dial to the machine's own endpoint has
+// no endpoint of its own: it goes to the scenario's only node.
+func dialsByNode(r *record.Result) []rateDial {
+	own := ""
+	if nodes := r.Scenario.Topology.Nodes; len(nodes) == 1 {
+		own = nodes[0].ID
+	}
+	var out []rateDial
+	for _, st := range r.Steps {
+		for i := range st.Effects {
+			f := &st.Effects[i]
+			if f.Kind != fsm.Dial {
+				continue
+			}
+			node := own
+			if f.Endpoint.Host != "" {
+				node = f.Endpoint.Host
+			}
+			out = append(out, rateDial{at: st.Event.At, node: node})
+		}
+	}
+	return out
+}
+
+// expectDuring checks each expect.during entry over its window: the outcomes of the operations
+// called in it and the dials made in it.
+type expectDuring struct{}
+
+func (expectDuring) Name() string { return CheckExpectDuring }
+
+func (expectDuring) Check(r *record.Result) []Violation {
+	var out []Violation
+	all := dialsByNode(r)
+	for _, w := range r.Scenario.Expect.During {
+		from, to := w.Window.Min, w.Window.Max
+		label := "in " + w.Window.String() + ": "
+		var msgs []string
+		if e := w.Outcomes; e != nil {
+			counts := map[record.OpOutcome]int{}
+			limit := 0
+			for i := range r.Ops {
+				op := &r.Ops[i]
+				if op.Call < from || op.Call >= to {
+					continue
+				}
+				counts[op.Outcome]++
+				if IsReconnectLimit(op) {
+					limit++
+				}
+			}
+			msgs = append(msgs, outside(label+"ok operations", counts[record.OpOK], e.OK)...)
+			msgs = append(msgs, outside(label+"failed operations", counts[record.OpFailed], e.Failed)...)
+			msgs = append(msgs, outside(label+"unknown operations", counts[record.OpUnknown], e.Unknown)...)
+			msgs = append(msgs, outside(label+"reconnect-limit operations", limit, e.ReconnectLimit)...)
+		}
+		for _, dc := range w.Dials {
+			n := 0
+			for _, d := range all {
+				if d.at >= from && d.at < to && (dc.Node == "" || d.node == dc.Node) {
+					n++
+				}
+			}
+			msgs = append(msgs, outside(label+"dials to "+nodeLabel(dc.Node), n, &scenario.Bounds{Min: dc.Min, Max: dc.Max})...)
+		}
+		out = append(out, violations(CheckExpectDuring, min(to, r.End), msgs)...)
+	}
+	return out
+}
+
+func nodeLabel(node string) string {
+	if node == "" {
+		return "every node"
+	}
+	return node
+}
+
+// expectDialRate checks each expect.dial_rate entry: no sliding window of length Per holds more
+// than Max dials to the node. It reports the first window that does, per entry.
+type expectDialRate struct{}
+
+func (expectDialRate) Name() string { return CheckExpectDialRate }
+
+func (expectDialRate) Check(r *record.Result) []Violation {
+	var out []Violation
+	all := dialsByNode(r)
+	for _, e := range r.Scenario.Expect.DialRate {
+		var times []time.Duration
+		for _, d := range all {
+			if e.Node != "" && d.node != e.Node {
+				continue
+			}
+			if e.During != nil && (d.at < e.During.Min || d.at >= e.During.Max) {
+				continue
+			}
+			times = append(times, d.at)
+		}
+		first := 0
+		for last, at := range times {
+			for at-times[first] >= e.Per {
+				first++
+			}
+			if n := last - first + 1; n > e.Max {
+				out = append(out, violation(CheckExpectDialRate, at, itoa(n)+" dials to "+nodeLabel(e.Node)+" from "+
+					times[first].String()+" to "+at.String()+", within "+e.Per.String()+": want at most "+itoa(e.Max)))
+				break
+			}
+		}
+	}
+	return out
+}
