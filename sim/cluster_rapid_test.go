@@ -107,9 +107,15 @@ func drawClusterScenario(t *rapid.T) string {
 			fmt.Fprintf(&b, "  - {at: %s, blackhole: {node: %s, for: %s}}\n", at, node, window)
 		}
 	}
-	fmt.Fprintf(&b, "workload: {callers: %d, rate: %d/s, keys: %d, counters: %d, stop: 19s}\n",
+	fmt.Fprintf(&b, "workload:\n  callers: %d\n  rate: %d/s\n  keys: %d\n  counters: %d\n  stop: 19s\n",
 		rapid.IntRange(1, 8).Draw(t, "callers"), rapid.IntRange(10, 300).Draw(t, "rate"),
 		rapid.IntRange(1, 16).Draw(t, "keys"), rapid.IntRange(1, 4).Draw(t, "counters"))
+	if rapid.Bool().Draw(t, "pubsub") {
+		// A shard subscriber and a publisher on one shard channel (sharded pub/sub follows its slot).
+		ch := rapid.SampledFrom([]string{"events", "orders", "ticks"}).Draw(t, "channel")
+		fmt.Fprintf(&b, "  pubsub:\n    subscribers:\n      - {kind: shard, topics: [%s], at: %dms, retry: 1s}\n", ch, rapid.IntRange(0, 2000).Draw(t, "sub-at-ms"))
+		fmt.Fprintf(&b, "    publisher: {rate: %d/s, shard_channels: [%s], stop: 19s}\n", rapid.IntRange(5, 100).Draw(t, "pub-rate"), ch)
+	}
 	b.WriteString("expect: {invariants: all, linearizable: true}\n")
 	return b.String()
 }

@@ -157,15 +157,21 @@ func (c *Cluster) Migrate(slots []fsm.SlotRange, to *Node, ask bool) {
 	for _, r := range slots {
 		for s := int(r.First); s <= int(r.Last); s++ {
 			src := c.owner[s]
-			if src == target {
-				continue
+			// The keys are where the slot's last migration put them: on its importing shard
+			// while it migrates (a migration may start while another is under way).
+			holder := src
+			if c.importing[s] != nil {
+				holder = c.importing[s]
 			}
-			if src != nil {
-				moveSlotKeys(src, target, s)
+			if holder != nil && holder != target {
+				moveSlotKeys(holder, target, s)
 			}
-			if ask && src != nil {
+			switch {
+			case src == target:
+				c.importing[s] = nil // back to its owner: the migration under way is undone
+			case ask && src != nil:
 				c.importing[s] = target
-			} else {
+			default:
 				c.owner[s], c.importing[s] = target, nil
 			}
 		}

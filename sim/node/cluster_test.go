@@ -252,3 +252,28 @@ func TestClusterMigrateToReplica(t *testing.T) {
 		t.Fatalf("the new shard serves another slot: %s", got)
 	}
 }
+
+// TestClusterOverlappingMigrations: a migration that starts while another of the same slot is
+// under way takes the keys from where the first put them; one back to the owner undoes it. Found
+// by TestRandomClusterRunsKeepEveryInvariant: the second migration looked for the keys on the
+// owner, and the first target kept them for ever.
+func TestClusterOverlappingMigrations(t *testing.T) {
+	tc := newTestCluster(t)
+	k, slot := keyIn(0, 8191)
+	slots := []fsm.SlotRange{{First: uint16(slot), Last: uint16(slot)}}
+	tc.do(t, "a1", "SET", k, "v1")
+	tc.c.Migrate(slots, tc.nodes["b1"], true)
+	tc.c.Migrate(slots, tc.nodes["s9"], true)
+	tc.do(t, "s9", "ASKING")
+	if got := tc.do(t, "s9", "GET", k); got != `"v1"` {
+		t.Fatalf("the second target: %s", got)
+	}
+	tc.c.Migrate(slots, tc.nodes["a1"], true) // back to the owner
+	if got := tc.do(t, "a1", "GET", k); got != `"v1"` {
+		t.Fatalf("the owner after the migration was undone: %s", got)
+	}
+	tc.c.FinishMigration(slots)
+	if got := tc.do(t, "a1", "GET", k); got != `"v1"` {
+		t.Fatalf("the owner keeps the slot: %s", got)
+	}
+}
