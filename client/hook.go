@@ -57,7 +57,8 @@ var ErrHookDropped = sentinel("respire: a hook returned without running the oper
 // the operation before anything is sent, and the caller gets that error.
 //
 // Hooks see no keys, values or credentials: CommandInfo names the command and its endpoint,
-// and holds the arguments only with Options.ObserveArguments.
+// and holds the arguments only with Options.ObserveArguments; DeliveryInfo gives a pub/sub
+// message's kind and size, and its channel only with ObserveArguments.
 type Hook struct {
 	// Command wraps every command sent alone: the typed methods, Do, scripts and blocking
 	// commands, on a Client or a DedicatedConn. next's error is the command's: a *ServerError
@@ -66,6 +67,11 @@ type Hook struct {
 	// Batch wraps every batch run: Commands.Pipeline, Commands.Atomic and DedicatedConn.Exec.
 	// Its commands do not go through Command.
 	Batch func(next BatchFunc) BatchFunc
+	// Delivery wraps every Subscription.Next (and so every step of All): next waits for the
+	// subscription's next message, marker or end, and the hook sees what came (DeliveryInfo).
+	// A message that next took is returned to the application whatever the hook returns: a
+	// hook cannot lose one.
+	Delivery func(next DeliveryFunc) DeliveryFunc
 	// Dial wraps the opening of every physical connection (commands, dedicated, pub/sub,
 	// discovery), below TLS and the Redis handshake: next opens the transport connection with
 	// Options.Dialer or the built-in dialer. It runs on respire's own goroutines, with a
@@ -79,6 +85,9 @@ type CommandFunc func(ctx context.Context, cmd *CommandInfo) error
 
 // BatchFunc runs one batch: see Hook.Batch.
 type BatchFunc func(ctx context.Context, batch *BatchInfo) error
+
+// DeliveryFunc receives one pub/sub delivery: see Hook.Delivery.
+type DeliveryFunc func(ctx context.Context, delivery *DeliveryInfo) error
 
 // DialFunc opens one transport connection to endpoint: see Hook.Dial.
 type DialFunc func(ctx context.Context, endpoint Endpoint) (net.Conn, error)
@@ -264,10 +273,84 @@ func (bi *BatchInfo) next(ctx context.Context) error {
 	return bi.runErr
 }
 
+// DeliveryInfo describes a pub/sub delivery to the hooks, once next has returned. It is valid
+// only during the hook's call: do not keep it. Printing it shows the kind only.
+type DeliveryInfo struct {
+	s       *Subscription
+	observe bool
+	ran     atomic.Bool
+	taken   bool
+	msg     Message
+	err     error
+}
+
+// Taken reports that next received a message or marker (false when the subscription ended, ctx
+// ended, or next was not called).
+func (di *DeliveryInfo) Taken() bool { return di.taken }
+
+// Kind returns the kind of what next received: a published message, a gap or an overflow
+// marker; zero (printed "none") when nothing was taken.
+func (di *DeliveryInfo) Kind() MessageKind { return di.msg.Kind }
+
+// PayloadLen returns the length of a published message's payload, in bytes.
+func (di *DeliveryInfo) PayloadLen() int { return len(di.msg.Payload) }
+
+// Dropped returns the number of entries an overflow marker stands for.
+func (di *DeliveryInfo) Dropped() int { return di.msg.Dropped }
+
+// Channel returns the channel and the pattern of the delivery (see Message) with
+// Options.ObserveArguments, and empty strings otherwise: channel names can hold user data.
+func (di *DeliveryInfo) Channel() (channel, pattern string) {
+	if !di.observe {
+		return "", ""
+	}
+	return di.msg.Channel, di.msg.Pattern
+}
+
+// String describes the delivery without its channel or payload.
+func (di *DeliveryInfo) String() string {
+	if !di.taken {
+		return "client.DeliveryInfo{none}"
+	}
+	return "client.DeliveryInfo{" + di.msg.Kind.String() + "}"
+}
+
+// GoString makes %#v print the description too.
+func (di *DeliveryInfo) GoString() string { return di.String() }
+
+func (di *DeliveryInfo) next(ctx context.Context) error {
+	if !di.ran.CompareAndSwap(false, true) {
+		return ErrHookReplay
+	}
+	di.msg, di.err = di.s.next(ctx)
+	di.taken = di.err == nil
+	return di.err
+}
+
+// hookDelivery runs Subscription.Next through the hooks. A message next took is returned
+// whatever the hooks return.
+func (c *Client) hookDelivery(ctx context.Context, s *Subscription) (Message, error) {
+	di := &DeliveryInfo{s: s, observe: c.hooks.observeArgs}
+	err := c.hooks.delivery(ctx, di)
+	switch {
+	case di.taken:
+		return di.msg, nil
+	case !di.ran.Load():
+		if err == nil {
+			err = ErrHookDropped
+		}
+		return Message{}, err
+	case err == nil:
+		return Message{}, di.err
+	}
+	return Message{}, err
+}
+
 // hookChain holds the composed hooks of a client; a nil step has no hook.
 type hookChain struct {
-	command CommandFunc
-	batch   BatchFunc
+	command  CommandFunc
+	batch    BatchFunc
+	delivery DeliveryFunc
 	// observeArgs copies bounded arguments into CommandInfo (Options.ObserveArguments).
 	observeArgs bool
 }
@@ -276,6 +359,7 @@ type hookChain struct {
 func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
 	var command CommandFunc = func(ctx context.Context, ci *CommandInfo) error { return ci.next(ctx) }
 	var batch BatchFunc = func(ctx context.Context, bi *BatchInfo) error { return bi.next(ctx) }
+	var delivery DeliveryFunc
 	wrapped := false
 	for i := len(hooks) - 1; i >= 0; i-- {
 		if h := hooks[i].Command; h != nil {
@@ -284,11 +368,17 @@ func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
 		if h := hooks[i].Batch; h != nil {
 			batch, wrapped = h(batch), true
 		}
+		if h := hooks[i].Delivery; h != nil {
+			if delivery == nil {
+				delivery = func(ctx context.Context, di *DeliveryInfo) error { return di.next(ctx) }
+			}
+			delivery, wrapped = h(delivery), true
+		}
 	}
 	if !wrapped {
 		return nil
 	}
-	return &hookChain{command: command, batch: batch, observeArgs: observeArgs}
+	return &hookChain{command: command, batch: batch, delivery: delivery, observeArgs: observeArgs}
 }
 
 // hookCommand runs a sealed call through the hooks; via (with x for viaExecutor, d for the
