@@ -74,7 +74,8 @@ type Hook struct {
 	Delivery func(next DeliveryFunc) DeliveryFunc
 	// Dial wraps the opening of every physical connection (commands, dedicated, pub/sub,
 	// discovery), below TLS and the Redis handshake: next opens the transport connection with
-	// Options.Dialer or the built-in dialer. It runs on respire's own goroutines, with a
+	// Options.Dialer or the built-in dialer. Each call of next opens a connection (no command is
+	// sent on it yet): close any the hook does not return. It runs on respire's own goroutines, with a
 	// context that carries the connect timeout but none of a caller's values. A hook may wrap
 	// the returned connection; the wrapper must keep net.Conn's concurrency rules.
 	Dial func(next DialFunc) DialFunc
@@ -202,16 +203,21 @@ const (
 
 // exchange sends the call by its route.
 func (ci *CommandInfo) exchange(ctx context.Context, cl *call) error {
-	switch ci.via {
+	return exchangeVia(ctx, cl, ci.c, ci.via, ci.x, ci.d)
+}
+
+// exchangeVia sends cl by the route via (on c, x or d).
+func exchangeVia(ctx context.Context, cl *call, c *Client, via exchVia, x executor, d *DedicatedConn) error {
+	switch via {
 	case viaExecute:
-		return ci.c.execute(ctx, cl)
+		return c.execute(ctx, cl)
 	case viaDedicated:
 		cls := [1]*call{cl}
-		return ci.d.roundTrip(ctx, ci.d.budget(), cls[:])
+		return d.roundTrip(ctx, d.budget(), cls[:])
 	case viaBlocking:
-		return ci.d.exchangeBlocking(ctx, cl)
+		return d.exchangeBlocking(ctx, cl)
 	}
-	return ci.x.exchange(ctx, cl)
+	return x.exchange(ctx, cl)
 }
 
 // BatchInfo describes a batch to the hooks. It is valid only during the hook's call: do not
@@ -346,7 +352,8 @@ func (c *Client) hookDelivery(ctx context.Context, s *Subscription) (Message, er
 	return Message{}, err
 }
 
-// hookChain holds the composed hooks of a client; a nil step has no hook.
+// hookChain holds the composed hooks of a client; a nil step has no hook, and its operations
+// take their path without hooks.
 type hookChain struct {
 	command  CommandFunc
 	batch    BatchFunc
@@ -355,17 +362,24 @@ type hookChain struct {
 	observeArgs bool
 }
 
-// buildHooks composes hooks, the first outermost; nil when none wraps commands or batches.
+// buildHooks composes hooks, the first outermost; nil when none wraps commands, batches or
+// deliveries (dials are composed by Options.dialHooked).
 func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
-	var command CommandFunc = func(ctx context.Context, ci *CommandInfo) error { return ci.next(ctx) }
-	var batch BatchFunc = func(ctx context.Context, bi *BatchInfo) error { return bi.next(ctx) }
+	var command CommandFunc
+	var batch BatchFunc
 	var delivery DeliveryFunc
 	wrapped := false
 	for i := len(hooks) - 1; i >= 0; i-- {
 		if h := hooks[i].Command; h != nil {
+			if command == nil {
+				command = func(ctx context.Context, ci *CommandInfo) error { return ci.next(ctx) }
+			}
 			command, wrapped = h(command), true
 		}
 		if h := hooks[i].Batch; h != nil {
+			if batch == nil {
+				batch = func(ctx context.Context, bi *BatchInfo) error { return bi.next(ctx) }
+			}
 			batch, wrapped = h(batch), true
 		}
 		if h := hooks[i].Delivery; h != nil {
@@ -382,9 +396,13 @@ func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
 }
 
 // hookCommand runs a sealed call through the hooks; via (with x for viaExecutor, d for the
-// dedicated routes) is the exchange the call would have had without them. It keeps exchange's contract: nil means cl.cmd.Reply holds the reply and
-// the caller recycles cl; on error cl has been recycled.
+// dedicated routes) is the exchange the call would have had without them. It keeps exchange's
+// contract: nil means cl.cmd.Reply holds the reply and the caller recycles cl; on error cl has
+// been recycled.
 func (c *Client) hookCommand(ctx context.Context, cl *call, via exchVia, x executor, d *DedicatedConn) error {
+	if c.hooks.command == nil {
+		return exchangeVia(ctx, cl, c, via, x, d)
+	}
 	_, onClient := x.(*Client)
 	shared := !cl.blocking && (via == viaExecute || (via == viaExecutor && onClient))
 	ci := &CommandInfo{name: cl.cmd.Name, endpoint: c.ep, db: c.opts.Database, blocking: cl.blocking,
@@ -416,6 +434,9 @@ func (c *Client) hookCommand(ctx context.Context, cl *call, via exchVia, x execu
 
 // hookBatch runs a batch through the hooks; run is what the batch would have run without them.
 func (c *Client) hookBatch(ctx context.Context, b *Batch, mode batchMode, run func(context.Context) error) error {
+	if c.hooks.batch == nil {
+		return run(ctx)
+	}
 	bi := &BatchInfo{mode: mode, endpoint: c.ep, db: c.opts.Database, run: run,
 		names: make([]string, len(b.ents)), outs: make([]settler, len(b.ents))}
 	for i := range b.ents {
