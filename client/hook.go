@@ -57,7 +57,8 @@ var ErrHookDropped = sentinel("respire: a hook returned without running the oper
 // the operation before anything is sent, and the caller gets that error.
 //
 // Hooks see no keys, values or credentials: CommandInfo names the command and its endpoint,
-// and holds the arguments only with Options.ObserveArguments.
+// and holds the arguments only with Options.ObserveArguments; DeliveryInfo gives a pub/sub
+// message's kind and size, and its channel only with ObserveArguments.
 type Hook struct {
 	// Command wraps every command sent alone: the typed methods, Do, scripts and blocking
 	// commands, on a Client or a DedicatedConn. next's error is the command's: a *ServerError
@@ -66,9 +67,15 @@ type Hook struct {
 	// Batch wraps every batch run: Commands.Pipeline, Commands.Atomic and DedicatedConn.Exec.
 	// Its commands do not go through Command.
 	Batch func(next BatchFunc) BatchFunc
+	// Delivery wraps every Subscription.Next (and so every step of All): next waits for the
+	// subscription's next message, marker or end, and the hook sees what came (DeliveryInfo).
+	// A message that next took is returned to the application whatever the hook returns: a
+	// hook cannot lose one.
+	Delivery func(next DeliveryFunc) DeliveryFunc
 	// Dial wraps the opening of every physical connection (commands, dedicated, pub/sub,
 	// discovery), below TLS and the Redis handshake: next opens the transport connection with
-	// Options.Dialer or the built-in dialer. It runs on respire's own goroutines, with a
+	// Options.Dialer or the built-in dialer. Each call of next opens a connection (no command is
+	// sent on it yet): close any the hook does not return. It runs on respire's own goroutines, with a
 	// context that carries the connect timeout but none of a caller's values. A hook may wrap
 	// the returned connection; the wrapper must keep net.Conn's concurrency rules.
 	Dial func(next DialFunc) DialFunc
@@ -79,6 +86,9 @@ type CommandFunc func(ctx context.Context, cmd *CommandInfo) error
 
 // BatchFunc runs one batch: see Hook.Batch.
 type BatchFunc func(ctx context.Context, batch *BatchInfo) error
+
+// DeliveryFunc receives one pub/sub delivery: see Hook.Delivery.
+type DeliveryFunc func(ctx context.Context, delivery *DeliveryInfo) error
 
 // DialFunc opens one transport connection to endpoint: see Hook.Dial.
 type DialFunc func(ctx context.Context, endpoint Endpoint) (net.Conn, error)
@@ -193,16 +203,21 @@ const (
 
 // exchange sends the call by its route.
 func (ci *CommandInfo) exchange(ctx context.Context, cl *call) error {
-	switch ci.via {
+	return exchangeVia(ctx, cl, ci.c, ci.via, ci.x, ci.d)
+}
+
+// exchangeVia sends cl by the route via (on c, x or d).
+func exchangeVia(ctx context.Context, cl *call, c *Client, via exchVia, x executor, d *DedicatedConn) error {
+	switch via {
 	case viaExecute:
-		return ci.c.execute(ctx, cl)
+		return c.execute(ctx, cl)
 	case viaDedicated:
 		cls := [1]*call{cl}
-		return ci.d.roundTrip(ctx, ci.d.budget(), cls[:])
+		return d.roundTrip(ctx, d.budget(), cls[:])
 	case viaBlocking:
-		return ci.d.exchangeBlocking(ctx, cl)
+		return d.exchangeBlocking(ctx, cl)
 	}
-	return ci.x.exchange(ctx, cl)
+	return x.exchange(ctx, cl)
 }
 
 // BatchInfo describes a batch to the hooks. It is valid only during the hook's call: do not
@@ -264,37 +279,130 @@ func (bi *BatchInfo) next(ctx context.Context) error {
 	return bi.runErr
 }
 
-// hookChain holds the composed hooks of a client; a nil step has no hook.
+// DeliveryInfo describes a pub/sub delivery to the hooks, once next has returned. It is valid
+// only during the hook's call: do not keep it. Printing it shows the kind only.
+type DeliveryInfo struct {
+	s       *Subscription
+	observe bool
+	ran     atomic.Bool
+	taken   bool
+	msg     Message
+	err     error
+}
+
+// Taken reports that next received a message or marker (false when the subscription ended, ctx
+// ended, or next was not called).
+func (di *DeliveryInfo) Taken() bool { return di.taken }
+
+// Kind returns the kind of what next received: a published message, a gap or an overflow
+// marker; zero (printed "none") when nothing was taken.
+func (di *DeliveryInfo) Kind() MessageKind { return di.msg.Kind }
+
+// PayloadLen returns the length of a published message's payload, in bytes.
+func (di *DeliveryInfo) PayloadLen() int { return len(di.msg.Payload) }
+
+// Dropped returns the number of entries an overflow marker stands for.
+func (di *DeliveryInfo) Dropped() int { return di.msg.Dropped }
+
+// Channel returns the channel and the pattern of the delivery (see Message) with
+// Options.ObserveArguments, and empty strings otherwise: channel names can hold user data.
+func (di *DeliveryInfo) Channel() (channel, pattern string) {
+	if !di.observe {
+		return "", ""
+	}
+	return di.msg.Channel, di.msg.Pattern
+}
+
+// String describes the delivery without its channel or payload.
+func (di *DeliveryInfo) String() string {
+	if !di.taken {
+		return "client.DeliveryInfo{none}"
+	}
+	return "client.DeliveryInfo{" + di.msg.Kind.String() + "}"
+}
+
+// GoString makes %#v print the description too.
+func (di *DeliveryInfo) GoString() string { return di.String() }
+
+func (di *DeliveryInfo) next(ctx context.Context) error {
+	if !di.ran.CompareAndSwap(false, true) {
+		return ErrHookReplay
+	}
+	di.msg, di.err = di.s.next(ctx)
+	di.taken = di.err == nil
+	return di.err
+}
+
+// hookDelivery runs Subscription.Next through the hooks. A message next took is returned
+// whatever the hooks return.
+func (c *Client) hookDelivery(ctx context.Context, s *Subscription) (Message, error) {
+	di := &DeliveryInfo{s: s, observe: c.hooks.observeArgs}
+	err := c.hooks.delivery(ctx, di)
+	switch {
+	case di.taken:
+		return di.msg, nil
+	case !di.ran.Load():
+		if err == nil {
+			err = ErrHookDropped
+		}
+		return Message{}, err
+	case err == nil:
+		return Message{}, di.err
+	}
+	return Message{}, err
+}
+
+// hookChain holds the composed hooks of a client; a nil step has no hook, and its operations
+// take their path without hooks.
 type hookChain struct {
-	command CommandFunc
-	batch   BatchFunc
+	command  CommandFunc
+	batch    BatchFunc
+	delivery DeliveryFunc
 	// observeArgs copies bounded arguments into CommandInfo (Options.ObserveArguments).
 	observeArgs bool
 }
 
-// buildHooks composes hooks, the first outermost; nil when none wraps commands or batches.
+// buildHooks composes hooks, the first outermost; nil when none wraps commands, batches or
+// deliveries (dials are composed by Options.dialHooked).
 func buildHooks(hooks []Hook, observeArgs bool) *hookChain {
-	var command CommandFunc = func(ctx context.Context, ci *CommandInfo) error { return ci.next(ctx) }
-	var batch BatchFunc = func(ctx context.Context, bi *BatchInfo) error { return bi.next(ctx) }
+	var command CommandFunc
+	var batch BatchFunc
+	var delivery DeliveryFunc
 	wrapped := false
 	for i := len(hooks) - 1; i >= 0; i-- {
 		if h := hooks[i].Command; h != nil {
+			if command == nil {
+				command = func(ctx context.Context, ci *CommandInfo) error { return ci.next(ctx) }
+			}
 			command, wrapped = h(command), true
 		}
 		if h := hooks[i].Batch; h != nil {
+			if batch == nil {
+				batch = func(ctx context.Context, bi *BatchInfo) error { return bi.next(ctx) }
+			}
 			batch, wrapped = h(batch), true
+		}
+		if h := hooks[i].Delivery; h != nil {
+			if delivery == nil {
+				delivery = func(ctx context.Context, di *DeliveryInfo) error { return di.next(ctx) }
+			}
+			delivery, wrapped = h(delivery), true
 		}
 	}
 	if !wrapped {
 		return nil
 	}
-	return &hookChain{command: command, batch: batch, observeArgs: observeArgs}
+	return &hookChain{command: command, batch: batch, delivery: delivery, observeArgs: observeArgs}
 }
 
 // hookCommand runs a sealed call through the hooks; via (with x for viaExecutor, d for the
-// dedicated routes) is the exchange the call would have had without them. It keeps exchange's contract: nil means cl.cmd.Reply holds the reply and
-// the caller recycles cl; on error cl has been recycled.
+// dedicated routes) is the exchange the call would have had without them. It keeps exchange's
+// contract: nil means cl.cmd.Reply holds the reply and the caller recycles cl; on error cl has
+// been recycled.
 func (c *Client) hookCommand(ctx context.Context, cl *call, via exchVia, x executor, d *DedicatedConn) error {
+	if c.hooks.command == nil {
+		return exchangeVia(ctx, cl, c, via, x, d)
+	}
 	_, onClient := x.(*Client)
 	shared := !cl.blocking && (via == viaExecute || (via == viaExecutor && onClient))
 	ci := &CommandInfo{name: cl.cmd.Name, endpoint: c.ep, db: c.opts.Database, blocking: cl.blocking,
@@ -326,6 +434,9 @@ func (c *Client) hookCommand(ctx context.Context, cl *call, via exchVia, x execu
 
 // hookBatch runs a batch through the hooks; run is what the batch would have run without them.
 func (c *Client) hookBatch(ctx context.Context, b *Batch, mode batchMode, run func(context.Context) error) error {
+	if c.hooks.batch == nil {
+		return run(ctx)
+	}
 	bi := &BatchInfo{mode: mode, endpoint: c.ep, db: c.opts.Database, run: run,
 		names: make([]string, len(b.ents)), outs: make([]settler, len(b.ents))}
 	for i := range b.ents {

@@ -286,8 +286,8 @@ type Options struct {
 	// span following the database semantic conventions (docs/observability.md). Nil means no
 	// tracing, at no cost: the global provider is not consulted.
 	TracerProvider trace.TracerProvider
-	// Hooks wrap commands, batches and dials with the application's own instrumentation, the
-	// first outermost (see Hook); at most MaxHooks.
+	// Hooks wrap commands, batches, pub/sub deliveries and dials with the application's own
+	// instrumentation, the first outermost (see Hook); at most MaxHooks.
 	Hooks []Hook
 	// ObserveArguments lets hooks (CommandInfo.Args) and spans (db.query.text) see the
 	// arguments of commands, keys and values included, bounded by MaxObservedArgs and

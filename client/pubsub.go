@@ -297,6 +297,14 @@ func (s *Subscription) leave(topics []fsm.Topic) {
 // Once the subscription has ended and its buffer is drained it returns a
 // *SubscriptionEndedError (errors.Is ErrSubscriptionEnded), again and again.
 func (s *Subscription) Next(ctx context.Context) (Message, error) {
+	if h := s.c.hooks; h != nil && h.delivery != nil {
+		return s.c.hookDelivery(ctx, s)
+	}
+	return s.next(ctx)
+}
+
+// next is Next without the hooks.
+func (s *Subscription) next(ctx context.Context) (Message, error) {
 	for {
 		d, ok, ended, reason, err := s.box.Take()
 		if ok {
