@@ -96,11 +96,22 @@ func Create(opts Options) (*Client, error) {
 	} else {
 		transport = netio.NewTransport(tcfg)
 	}
+	var sentinel *engine.SentinelReceiver
+	if o.SentinelPrimaryName != "" {
+		// Sentinel connections have a transport of their own (sentinel_client.go); the
+		// client's endpoint is the validated primary, unknown until discovery.
+		sentinel = &engine.SentinelReceiver{}
+		transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel))}
+		c.ep = Endpoint{}
+	}
 	deps := engine.Deps{
 		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
 		Transport: transport,
 		Meter:     meter,
 		PubSub:    c.pubsub.router,
+	}
+	if sentinel != nil {
+		deps.SentinelWarn = c.sentinelWarn
 	}
 	if o.OnConnectionStateChange != nil || o.Logger != nil {
 		c.dispatcher = engine.NewDispatcher(c.observe)
@@ -111,7 +122,13 @@ func Create(opts Options) (*Client, error) {
 	if o.UseCluster {
 		ecfg.Cluster = o.clusterConfig()
 	}
+	if sentinel != nil {
+		ecfg.Endpoint, ecfg.Sentinel = o.Endpoints[0].engine(), o.sentinelEngineConfig()
+	}
 	c.eng = engine.New(ecfg, deps)
+	if sentinel != nil {
+		sentinel.Attach(c.eng)
+	}
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
 	c.renewer = startRenewer(c)
@@ -201,8 +218,15 @@ func (c *Client) Close() error {
 // IsConnected reports whether at least one connection is ready to carry commands.
 func (c *Client) IsConnected() bool { return !c.closed.Load() && c.eng.Connected() }
 
-// Endpoint returns the client's endpoint.
-func (c *Client) Endpoint() Endpoint { return c.ep }
+// Endpoint returns the client's endpoint. For a Sentinel client, it is the primary the client
+// last validated, never a Sentinel's address, and the zero Endpoint before the first
+// validation.
+func (c *Client) Endpoint() Endpoint {
+	if p, ok := c.eng.SentinelPrimary(); ok {
+		return endpointOf(p)
+	}
+	return c.ep
+}
 
 // call is a pooled command with its completion signal. Pooling keeps the hot path free of
 // allocations: the frame, the reply storage, the timer and the channel are reused.
@@ -420,5 +444,6 @@ func (c *Client) replyErrAt(name string, v *resp.Value, ep Endpoint) error {
 	if !v.IsError() {
 		return nil
 	}
+	c.noteReadOnly(v)
 	return serverError(v, name, ep, "")
 }
