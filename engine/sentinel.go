@@ -236,9 +236,15 @@ func (e *Engine) sentinelEffect(f *fsm.Effect) {
 	switch f.Kind {
 	case fsm.Publish:
 		d := f.Sentinel
+		fresh := d.Generation != e.sn.gen || !e.sn.live
 		e.sn.primary, e.sn.gen, e.sn.live = d.Primary, d.Generation, true
 		e.sn.storeView()
 		e.post(item{ev: fsm.Event{Kind: fsm.Published, Machine: fsm.MachineSentinelMonitor, Sentinel: d}})
+		if fresh {
+			// A new generation: the command slots that failed against the old one start over
+			// (fsm.Mux renews them), instead of waiting out rests earned by a dead primary.
+			e.post(item{ev: fsm.Event{Kind: fsm.Published, Machine: fsm.MachineMux, Sentinel: d}})
+		}
 	case fsm.Retire:
 		e.retireGeneration(f.Sentinel.Generation)
 	case fsm.Rediscover:
