@@ -440,3 +440,33 @@ func waitFor(t *testing.T, within time.Duration, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSentinelRealCredentials: Sentinels with a password of their own. The client connects with
+// SentinelPassword for the Sentinels and Password for the data nodes; inheriting the data
+// password fails discovery with an authentication error that never shows either password.
+func TestSentinelRealCredentials(t *testing.T) {
+	g := redistest.StartSentinelGroup(t, redistest.SentinelConfig{Password: "data-pw", SentinelPassword: "sent-pw"})
+	ok := newSentinelRig(t, g, true, func(o *client.Options) { o.Password, o.SentinelPassword = "data-pw", "sent-pw" })
+	if err := ok.c.Set(context.Background(), "sn:creds", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok.c.Endpoint().String(); got != g.PrimaryAddr(t) {
+		t.Fatalf("Endpoint() = %s", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Connect(ctx, client.Options{Endpoints: sentinelEndpoints(t, g), SentinelPrimaryName: g.MasterName(),
+		Password: "data-pw"})
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("the Sentinels accepted the inherited data password")
+	}
+	var se *client.ServerError
+	if !errors.As(err, &se) || (se.Code != "WRONGPASS" && se.Code != "NOAUTH" && se.Code != "ERR") {
+		t.Fatalf("want an authentication *ServerError, got %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "data-pw") || strings.Contains(msg, "sent-pw") {
+		t.Fatalf("the error shows a password: %s", msg)
+	}
+	t.Logf("inherited password refused by the Sentinels: %v", err)
+}
