@@ -101,7 +101,8 @@ func Create(opts Options) (*Client, error) {
 		// Sentinel connections have a transport of their own (sentinel_client.go); the
 		// client's endpoint is the validated primary, unknown until discovery.
 		sentinel = &engine.SentinelReceiver{}
-		transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel))}
+		transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel)),
+			roleBudget: max(o.CommandTimeout, 0)}
 		c.ep = Endpoint{}
 	}
 	deps := engine.Deps{

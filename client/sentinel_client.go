@@ -5,11 +5,16 @@ import (
 	"crypto/tls"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/topo"
 )
 
 // Bounds of the Sentinel options.
@@ -19,6 +24,18 @@ const (
 	MaxSentinels = fsm.MaxSentinels
 	// MaxSentinelPrimaryNameLen bounds Options.SentinelPrimaryName, in bytes.
 	MaxSentinelPrimaryNameLen = fsm.MaxPrimaryNameLength
+)
+
+// Errors of Sentinel discovery, matched with errors.Is. A failed discovery wraps the last
+// candidate's error, which may be one of these.
+var (
+	// ErrNotPrimary: the server a Sentinel named as primary, or a new data connection of a
+	// Sentinel client, answered ROLE with another role (a replica after a failover). The
+	// connection is not used, and the primary's generation retires.
+	ErrNotPrimary = fsm.ErrNotPrimary
+	// ErrStaleSentinel: a Sentinel named a primary under an older configuration epoch than the
+	// one the client validated; following it would roll the client back.
+	ErrStaleSentinel = fsm.ErrStaleSentinel
 )
 
 // IsSentinel reports whether the client discovers its primary through Redis Sentinel
@@ -129,16 +146,117 @@ func (o *Options) sentinelTLSConfig() *tls.Config {
 // connection with the data one.
 type sentinelTransport struct {
 	data, sentinel engine.Transport
+	// roleBudget bounds the ROLE check of a new data connection (zero: none beyond the
+	// attempt's context).
+	roleBudget time.Duration
 }
 
-// Open implements engine.Transport.
+// Open implements engine.Transport. A data connection is checked with ROLE before the engine
+// gets it (roleCheck); the resolution's connection to a reported primary runs its own ROLE
+// query.
 func (t sentinelTransport) Open(ctx context.Context, req engine.OpenRequest) {
-	if req.Sentinel {
+	switch {
+	case req.Sentinel:
 		t.sentinel.Open(ctx, req)
-		return
+	case req.Machine == fsm.MachineSentinel:
+		t.data.Open(ctx, req)
+	default:
+		req.Sink = &roleCheck{ctx: ctx, inner: req.Sink, budget: t.roleBudget}
+		t.data.Open(ctx, req)
 	}
-	t.data.Open(ctx, req)
 }
+
+// roleCheck is the Sink of a Sentinel client's data connection: a connection that became ready
+// is reported Ready only once it answered ROLE as a primary. Any other answer (a replica, a
+// refusal, a malformed reply), no answer within the budget, or the attempt's cancellation
+// closes it and reports Failed: a replica is transient (the generation retires and the
+// primary is found again), a refused ROLE permanent.
+type roleCheck struct {
+	ctx    context.Context
+	inner  engine.Sink
+	budget time.Duration
+	mu     sync.Mutex
+	// state: 0 checking, 1 reported ready, 2 reported failed.
+	state int
+}
+
+// Dialed implements engine.Sink.
+func (s *roleCheck) Dialed(id fsm.ConnID) { s.inner.Dialed(id) }
+
+// Failed implements engine.Sink.
+func (s *roleCheck) Failed(id fsm.ConnID, err error, class fsm.FailureClass) {
+	if s.settle(2) {
+		s.inner.Failed(id, err, class)
+	}
+}
+
+// Lost implements engine.Sink: a loss during the check completes the ROLE query with an error,
+// which reports the failure; only a connection reported ready reports a loss.
+func (s *roleCheck) Lost(id fsm.ConnID, err error) {
+	s.mu.Lock()
+	ready := s.state == 1
+	s.mu.Unlock()
+	if ready {
+		s.inner.Lost(id, err)
+	}
+}
+
+// settle moves the check from checking to to, and reports whether it did.
+func (s *roleCheck) settle(to int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != 0 {
+		return false
+	}
+	s.state = to
+	return true
+}
+
+// Ready implements engine.Sink: it sends ROLE on conn.
+func (s *roleCheck) Ready(id fsm.ConnID, conn engine.Conn) {
+	fail := func(err error, class fsm.FailureClass) {
+		if s.settle(2) {
+			// Close must not run inside a command's completion.
+			go conn.Close()
+			s.inner.Failed(id, err, class)
+		}
+	}
+	var stop func() bool
+	cmd := &engine.Command{Name: "ROLE", Frame: roleFrame}
+	cmd.Done = func(cmd *engine.Command) {
+		if stop != nil {
+			stop()
+		}
+		if cmd.Err != nil {
+			fail(cmd.Err, fsm.Transient)
+			return
+		}
+		r, err := topo.ParseRole(cmd.Reply)
+		switch {
+		case err != nil:
+			fail(err, fsm.Permanent)
+		case r.Role != fsm.RolePrimary:
+			fail(ErrNotPrimary, fsm.Transient)
+		default:
+			if s.settle(1) {
+				s.inner.Ready(id, conn)
+			}
+		}
+	}
+	if s.budget > 0 {
+		t := time.AfterFunc(s.budget, func() { fail(errRoleTimeout, fsm.Transient) })
+		stop = t.Stop
+	}
+	context.AfterFunc(s.ctx, func() { fail(s.ctx.Err(), fsm.Transient) })
+	cmd.Enqueued()
+	conn.Send(cmd)
+}
+
+// roleFrame is the encoded ROLE command.
+var roleFrame = resp.AppendCommand(nil, "ROLE")
+
+// errRoleTimeout: a new data connection did not answer ROLE within the command timeout.
+var errRoleTimeout = errors.New("respire: the new connection did not answer ROLE in time")
 
 // sentinelWarn logs a warning of the Sentinel machines, with the endpoint it is about.
 func (c *Client) sentinelWarn(w fsm.Warning, about engine.Endpoint) {
