@@ -251,6 +251,7 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 	}
 	v := &cl.cmd.Reply
 	if v.IsError() {
+		c.noteReadOnly(v)
 		err := serverError(v, cl.cmd.Name, c.ep, "")
 		c.putCall(cl)
 		return zero, err
