@@ -301,6 +301,18 @@ func testSentinelFailoverUnderLoad(t *testing.T, g *redistest.SentinelGroup) {
 	old := g.Primary(t)
 	// Let the monitors subscribe before the failover.
 	waitFor(t, 5*time.Second, func() bool { return r.sawScope(client.ScopeSentinelMonitor, client.SourceConnected) })
+	ctx := context.Background()
+	sub, err := r.c.Subscribe(ctx, "sn:events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := r.c.Publish(ctx, "sn:events", "before"); err != nil {
+		t.Fatal(err)
+	}
+	if m := nextMessage(t, sub); m.Kind != client.MessagePublished || m.Payload != "before" {
+		t.Fatalf("first delivery %+v", m)
+	}
 	load := startIncrLoad(r.c, "sn:failover", 4)
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
@@ -322,8 +334,18 @@ func testSentinelFailoverUnderLoad(t *testing.T, g *redistest.SentinelGroup) {
 	if n := r.counter(t, "respire.sentinel.failover"); n != 1 {
 		t.Fatalf("respire.sentinel.failover = %d, want 1", n)
 	}
+	// The subscription came back on the new primary, after a gap marker.
+	if m := nextMessage(t, sub); m.Kind != client.MessageGap || m.Channel != "sn:events" {
+		t.Fatalf("the delivery after the failover is %+v, want a gap marker", m)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		n, err := r.c.Publish(ctx, "sn:events", "after")
+		return err == nil && n == 1
+	})
+	if m := nextMessage(t, sub); m.Kind != client.MessagePublished || m.Payload != "after" {
+		t.Fatalf("the delivery after the gap is %+v", m)
+	}
 	// Writes after the move are the new primary's, each applied once.
-	ctx := context.Background()
 	for i := range 50 {
 		if _, err := r.c.Incr(ctx, "sn:after-failover"); err != nil {
 			t.Fatalf("write %d after the failover: %v", i, err)
@@ -427,6 +449,18 @@ func testSentinelPrimaryKilled(t *testing.T, g *redistest.SentinelGroup) {
 	if n := r.counter(t, "respire.sentinel.failover"); n != 1 {
 		t.Fatalf("respire.sentinel.failover = %d, want 1", n)
 	}
+}
+
+// nextMessage returns the subscription's next delivery, within 10 s.
+func nextMessage(t *testing.T, sub *client.Subscription) client.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatalf("subscription: %v", err)
+	}
+	return m
 }
 
 // waitFor polls cond every 10 ms until it holds or within passes.
