@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
@@ -430,5 +432,37 @@ func TestSentinelConfigValidation(t *testing.T) {
 	}
 	if err := base.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSentinelCloseAnswersDeferredDials: closing the engine while a data connection waits for a
+// resolution answers that dial (the command fails as closed) and leaves no attempt unaccounted
+// for: Wait's count of open attempts reaches zero once the transport answers its own.
+func TestSentinelCloseAnswersDeferredDials(t *testing.T) {
+	w := newWorldWithPrimary(t, 2)
+	var got []error
+	w.h.eng.Submit(incrCmd(func(c *Command) { got = append(got, c.Err) }))
+	w.h.run()
+	pending := w.h.tr.take()
+	if len(pending) != 1 || !pending[0].Sentinel {
+		t.Fatalf("want one Sentinel dial pending, got %d", len(pending))
+	}
+	w.h.eng.Close()
+	w.h.run()
+	if len(got) != 1 {
+		t.Fatalf("the waiting command completed %d times", len(got))
+	}
+	var ae *AcquireError
+	if !errors.As(got[0], &ae) || ae.Outcome != fsm.OutcomeClosed {
+		t.Fatalf("the waiting command failed with %v, want closed", got[0])
+	}
+	// The transport answers the cancelled Sentinel attempt, as netio does.
+	pending[0].Sink.Failed(pending[0].Conn, context.Canceled, fsm.Transient)
+	done := make(chan struct{})
+	go func() { w.h.eng.opens.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an attempt was never answered: Wait would hang")
 	}
 }
