@@ -22,8 +22,9 @@ type sentinelWorld struct {
 	sentinels map[string]*sentinelView2
 	roles     map[string]fsm.Role
 	conns     map[fsm.ConnID]*worldConn
-	// sentinelDials and dataDials count the opens by kind; queries counts queries by command.
+	// sentinelDials and dataDials count the opens by kind, dialsTo by address.
 	sentinelDials, dataDials int
+	dialsTo                  map[string]int
 }
 
 type sentinelView2 struct {
@@ -46,7 +47,8 @@ type worldConn struct {
 }
 
 func newSentinelWorld(t *testing.T, cfg Config) *sentinelWorld {
-	w := &sentinelWorld{sentinels: map[string]*sentinelView2{}, roles: map[string]fsm.Role{}, conns: map[fsm.ConnID]*worldConn{}}
+	w := &sentinelWorld{sentinels: map[string]*sentinelView2{}, roles: map[string]fsm.Role{}, conns: map[fsm.ConnID]*worldConn{},
+		dialsTo: map[string]int{}}
 	w.h = newHarness(t, cfg)
 	return w
 }
@@ -66,6 +68,7 @@ func (w *sentinelWorld) serve() {
 		}
 		for _, req := range reqs {
 			addr := req.Endpoint.String()
+			w.dialsTo[addr]++
 			ok := false
 			if req.Sentinel {
 				w.sentinelDials++
@@ -465,4 +468,74 @@ func TestSentinelCloseAnswersDeferredDials(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("an attempt was never answered: Wait would hang")
 	}
+}
+
+// announce makes the Sentinel at addr publish +switch-master from -> to on its monitor
+// connections.
+func (w *sentinelWorld) announce(addr, from, to string) {
+	recv := &SentinelReceiver{}
+	recv.Attach(w.h.eng)
+	fh, fp, _ := strings.Cut(from, ":")
+	th, tp, _ := strings.Cut(to, ":")
+	for id, c := range w.conns {
+		if c.addr == addr && fsm.MachineOf(uint64(id)) == fsm.MachineSentinelMonitor && !c.closed {
+			recv.Message(id, PubSubMessage{Channel: "+switch-master", Payload: "mymaster " + fh + " " + fp + " " + th + " " + tp})
+		}
+	}
+}
+
+// TestSentinelStaleReporterNeverRollsBack: the primary moves A -> B (epoch 1) -> A (epoch 2)
+// while the first Sentinel lags; then the lagging Sentinel announces A -> B under epoch 1. The
+// client stays on A and never even connects to B again.
+func TestSentinelStaleReporterNeverRollsBack(t *testing.T) {
+	A, B := "10.0.0.1:6379", "10.0.0.2:6379"
+	w := newWorldWithPrimary(t, 1)
+	w.h.eng.Acquire(fsm.NeedAll, func(Grant) {})
+	w.serve()
+	w.failover(A, B, 1)
+	w.serve()
+	w.h.rt.fireAll() // the monitor's deferred request for the other announcements
+	w.serve()
+	if p, _ := w.h.eng.SentinelPrimary(); p.String() != B {
+		t.Fatalf("after A -> B the primary is %v", p)
+	}
+	// B -> A under epoch 2, seen by the second and third Sentinels only.
+	lagging := w.h.eng.cfg.Sentinel.Sentinels[0].String()
+	w.roles[A], w.roles[B] = fsm.RolePrimary, fsm.RoleReplica
+	for addr, s := range w.sentinels {
+		if addr != lagging {
+			s.primary, s.epoch = A, 2
+			w.announce(addr, B, A)
+		}
+	}
+	w.serve()
+	w.h.rt.fireAll()
+	w.serve()
+	if p, _ := w.h.eng.SentinelPrimary(); p.String() != A {
+		t.Fatalf("after B -> A the primary is %v", p)
+	}
+	dialsToB := w.dialsTo[B]
+	// The lagging Sentinel, still at epoch 1, now announces A -> B.
+	w.announce(lagging, A, B)
+	w.serve()
+	w.h.rt.fireAll()
+	w.serve()
+	if p, g := w.h.eng.SentinelPrimary(); p.String() != A || !g {
+		t.Fatalf("the stale announcement moved the client to %v", p)
+	}
+	if n := w.dialsTo[B] - dialsToB; n != 0 {
+		t.Fatalf("%d dials to the former primary B after the stale announcement", n)
+	}
+	var stale bool
+	for _, ev := range w.h.events {
+		if ev.Kind == fsm.Answered && ev.Sentinel != nil && ev.Sentinel.Primary.String() == B && ev.Sentinel.Epoch == 1 {
+			stale = true
+		}
+	}
+	if !stale {
+		t.Fatal("the lagging Sentinel was never asked: the test did not exercise the stale report")
+	}
+	w.h.eng.Close()
+	w.h.run()
+	checkReplay(t, w.h)
 }
