@@ -420,7 +420,7 @@ func (c *Client) abandon(cl *call, ctxErr error) error {
 	}
 	stage := stageOf(a.Stage)
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.Endpoint(), Stage: stage, Err: ctxErr}
 	}
 	return c.timeoutErr(name, stage)
 }
@@ -434,11 +434,13 @@ func (c *Client) timeoutErr(name string, stage Stage) error {
 		hint = "the server did not reply in time; check SLOWLOG, blocking commands and the network"
 	}
 	return &TimeoutError{CommandName: name, Budget: c.opts.CommandTimeout,
-		Diagnostics: Diagnostics{Stage: stage, Endpoint: c.ep, SinceLastRead: -1, SinceLastWrite: -1, Hint: hint}}
+		Diagnostics: Diagnostics{Stage: stage, Endpoint: c.Endpoint(), SinceLastRead: -1, SinceLastWrite: -1, Hint: hint}}
 }
 
 // replyErr returns a *ServerError for an error reply, or nil.
-func (c *Client) replyErr(name string, v *resp.Value) error { return c.replyErrAt(name, v, c.ep) }
+func (c *Client) replyErr(name string, v *resp.Value) error {
+	return c.replyErrAt(name, v, c.Endpoint())
+}
 
 // replyErrAt returns a *ServerError from the server at ep for an error reply, or nil.
 func (c *Client) replyErrAt(name string, v *resp.Value, ep Endpoint) error {

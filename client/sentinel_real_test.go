@@ -280,6 +280,12 @@ func testSentinelConnect(t *testing.T, g *redistest.SentinelGroup) {
 	if got := g.Primary(t).Do(t, "GET", "sn:connect"); got != "v" {
 		t.Fatalf("the write is not on the primary: %q", got)
 	}
+	// A server error names the primary that answered, never a Sentinel.
+	_, err := r.c.Incr(ctx, "sn:connect")
+	var se *client.ServerError
+	if !errors.As(err, &se) || se.Endpoint.String() != primary {
+		t.Fatalf("INCR of a string: %v, want a *ServerError from %s", err, primary)
+	}
 	if !r.sawScope(client.ScopeSentinelDiscovery, client.SourceConnected) {
 		t.Fatal("no sentinel-discovery connected observation")
 	}
