@@ -597,6 +597,7 @@ func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut
 			case cl.cmd.Err != nil:
 				out.fail(c.commandFailure(&cl.cmd))
 			default:
+				c.noteReadOnly(&cl.cmd.Reply)
 				out.settle(b.reply(i, &cl.cmd.Reply), cl.cmd.Name, c.ep)
 			}
 			note(b.ents[i].outErr())
@@ -641,6 +642,7 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 	}
 	var queueErr *TxQueueError
 	for i, cl := range cls[1 : len(cls)-1] {
+		c.noteReadOnly(&cl.cmd.Reply)
 		if v := &cl.cmd.Reply; v.IsError() && queueErr == nil {
 			queueErr = &TxQueueError{Index: i, Err: serverError(v, cl.cmd.Name, c.ep, "")}
 		}
@@ -664,6 +666,7 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 	var e resp.Value // one variable for every element: settle takes its address
 	for i, x := range v.All() {
 		e = x
+		c.noteReadOnly(&e)
 		r := b.reply(i, &e)
 		b.ents[i].out.settle(r, b.ents[i].name, c.ep)
 		if raw != nil {

@@ -108,11 +108,23 @@ func Create(opts Options) (*Client, error) {
 	} else {
 		transport = netio.NewTransport(tcfg)
 	}
+	var sentinel *engine.SentinelReceiver
+	if o.SentinelPrimaryName != "" {
+		// Sentinel connections have a transport of their own (sentinel_client.go); the
+		// client's endpoint is the validated primary, unknown until discovery.
+		sentinel = &engine.SentinelReceiver{}
+		transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel)),
+			roleBudget: max(o.CommandTimeout, 0)}
+		c.ep = Endpoint{}
+	}
 	deps := engine.Deps{
 		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
 		Transport: transport,
 		Meter:     meter,
 		PubSub:    c.pubsub.router,
+	}
+	if sentinel != nil {
+		deps.SentinelWarn = c.sentinelWarn
 	}
 	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil {
 		c.dispatcher = engine.NewDispatcher(c.observe)
@@ -123,7 +135,13 @@ func Create(opts Options) (*Client, error) {
 	if ecfg.Cluster != nil {
 		ecfg.Cluster.RetiredGrace = testRetiredGrace
 	}
+	if sentinel != nil {
+		ecfg.Endpoint, ecfg.Sentinel = o.Endpoints[0].engine(), o.sentinelEngineConfig()
+	}
 	c.eng = engine.New(ecfg, deps)
+	if sentinel != nil {
+		sentinel.Attach(c.eng)
+	}
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
 	c.renewer = startRenewer(c)
@@ -217,8 +235,15 @@ func (c *Client) Close() error {
 // IsConnected reports whether at least one connection is ready to carry commands.
 func (c *Client) IsConnected() bool { return !c.closed.Load() && c.eng.Connected() }
 
-// Endpoint returns the client's endpoint.
-func (c *Client) Endpoint() Endpoint { return c.ep }
+// Endpoint returns the client's endpoint. For a Sentinel client, it is the primary the client
+// last validated, never a Sentinel's address, and the zero Endpoint before the first
+// validation.
+func (c *Client) Endpoint() Endpoint {
+	if p, ok := c.eng.SentinelPrimary(); ok {
+		return endpointOf(p)
+	}
+	return c.ep
+}
 
 // call is a pooled command with its completion signal. Pooling keeps the hot path free of
 // allocations: the frame, the reply storage, the timer and the channel are reused.
@@ -420,7 +445,7 @@ func (c *Client) abandon(cl *call, ctxErr error) error {
 	}
 	stage := stageOf(a.Stage)
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.Endpoint(), Stage: stage, Err: ctxErr}
 	}
 	return c.timeoutErr(name, stage)
 }
@@ -434,16 +459,19 @@ func (c *Client) timeoutErr(name string, stage Stage) error {
 		hint = "the server did not reply in time; check SLOWLOG, blocking commands and the network"
 	}
 	return &TimeoutError{CommandName: name, Budget: c.opts.CommandTimeout,
-		Diagnostics: Diagnostics{Stage: stage, Endpoint: c.ep, SinceLastRead: -1, SinceLastWrite: -1, Hint: hint}}
+		Diagnostics: Diagnostics{Stage: stage, Endpoint: c.Endpoint(), SinceLastRead: -1, SinceLastWrite: -1, Hint: hint}}
 }
 
 // replyErr returns a *ServerError for an error reply, or nil.
-func (c *Client) replyErr(name string, v *resp.Value) error { return c.replyErrAt(name, v, c.ep) }
+func (c *Client) replyErr(name string, v *resp.Value) error {
+	return c.replyErrAt(name, v, c.Endpoint())
+}
 
 // replyErrAt returns a *ServerError from the server at ep for an error reply, or nil.
 func (c *Client) replyErrAt(name string, v *resp.Value, ep Endpoint) error {
 	if !v.IsError() {
 		return nil
 	}
+	c.noteReadOnly(v)
 	return serverError(v, name, ep, "")
 }

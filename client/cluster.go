@@ -74,11 +74,13 @@ func (o *Options) validateEndpoints() error {
 	switch {
 	case len(o.Endpoints) == 0 && o.UseCluster:
 		return configErr("Endpoints", "a Cluster client needs at least one seed endpoint, got none")
+	case len(o.Endpoints) == 0 && o.SentinelPrimaryName != "":
+		return configErr("Endpoints", "a Sentinel client needs at least one Sentinel endpoint, got none")
 	case len(o.Endpoints) == 0:
 		return configErr("Endpoints", "a standalone client needs exactly one endpoint, got none")
 	case len(o.Endpoints) > MaxClusterSeeds && o.UseCluster:
 		return configErr("Endpoints", "a Cluster client takes at most "+strconv.Itoa(MaxClusterSeeds)+" seeds, got "+strconv.Itoa(len(o.Endpoints)))
-	case len(o.Endpoints) > 1 && !o.UseCluster:
+	case len(o.Endpoints) > 1 && !o.UseCluster && o.SentinelPrimaryName == "":
 		return configErr("Endpoints", "a standalone client takes exactly one endpoint, got "+strconv.Itoa(len(o.Endpoints))+
 			" (set UseCluster for Cluster seeds)")
 	}

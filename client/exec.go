@@ -257,7 +257,8 @@ func run[T any](ctx context.Context, x executor, cl *call, e *enc, dec func(*res
 	}
 	v := &cl.cmd.Reply
 	if v.IsError() {
-		err := serverError(v, cl.cmd.Name, c.ep, "")
+		c.noteReadOnly(v)
+		err := serverError(v, cl.cmd.Name, c.Endpoint(), "")
 		c.putCall(cl)
 		return zero, err
 	}

@@ -226,8 +226,11 @@ type Options struct {
 	// ConflictingKeyHex (never in its message). Keys may hold personal data: enable it for a
 	// diagnostic session only.
 	IncludeCrossSlotKeyContext bool
-	// SentinelPrimaryName selects Sentinel discovery of the named primary, with Endpoints as
-	// Sentinels. Not supported by this version: Validate rejects it when set.
+	// SentinelPrimaryName selects Redis Sentinel: Endpoints are then the Sentinels (1 to
+	// MaxSentinels TCP endpoints, tried in order), and the client connects to the primary they
+	// report under this name, once ROLE confirms it, and follows its failovers; see
+	// docs/sentinel.md. At most MaxSentinelPrimaryNameLen bytes, without spaces or control
+	// characters.
 	SentinelPrimaryName string
 	// SentinelUsername and SentinelPassword authenticate with Sentinels. When both are empty,
 	// Sentinels inherit Username and Password, unless SentinelDisableAuth. Never logged.
@@ -308,8 +311,6 @@ func (o *Options) Validate() error {
 	switch {
 	case o.UseCluster && o.SentinelPrimaryName != "":
 		return configErr("UseCluster", "cannot be combined with SentinelPrimaryName: choose Cluster or Sentinel")
-	case o.SentinelPrimaryName != "":
-		return configErr("SentinelPrimaryName", "Redis Sentinel is not supported by this version")
 	case len(o.Hooks) > MaxHooks:
 		return configErr("Hooks", "more than MaxHooks ("+strconv.Itoa(MaxHooks)+") hooks")
 	case len(o.KeyPrefix) > MaxKeyPrefixLen:
@@ -319,6 +320,11 @@ func (o *Options) Validate() error {
 	}
 	if err := o.validateEndpoints(); err != nil {
 		return err
+	}
+	if o.SentinelPrimaryName != "" {
+		if err := o.validateSentinel(); err != nil {
+			return err
+		}
 	}
 	if err := config.Validate(o.shared()); err != nil {
 		return sharedErr(err)

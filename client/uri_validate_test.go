@@ -26,7 +26,12 @@ func TestValidateConnectionSurface(t *testing.T) {
 		{"Cluster without seeds", client.Options{UseCluster: true}, "Endpoints"},
 		{"Cluster with too many seeds", client.Options{Endpoints: manySeeds(client.MaxClusterSeeds + 1), UseCluster: true}, "Endpoints"},
 		{"splitting without Cluster", client.Options{Endpoints: ep, SplitCrossSlotCommands: true}, "SplitCrossSlotCommands"},
-		{"Sentinel not supported", client.Options{Endpoints: ep, SentinelPrimaryName: "m"}, "SentinelPrimaryName"},
+		{"Sentinel name with a space", client.Options{Endpoints: ep, SentinelPrimaryName: "my master"}, "SentinelPrimaryName"},
+		{"Sentinel name too long", client.Options{Endpoints: ep, SentinelPrimaryName: strings.Repeat("m", client.MaxSentinelPrimaryNameLen+1)}, "SentinelPrimaryName"},
+		{"Sentinel repeated", client.Options{Endpoints: append(ep, ep...), SentinelPrimaryName: "m"}, "Endpoints"},
+		{"Sentinel on a Unix socket", client.Options{Endpoints: []client.Endpoint{{Host: "/tmp/sentinel.sock"}}, SentinelPrimaryName: "m"}, "Endpoints"},
+		{"Sentinel without endpoints", client.Options{SentinelPrimaryName: "m"}, "Endpoints"},
+		{"too many Sentinels", client.Options{Endpoints: manySeeds(client.MaxSentinels + 1), SentinelPrimaryName: "m"}, "Endpoints"},
 		{"key prefix too long", client.Options{Endpoints: ep, KeyPrefix: strings.Repeat("k", client.MaxKeyPrefixLen+1)}, "KeyPrefix"},
 		{"pub/sub prefix too long", client.Options{Endpoints: ep, PubSubPrefix: strings.Repeat("c", client.MaxKeyPrefixLen+1)}, "PubSubPrefix"},
 		{"Cluster and Sentinel", client.Options{Endpoints: ep, UseCluster: true, SentinelPrimaryName: "m"}, "UseCluster"},
@@ -69,7 +74,8 @@ func TestValidateConnectionSurface(t *testing.T) {
 				t.Fatalf("want a *ConfigError on %s, got %v", r.option, err)
 			}
 			if r.option == "UseCluster" || r.option == "SentinelPrimaryName" {
-				if !strings.Contains(ce.Reason, "not supported by this version") && !strings.Contains(ce.Reason, "cannot be combined") {
+				if !strings.Contains(ce.Reason, "spaces or control characters") && !strings.Contains(ce.Reason, "MaxSentinelPrimaryNameLen") &&
+					!strings.Contains(ce.Reason, "cannot be combined") {
 					t.Fatalf("unclear reason: %v", err)
 				}
 			}
@@ -80,6 +86,8 @@ func TestValidateConnectionSurface(t *testing.T) {
 		opts client.Options
 	}{
 		{"Cluster with one seed", client.Options{Endpoints: ep, UseCluster: true}},
+		{"Sentinel", client.Options{Endpoints: ep, SentinelPrimaryName: "mymaster"}},
+		{"the most Sentinels", client.Options{Endpoints: manySeeds(client.MaxSentinels), SentinelPrimaryName: "mymaster", SentinelPassword: "s"}},
 		{"Cluster with the most seeds", client.Options{Endpoints: manySeeds(client.MaxClusterSeeds), UseCluster: true, SplitCrossSlotCommands: true}},
 		{"NoTimeout disables idle read", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: client.NoTimeout}},
 		{"NoTimeout disables only the write bound", client.Options{Endpoints: ep, ConnectionIdleReadTimeout: time.Second, GatheredWriteStallTimeout: client.NoTimeout}},

@@ -224,6 +224,8 @@ func (e *Engine) dialEndpoint(f *fsm.Effect) Endpoint {
 		return ep
 	case e.cl != nil:
 		return e.pubsubEndpoint()
+	case e.sn != nil:
+		return e.sentinelEndpoint()
 	}
 	return e.cfg.Endpoint
 }
@@ -277,6 +279,9 @@ func (e *Engine) effectEndpoint(f *fsm.Effect) Endpoint {
 		if p := e.pubsubEndpointFor(f); p != (Endpoint{}) {
 			return p
 		}
+	}
+	if e.sn != nil {
+		return e.sentinelEndpoint()
 	}
 	return e.cfg.Endpoint
 }

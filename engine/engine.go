@@ -45,6 +45,10 @@ type Config struct {
 	// Cluster, when set, makes the engine a Redis Cluster client's (see ClusterConfig): Slots,
 	// Policy, Pool and the lifetime apply to every node, and Endpoint is not used.
 	Cluster *ClusterConfig
+	// Sentinel, when set, makes the engine a Redis Sentinel client's (see SentinelConfig): the
+	// connections go to the primary the Sentinels report and ROLE confirms, and Endpoint is not
+	// used. It cannot be combined with Cluster.
+	Sentinel *SentinelConfig
 }
 
 // Deps are the engine's narrow interfaces to the outside world.
@@ -68,6 +72,10 @@ type Deps struct {
 	// simulator's positive controls (see package internal/plant). Only code inside respire can
 	// build one; nil, the only value anyone else can give, plants nothing.
 	Plants *plant.Set
+	// SentinelWarn, when set, receives the warnings of a Sentinel client's machines (a Warn
+	// effect: no permission to read the configuration epoch, an exhausted monitor, a disposal
+	// that stopped waiting), with the endpoint concerned, from the loop: it must not block.
+	SentinelWarn func(w fsm.Warning, about Endpoint)
 }
 
 // item is one entry of the inbox: an event and the objects that travel with it but stay out of
@@ -170,6 +178,8 @@ type Engine struct {
 
 	// cl is a Cluster engine's routing state; nil for a standalone engine (cluster.go).
 	cl *clusterState
+	// sn is a Sentinel engine's state; nil for other engines (sentinel.go).
+	sn *sentinelState
 
 	opens sync.WaitGroup
 	done  chan struct{}
@@ -199,6 +209,9 @@ func New(cfg Config, deps Deps) *Engine {
 	}
 	if cfg.Cluster != nil {
 		e.cl = newClusterState(cfg.Slots)
+	}
+	if cfg.Sentinel != nil {
+		e.sn = newSentinelState(cfg.Sentinel)
 	}
 	e.publish()
 	return e
@@ -505,6 +518,9 @@ func (e *Engine) Wait() {
 // step executes one event: stamp, journal, machine, effects, snapshot.
 func (e *Engine) step(it *item) {
 	ev := &it.ev
+	if e.sn != nil {
+		e.sentinelBeforeStep(ev)
+	}
 	ev.At = e.deps.Runtime.Now()
 	ev.Draw = e.deps.Runtime.Draw()
 	e.journal.Append(ev)
@@ -558,10 +574,15 @@ func (e *Engine) execute(f *fsm.Effect) {
 		ctx, cancel := context.WithCancel(context.Background())
 		e.opening[f.Conn] = cancel
 		e.opens.Add(1)
-		e.deps.Transport.Open(ctx, OpenRequest{
+		req := OpenRequest{
 			Conn: f.Conn, Slot: f.Slot, Attempt: f.Attempt, Endpoint: e.dialEndpoint(f),
 			Machine: fsm.MachineOf(uint64(f.Conn)), Sink: sink{e},
-		})
+		}
+		if e.sn != nil {
+			e.sentinelOpen(ctx, req)
+			return
+		}
+		e.deps.Transport.Open(ctx, req)
 	case fsm.ArmTimer:
 		id := f.Timer
 		e.deps.Runtime.ArmTimer(id, f.After, func() {
@@ -611,14 +632,28 @@ func (e *Engine) execute(f *fsm.Effect) {
 			e.deps.Meter.Record(e.effectEndpoint(f), f.Metric)
 		}
 	case fsm.Query:
+		if f.Sentinel != nil {
+			e.sentinelEffect(f)
+			return
+		}
 		e.sendQuery(f)
+	case fsm.Retire, fsm.Rediscover, fsm.Warn:
+		e.sentinelEffect(f)
 	case fsm.Publish:
+		if f.Sentinel != nil {
+			e.sentinelEffect(f)
+			return
+		}
 		e.cl.published(f.Map)
 		e.followShards()
 		e.dirty = true
 	case fsm.Complete:
 		e.complete(f)
 	case fsm.Subscribe, fsm.Unsubscribe:
+		if f.Machine == fsm.MachineSentinelMonitor {
+			e.sentinelEffect(f)
+			return
+		}
 		if ps := e.deps.PubSub; ps != nil {
 			if c := e.conns[f.Conn]; c != nil {
 				ps.Subscriptions(f.Machine, c, f.Conn, f.Topics, f.Kind == fsm.Unsubscribe)

@@ -16,6 +16,9 @@ type machines struct {
 	// cluster is a Cluster engine's topology machine, which runs its nodes' slots and pools;
 	// mux and pool are nil then.
 	cluster *fsm.Cluster
+	// res and mon are a Sentinel engine's resolution and event monitor; nil otherwise.
+	res *fsm.Resolution
+	mon *fsm.Monitor
 }
 
 func newMachines(cfg Config) *machines {
@@ -26,6 +29,10 @@ func newMachines(cfg Config) *machines {
 		return m
 	}
 	m.mux, m.pool = fsm.NewMux(mux), fsm.NewPool(pool)
+	if cfg.Sentinel != nil {
+		res, mon := cfg.sentinelMachineConfigs()
+		m.res, m.mon = fsm.NewResolution(res), fsm.NewMonitor(mon)
+	}
 	return m
 }
 
@@ -73,6 +80,11 @@ func (c Config) Validate() error {
 			return machineConfigError("Cluster.", err)
 		}
 	}
+	if c.Sentinel != nil {
+		if err := c.validateSentinel(); err != nil {
+			return err
+		}
+	}
 	for i := range eps {
 		if err := eps[i].Validate(); err != nil {
 			return machineConfigError("PubSub.", err)
@@ -95,7 +107,8 @@ func machineConfigError(prefix string, err error) error {
 // identifier, caller events by Event.Machine.
 func targetOf(ev *fsm.Event) fsm.Machine {
 	switch ev.Kind {
-	case fsm.DialSucceeded, fsm.HandshakeDone, fsm.DialFailed, fsm.ConnLost, fsm.Returned, fsm.Acked, fsm.Rejected:
+	case fsm.DialSucceeded, fsm.HandshakeDone, fsm.DialFailed, fsm.ConnLost, fsm.Returned, fsm.Acked, fsm.Rejected,
+		fsm.Answered, fsm.Notified:
 		return fsm.MachineOf(uint64(ev.Conn))
 	case fsm.TimerFired:
 		return fsm.MachineOf(uint64(ev.Timer))
@@ -109,6 +122,14 @@ func (m *machines) get(t fsm.Machine) fsm.Stepper {
 		return m.eps[0]
 	case fsm.MachineShardedPubSub:
 		return m.eps[1]
+	case fsm.MachineSentinel:
+		if m.res != nil {
+			return m.res
+		}
+	case fsm.MachineSentinelMonitor:
+		if m.mon != nil {
+			return m.mon
+		}
 	}
 	if m.cluster != nil {
 		// The command slots and pools of a Cluster client are its nodes', run by the Cluster
@@ -133,6 +154,10 @@ func (m *machines) step(ev *fsm.Event, out *fsm.Outbox) {
 		}
 		for t := fsm.MachineMux; t <= fsm.MachineShardedPubSub; t++ {
 			m.stepOne(t, ev, out)
+		}
+		if m.res != nil && ev.Kind == fsm.Disposed {
+			m.stepOne(fsm.MachineSentinel, ev, out)
+			m.stepOne(fsm.MachineSentinelMonitor, ev, out)
 		}
 		return
 	}

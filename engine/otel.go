@@ -41,6 +41,7 @@ type OTelMeter struct {
 	delay     metric.Float64Histogram
 	exhausted metric.Int64Counter
 	recycled  metric.Int64Counter
+	sentinel  sentinelInstruments
 }
 
 // NewOTelMeter creates the instruments on provider, or on the global provider when it is nil.
@@ -71,7 +72,11 @@ func NewOTelMeter(provider metric.MeterProvider) (*OTelMeter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted, recycled: recycled}, nil
+	sentinel, err := newSentinelInstruments(m)
+	if err != nil {
+		return nil, err
+	}
+	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted, recycled: recycled, sentinel: sentinel}, nil
 }
 
 // Record implements Meter.
@@ -98,5 +103,7 @@ func (m *OTelMeter) Record(ep Endpoint, x fsm.Metric) {
 		m.exhausted.Add(ctx, int64(x.Value), attrs)
 	case fsm.InstrumentRecycled:
 		m.recycled.Add(ctx, int64(x.Value), attrs)
+	default:
+		m.sentinel.record(ctx, x, attrs)
 	}
 }

@@ -72,6 +72,10 @@ type OpenRequest struct {
 	Endpoint Endpoint
 	// Machine is the machine the connection is for: command slot, dedicated pool or pub/sub.
 	Machine fsm.Machine
+	// Sentinel marks a connection to a Sentinel (a Sentinel client's discovery or monitor):
+	// open it with the Sentinel credentials and TLS, speaking RESP2, without the data
+	// connections' setup (database, client name). Other connections are data connections.
+	Sentinel bool
 	// Sink receives the outcome: Dialed (optional), then exactly one of Ready or Failed, then at
 	// most one Lost after Ready.
 	Sink Sink

@@ -48,7 +48,8 @@ const (
 	Notified
 	// Published: the Sentinel resolution validated the primary Sentinel.Primary of generation
 	// Sentinel.Generation (the Publish effect, routed to the monitor); Sentinel.Peers lists every
-	// known Sentinel.
+	// known Sentinel. Routed to the command slots (Mux) when the generation is new, it renews the
+	// slots that failed against the old one.
 	Published
 	// PrimaryFailed: a data connection of generation Sentinel.Generation saw the primary fail
 	// (a disconnect, a READONLY reply, a replica ROLE) with Err.

@@ -267,6 +267,8 @@ func (m *Mux) Step(ev *Event, out *Outbox) {
 		m.retire(out)
 	case Disposed:
 		m.dispose(out)
+	case Published:
+		m.renewSlots(out)
 	}
 }
 

@@ -254,6 +254,10 @@ const (
 	// InstrumentSentinelFailover is respire.sentinel.failover (value: 1): a Sentinel resolution
 	// validated a primary other than the previous one. The runtime tags it with the new primary.
 	InstrumentSentinelFailover
+	// InstrumentSentinelGenerationsRetired is respire.sentinel.generations.retired (value: +1
+	// or -1, an up-down count): the retired primary generations whose connections still drain.
+	// The runtime records it; steady growth means stuck work.
+	InstrumentSentinelGenerationsRetired
 )
 
 // Name returns the OpenTelemetry instrument name.
@@ -269,6 +273,8 @@ func (i Instrument) Name() string {
 		return "redis.client.connection.recycle"
 	case InstrumentSentinelFailover:
 		return "respire.sentinel.failover"
+	case InstrumentSentinelGenerationsRetired:
+		return "respire.sentinel.generations.retired"
 	}
 	return "instrument(" + strconv.Itoa(int(i)) + ")"
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/respire-go/respire/netio/wire"
 )
 
-// isSubscriber reports whether connections of machine m run in subscriber mode.
+// isSubscriber reports whether connections of machine m run in subscriber mode: the pub/sub
+// episodes' and a Sentinel client's event monitors'.
 func isSubscriber(m fsm.Machine) bool {
-	return m == fsm.MachinePubSub || m == fsm.MachineShardedPubSub
+	return m == fsm.MachinePubSub || m == fsm.MachineShardedPubSub || m == fsm.MachineSentinelMonitor
 }
 
 // SubConn is a subscriber-mode connection, the netio implementation of engine.SubscriberConn
