@@ -60,6 +60,23 @@ type page struct {
 	slots map[int]*slotRow
 	// machines are the other machines' dials, by machine.
 	machines map[fsm.Machine][]time.Duration
+	// sources are the state segments of the dedicated rents and pub/sub episodes, from their
+	// lifecycle observations, by row label; sourceOrder keeps the rows' first-seen order.
+	sources     map[string]*sourceRow
+	sourceOrder []string
+}
+
+// sourceRow is the state over time of a recovery source other than the command slots: the
+// dedicated rents of the pool or the pub/sub episodes (the latest observation of any of them),
+// with the instants one exhausted.
+type sourceRow struct {
+	segs      []sourceSeg
+	exhausted []time.Duration
+}
+
+type sourceSeg struct {
+	from, to time.Duration
+	state    fsm.SourceState
 }
 
 // segment is a slot in one state from From to To.
@@ -97,11 +114,16 @@ func (p *page) collect() {
 		mux := st.Event.Machine == fsm.MachineMux
 		for i := range st.Effects {
 			f := &st.Effects[i]
+			// A connection's id names its machine; a step's event may not (a connection event
+			// of a pub/sub or dedicated connection).
+			dialer := fsm.MachineOf(uint64(f.Conn))
 			switch {
-			case f.Kind == fsm.Dial && mux:
+			case f.Kind == fsm.Dial && dialer == fsm.MachineMux && f.Slot >= 0:
 				row(f.Slot).dials = append(row(f.Slot).dials, at)
 			case f.Kind == fsm.Dial:
-				p.machines[st.Event.Machine] = append(p.machines[st.Event.Machine], at)
+				p.machines[dialer] = append(p.machines[dialer], at)
+			case f.Kind == fsm.Emit && f.Lifecycle.Source != fsm.SourceCommand && f.Lifecycle.Source != fsm.SourceUnspecified:
+				p.observe(&f.Lifecycle, at)
 			case f.Kind == fsm.Route && mux:
 				r := row(f.Slot)
 				if n := len(r.segs); n > 0 {
@@ -114,6 +136,52 @@ func (p *page) collect() {
 			}
 		}
 	}
+}
+
+// observe adds a lifecycle observation of a rent or an episode to its row.
+func (p *page) observe(l *fsm.Lifecycle, at time.Duration) {
+	label := l.Source.String()
+	switch l.Source {
+	case fsm.SourceDedicated:
+		label = "dedicated rents"
+	case fsm.SourcePubSub:
+		label = "pub/sub episodes"
+	}
+	if p.sources == nil {
+		p.sources = map[string]*sourceRow{}
+	}
+	r := p.sources[label]
+	if r == nil {
+		r = &sourceRow{}
+		p.sources[label] = r
+		p.sourceOrder = append(p.sourceOrder, label)
+	}
+	if l.Exhausted {
+		r.exhausted = append(r.exhausted, at)
+	}
+	if l.SourceState == fsm.SourceStateUnknown {
+		return
+	}
+	if n := len(r.segs); n > 0 {
+		if r.segs[n-1].state == l.SourceState {
+			return
+		}
+		r.segs[n-1].to = at
+	}
+	r.segs = append(r.segs, sourceSeg{from: at, to: p.res.End, state: l.SourceState})
+}
+
+// sourceColor is the fill of a rent's or episode's state.
+func sourceColor(s fsm.SourceState) string {
+	switch s {
+	case fsm.SourceConnected:
+		return "#4caf50"
+	case fsm.SourceConnecting:
+		return "#ffd54f"
+	case fsm.SourceDisconnected:
+		return "#e57373"
+	}
+	return "#cfcfcf"
 }
 
 func (p *page) x(t time.Duration) float64 {
@@ -276,6 +344,24 @@ func (p *page) timeline(b *strings.Builder) {
 	}
 	if hidden > 0 {
 		label(fmt.Sprintf("(%d more slots, %d dials)", hidden, hiddenDials))
+		y += rowH + rowGap
+	}
+	// Dedicated rents and pub/sub episodes.
+	for _, name := range p.sourceOrder {
+		r := p.sources[name]
+		label(name)
+		for _, seg := range r.segs {
+			x0, x1 := p.x(seg.from), p.x(seg.to)
+			if x1-x0 < 0.5 {
+				x1 = x0 + 0.5
+			}
+			fmt.Fprintf(&rows, "<rect class=\"source\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s %s from %s to %s</title></rect>\n",
+				x0, y, x1-x0, rowH, sourceColor(seg.state), esc(name), seg.state, seg.from, seg.to)
+		}
+		for _, at := range r.exhausted {
+			fmt.Fprintf(&rows, "<rect x=\"%.1f\" y=\"%d\" width=\"3\" height=\"%d\" fill=\"#8e0000\"><title>%s exhausted at %s</title></rect>\n",
+				p.x(at), y, rowH, esc(name), at)
+		}
 		y += rowH + rowGap
 	}
 	// Other machines' dials.

@@ -196,3 +196,18 @@ func runChromium(t *testing.T, browser string, args ...string) string {
 	}
 	return out.String()
 }
+
+// TestReportSources: a pub/sub run's report draws its episodes' states as a row of the
+// timeline.
+func TestReportSources(t *testing.T) {
+	res, v := failing(t, "plant_pubsub_skip_gap.yaml")
+	var b bytes.Buffer
+	if err := Write(&b, res, v); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, ">pub/sub episodes</text>") || !strings.Contains(page, `class="source"`) ||
+		!strings.Contains(page, ">pubsub (") || strings.Contains(page, "slot -1") {
+		t.Fatal("the report draws no pub/sub episode row")
+	}
+}
