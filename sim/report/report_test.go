@@ -65,7 +65,8 @@ func TestReportContent(t *testing.T) {
 	}
 }
 
-// chromium returns a headless Chromium, installing it with .ci/install-chromium.sh when missing.
+// chromium returns a headless Chromium, installing it with .ci/install-chromium.sh when missing
+// and RESPIRE_BROWSER_TEST is set (the test is skipped otherwise).
 func chromium(t *testing.T) string {
 	t.Helper()
 	find := func() string {
@@ -78,6 +79,12 @@ func chromium(t *testing.T) string {
 	}
 	if p := find(); p != "" {
 		return p
+	}
+	if os.Getenv("RESPIRE_BROWSER_TEST") == "" {
+		// Chromium is about 350 MB: the test command does not install it, so that CI stays
+		// within its time budget. TestReportContent checks the same pages without a browser;
+		// RESPIRE_BROWSER_TEST=1 installs Chromium (.ci/install-chromium.sh) and runs this one.
+		t.Skip("no Chromium on PATH; set RESPIRE_BROWSER_TEST=1 to install it and render the reports")
 	}
 	out, err := exec.Command(filepath.Join("..", "..", ".ci", "install-chromium.sh")).CombinedOutput()
 	if p := find(); err == nil && p != "" {
