@@ -120,6 +120,7 @@ func (c *Client) rawCall(args []any) (*call, *command.Info, error) {
 		return nil, nil, ErrAdminDisabled
 	}
 	cl.blocking = cl.mayBlock(info)
+	cl.readable = readable(info)
 	return cl, info, nil
 }
 

@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/topo"
+)
+
+// ReplicaJournalMax bounds a ReplicaRouter's journal: it keeps the first ReplicaJournalMax
+// events (a journal replays only from its first event) and then counts the rest.
+const ReplicaJournalMax = 1 << 16
+
+// ErrNoReadCandidate: no candidate the read policy allows can take the read (fsm.NoCandidate,
+// fsm.ProbesPending, fsm.TooManyWaiting). Nothing was sent.
+var ErrNoReadCandidate = errors.New("respire: no server the read policy allows is available")
+
+// ReadRefusal reports why a read found no candidate. It matches ErrNoReadCandidate.
+type ReadRefusal struct {
+	Reason fsm.FailReason
+}
+
+// Error implements error.
+func (e *ReadRefusal) Error() string {
+	return "respire: no server the read policy allows is available (" + e.Reason.String() + ")"
+}
+
+// Is matches ErrNoReadCandidate.
+func (e *ReadRefusal) Is(target error) bool { return target == ErrNoReadCandidate }
+
+// ReplicaRouter runs a read router (fsm.Router) over one engine per candidate: the primary's
+// at index 0, then each replica's. It steps the router under one lock and journals its events,
+// keeps one timer for its WakeAt effects, and sends its probes (PING) and validations (ROLE,
+// CONFIG GET replica-serve-stale-data, and INFO SERVER for the availability zone) on the
+// candidates' engines. A read asks Select where to go; the caller sends it and reports
+// connection failures with Failed.
+//
+// Only reads that pass through Select take its lock: commands under the Primary policy never
+// reach it.
+type ReplicaRouter struct {
+	clk     clock.Clock
+	origin  time.Time
+	targets []*Engine
+
+	mu      sync.Mutex
+	m       *fsm.Router
+	out     fsm.RouterOutbox
+	timer   *clock.Timer
+	waiting map[fsm.ReadID]chan readAnswer
+	nextID  uint64
+	journal []fsm.RouterEvent
+	total   uint64
+	closed  bool
+}
+
+type readAnswer struct {
+	target int
+	reason fsm.FailReason
+}
+
+// NewReplicaRouter returns a router over targets (the primary's engine first) with cfg, whose
+// time is read from clk. Call Start to begin validating and probing.
+func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) (*ReplicaRouter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(targets) != len(cfg.Endpoints) {
+		return nil, errors.Newf("respire: %d engines for %d read candidates", len(targets), len(cfg.Endpoints))
+	}
+	return &ReplicaRouter{clk: clk, origin: clk.Now(), targets: targets, m: fsm.NewRouter(cfg),
+		waiting: make(map[fsm.ReadID]chan readAnswer)}, nil
+}
+
+// Start steps the first event: every candidate is validated.
+func (r *ReplicaRouter) Start() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
+
+// Close stops the timer; reads waiting for a probe fail. The engines are the caller's.
+func (r *ReplicaRouter) Close() {
+	r.mu.Lock()
+	r.closed = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	for id, ch := range r.waiting {
+		ch <- readAnswer{target: -1, reason: fsm.NoCandidate}
+		delete(r.waiting, id)
+	}
+	r.mu.Unlock()
+}
+
+// Target returns candidate i's engine.
+func (r *ReplicaRouter) Target(i int) *Engine { return r.targets[i] }
+
+// Select returns the candidate a read under policy goes to, waiting (at most fsm.ProbeDeadline)
+// when every candidate has a probe pending. A *ReadRefusal says that none can take it; ctx
+// ending stops only this caller's wait.
+func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return -1, &ReadRefusal{Reason: fsm.NoCandidate}
+	}
+	r.nextID++
+	id := fsm.ReadID(r.nextID)
+	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy})
+	target, reason, decided := -1, fsm.FailReason(0), false
+	for i := range rest {
+		if rest[i].Read == id && (rest[i].Kind == fsm.RouteRead || rest[i].Kind == fsm.FailRead) {
+			target, reason, decided = rest[i].Target, rest[i].Reason, true
+			if rest[i].Kind == fsm.FailRead {
+				target = -1
+			}
+			rest = append(rest[:i:i], rest[i+1:]...)
+			break
+		}
+	}
+	var ch chan readAnswer
+	if !decided {
+		ch = make(chan readAnswer, 1)
+		r.waiting[id] = ch
+	}
+	r.mu.Unlock()
+	r.execute(rest)
+	if !decided {
+		select {
+		case a := <-ch:
+			target, reason = a.target, a.reason
+		case <-ctx.Done():
+			r.mu.Lock()
+			delete(r.waiting, id)
+			rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: id})
+			r.mu.Unlock()
+			r.execute(rest)
+			select {
+			case a := <-ch: // routed before the withdrawal
+				target, reason = a.target, a.reason
+			default:
+				return -1, ctx.Err()
+			}
+		}
+	}
+	if target < 0 {
+		return -1, &ReadRefusal{Reason: reason}
+	}
+	return target, nil
+}
+
+// Failed reports that a connection of candidate i failed or could not be acquired: it cools
+// down (and a replica is validated again before its next read).
+func (r *ReplicaRouter) Failed(i int) { r.step(fsm.RouterEvent{Kind: fsm.TargetFailed, Target: i}) }
+
+// Usable reports whether candidate i could take a read now.
+func (r *ReplicaRouter) Usable(i int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m.Usable(i, r.now())
+}
+
+// LastBand returns the router's last completed band selection (fsm.Router.LastBand) and the
+// wall-clock time it was captured.
+func (r *ReplicaRouter) LastBand() (fsm.RouterBand, time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.m.LastBand()
+	return b, r.origin.Add(b.At), ok
+}
+
+// Journal returns a copy of the journal and whether it holds every event since the first.
+func (r *ReplicaRouter) Journal() ([]fsm.RouterEvent, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]fsm.RouterEvent(nil), r.journal...), r.total == uint64(len(r.journal))
+}
+
+func (r *ReplicaRouter) now() time.Duration { return r.clk.Since(r.origin) }
+
+func (r *ReplicaRouter) step(ev fsm.RouterEvent) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	rest := r.stepLocked(ev)
+	r.mu.Unlock()
+	r.execute(rest)
+}
+
+// stepLocked journals and steps ev, handles the effects that need the lock (answers to waiting
+// reads, the timer) and returns a copy of those to execute after unlocking.
+func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
+	ev.At = r.now()
+	r.total++
+	if len(r.journal) < ReplicaJournalMax {
+		r.journal = append(r.journal, ev)
+	}
+	r.out.Reset()
+	r.m.Step(&ev, &r.out)
+	var rest []fsm.RouterEffect
+	for _, e := range r.out.Effects {
+		switch e.Kind {
+		case fsm.RouteRead, fsm.FailRead:
+			if ch, ok := r.waiting[e.Read]; ok {
+				delete(r.waiting, e.Read)
+				t := e.Target
+				if e.Kind == fsm.FailRead {
+					t = -1
+				}
+				ch <- readAnswer{target: t, reason: e.Reason}
+				continue
+			}
+			rest = append(rest, e) // the caller of this step's read picks it out
+		case fsm.WakeAt:
+			if r.timer != nil {
+				r.timer.Stop()
+			}
+			r.timer = r.clk.AfterFunc(e.At-ev.At, func() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) })
+		case fsm.SendProbe, fsm.ValidateTarget:
+			rest = append(rest, e)
+		}
+	}
+	return rest
+}
+
+// execute sends the probes and validations of a step.
+func (r *ReplicaRouter) execute(effects []fsm.RouterEffect) {
+	for _, e := range effects {
+		switch e.Kind {
+		case fsm.SendProbe:
+			r.probe(e.Target)
+		case fsm.ValidateTarget:
+			r.validate(e.Target)
+		}
+	}
+}
+
+var (
+	pingFrame       = frameOf("PING")
+	roleFrame       = frameOf("ROLE")
+	serveStaleFrame = frameOf("CONFIG", "GET", "replica-serve-stale-data")
+	infoServerFrame = frameOf("INFO", "SERVER")
+)
+
+func frameOf(words ...string) []byte {
+	b := resp.AppendArrayHeader(nil, len(words))
+	for _, w := range words {
+		b = resp.AppendBulkString(b, w)
+	}
+	return b
+}
+
+func (r *ReplicaRouter) probe(i int) {
+	sent := r.clk.Now()
+	cmd := &Command{Name: "PING", Frame: pingFrame}
+	cmd.Reset()
+	cmd.Done = func(c *Command) {
+		ev := fsm.RouterEvent{Kind: fsm.ProbeFailed, Target: i}
+		if c.Err == nil && !c.Reply.IsError() {
+			ev.Kind, ev.RTT = fsm.ProbeAnswered, r.clk.Since(sent)
+		}
+		r.step(ev)
+	}
+	r.targets[i].Submit(cmd)
+}
+
+// validate sends ROLE, CONFIG GET replica-serve-stale-data and INFO SERVER, pipelined, and
+// steps RoleAnswered when ROLE answered (the other two are advisory: a refusal leaves
+// serve-stale on, Redis's default, and the zone unknown), RoleFailed otherwise.
+func (r *ReplicaRouter) validate(i int) {
+	var (
+		mu   sync.Mutex
+		left = 3
+		ev   = fsm.RouterEvent{Kind: fsm.RoleFailed, Target: i, ServeStale: true}
+	)
+	finish := func() {
+		mu.Lock()
+		left--
+		done := left == 0
+		mu.Unlock()
+		if done {
+			r.step(ev)
+		}
+	}
+	role := &Command{Name: "ROLE", Frame: roleFrame}
+	role.Done = func(c *Command) {
+		if c.Err == nil {
+			if rr, err := topo.ParseRole(c.Reply); err == nil && !rr.Sentinel {
+				mu.Lock()
+				ev.Kind = fsm.RoleAnswered
+				ev.Replica = rr.Role == fsm.RoleReplica
+				ev.Link = fsm.ParseLink(rr.LinkState)
+				mu.Unlock()
+			}
+		}
+		finish()
+	}
+	stale := &Command{Name: "CONFIG", Frame: serveStaleFrame}
+	stale.Done = func(c *Command) {
+		if c.Err == nil && !c.Reply.IsError() {
+			if v, ok := configValue(&c.Reply); ok {
+				mu.Lock()
+				ev.ServeStale = v != "no"
+				mu.Unlock()
+			}
+		}
+		finish()
+	}
+	info := &Command{Name: "INFO", Frame: infoServerFrame}
+	info.Done = func(c *Command) {
+		if c.Err == nil && !c.Reply.IsError() {
+			text, err := c.Reply.AsString()
+			if zone, ok := infoField(text, "availability_zone"); err == nil && ok && zone != "" {
+				mu.Lock()
+				ev.Zone, ev.ZoneKnown = zone, true
+				mu.Unlock()
+			}
+		}
+		finish()
+	}
+	for _, c := range []*Command{role, stale, info} {
+		c.Reset()
+		r.targets[i].Submit(c)
+	}
+}
+
+// configValue returns the value of a one-parameter CONFIG GET reply (pairs in an array or a
+// map).
+func configValue(v *resp.Value) (string, bool) {
+	m, err := v.AsStringMap()
+	if err != nil || len(m) != 1 {
+		return "", false
+	}
+	for _, val := range m {
+		return val, true
+	}
+	return "", false
+}
+
+// infoField returns the value of field in an INFO reply.
+func infoField(info, field string) (string, bool) {
+	for _, line := range strings.Split(info, "\n") {
+		if k, val, ok := strings.Cut(strings.TrimRight(line, "\r"), ":"); ok && k == field {
+			return val, true
+		}
+	}
+	return "", false
+}
