@@ -105,7 +105,12 @@ type replicaSet struct {
 	router   *engine.ReplicaRouter
 	eps      []Endpoint // the candidates: the primary, then the replicas
 	fallback int        // how many selections a read may make: one per candidate
+	cfg      fsm.RouterConfig
 }
+
+// replicaOnStep, set by tests only (export_replica_test.go), sees every step of the read
+// routers created after it is set.
+var replicaOnStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 
 // startReplicas builds and starts the replica engines and the router, when the options name
 // replicas.
@@ -141,7 +146,10 @@ func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
 	if err != nil {
 		return errors.Wrap(err, "respire: configuring replica reads")
 	}
-	rs.router, rs.fallback = router, len(targets)
+	if replicaOnStep != nil {
+		router.SetOnStep(replicaOnStep)
+	}
+	rs.router, rs.fallback, rs.cfg = router, len(targets), cfg
 	for _, e := range rs.engines {
 		e.Start()
 	}

@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"sync"
 	"time"
 
 	"github.com/respire-go/respire/client"
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/redistest"
 )
 
@@ -78,8 +80,21 @@ func replicaClient(t *testing.T, primary *redistest.Server, replicas []*redistes
 // takes no more reads.
 func TestReplicaReadsReal(t *testing.T) {
 	primary, replicas := startReplicaSet(t)
+	var (
+		mu    sync.Mutex
+		trace []string
+	)
+	client.SetReplicaOnStep(func(_ *fsm.RouterEvent, effects []fsm.RouterEffect) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range effects {
+			trace = append(trace, effects[i].String())
+		}
+	})
+	t.Cleanup(func() { client.SetReplicaOnStep(nil) })
 	c := replicaClient(t, primary, replicas, client.Replica)
 	ctx := ctxT(t)
+	defer checkReplay(t, c, &mu, &trace)
 
 	// A write goes to the primary (a replica would refuse it with READONLY).
 	if err := c.Set(ctx, "k", "v1"); err != nil {
@@ -165,6 +180,33 @@ func TestReplicaReadsReal(t *testing.T) {
 	if v, _, err := c.WithReadFrom(client.ReplicaPreferred).Get(ctx, "k"); err != nil || v != "v1" {
 		t.Fatalf("ReplicaPreferred with no replica: %q, %v", v, err)
 	}
+}
+
+// checkReplay closes c, then replays its read router's journal into a fresh router and expects
+// the effects the running router produced, in order.
+func checkReplay(t *testing.T, c *client.Client, mu *sync.Mutex, trace *[]string) {
+	t.Helper()
+	_ = c.Close()
+	journal, complete := client.ReplicaJournal(c)
+	if !complete || len(journal) == 0 {
+		t.Fatalf("journal of %d events, complete %v", len(journal), complete)
+	}
+	router := fsm.NewRouter(client.ReplicaRouterConfig(c))
+	var out fsm.RouterOutbox
+	var replay []string
+	for i := range journal {
+		out.Reset()
+		router.Step(&journal[i], &out)
+		for j := range out.Effects {
+			replay = append(replay, out.Effects[j].String())
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(replay, "\n") != strings.Join(*trace, "\n") {
+		t.Fatalf("the replay of %d events gave %d effects, the run %d", len(journal), len(replay), len(*trace))
+	}
+	t.Logf("replayed %d router events, %d effects", len(journal), len(replay))
 }
 
 // TestReplicaOptionsValidation: a read policy needs a source; zone policies need a zone;

@@ -58,6 +58,8 @@ type ReplicaRouter struct {
 	journal []fsm.RouterEvent
 	total   uint64
 	closed  bool
+	// onStep, when set, sees every step's event and effects, under the lock (SetOnStep).
+	onStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 }
 
 type readAnswer struct {
@@ -76,6 +78,13 @@ func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) 
 	}
 	return &ReplicaRouter{clk: clk, origin: clk.Now(), targets: targets, m: fsm.NewRouter(cfg),
 		waiting: make(map[fsm.ReadID]chan readAnswer)}, nil
+}
+
+// SetOnStep has fn called with every step's event and effects, in order, under the router's
+// lock (fn must not call the router). Call it before Start; tests use it to check that the
+// journal replays the same decisions.
+func (r *ReplicaRouter) SetOnStep(fn func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)) {
+	r.onStep = fn
 }
 
 // Start steps the first event: every candidate is validated.
@@ -202,6 +211,9 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	}
 	r.out.Reset()
 	r.m.Step(&ev, &r.out)
+	if r.onStep != nil {
+		r.onStep(&ev, r.out.Effects)
+	}
 	var rest []fsm.RouterEffect
 	for _, e := range r.out.Effects {
 		switch e.Kind {
