@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"testing"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/respire-go/respire/client"
