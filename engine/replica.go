@@ -16,7 +16,7 @@ import (
 
 // ReplicaJournalMax bounds a ReplicaRouter's journal: it keeps the first ReplicaJournalMax
 // events (a journal replays only from its first event) and then counts the rest.
-const ReplicaJournalMax = 1 << 16
+const ReplicaJournalMax = 4096
 
 // ErrNoReadCandidate: no candidate the read policy allows can take the read (fsm.NoCandidate,
 // fsm.ProbesPending, fsm.TooManyWaiting). Nothing was sent.
@@ -58,6 +58,12 @@ type ReplicaRouter struct {
 	journal []fsm.RouterEvent
 	total   uint64
 	closed  bool
+	// self is the read whose Select is stepping, and answer its decision when decided: it is
+	// handed back without copying the step's effects.
+	ev      fsm.RouterEvent
+	self    fsm.ReadID
+	answer  readAnswer
+	decided bool
 	// onStep, when set, sees every step's event and effects, under the lock (SetOnStep).
 	onStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 }
@@ -118,18 +124,10 @@ func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, e
 	}
 	r.nextID++
 	id := fsm.ReadID(r.nextID)
+	r.self, r.decided = id, false
 	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy})
-	target, reason, decided := -1, fsm.FailReason(0), false
-	for i := range rest {
-		if rest[i].Read == id && (rest[i].Kind == fsm.RouteRead || rest[i].Kind == fsm.FailRead) {
-			target, reason, decided = rest[i].Target, rest[i].Reason, true
-			if rest[i].Kind == fsm.FailRead {
-				target = -1
-			}
-			rest = append(rest[:i:i], rest[i+1:]...)
-			break
-		}
-	}
+	target, reason, decided := r.answer.target, r.answer.reason, r.decided
+	r.self = 0
 	var ch chan readAnswer
 	if !decided {
 		ch = make(chan readAnswer, 1)
@@ -209,25 +207,26 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	if len(r.journal) < ReplicaJournalMax {
 		r.journal = append(r.journal, ev)
 	}
+	r.ev = ev // stepped from a field: the event does not escape to the heap per step
 	r.out.Reset()
-	r.m.Step(&ev, &r.out)
+	r.m.Step(&r.ev, &r.out)
 	if r.onStep != nil {
-		r.onStep(&ev, r.out.Effects)
+		r.onStep(&r.ev, r.out.Effects)
 	}
 	var rest []fsm.RouterEffect
 	for _, e := range r.out.Effects {
 		switch e.Kind {
 		case fsm.RouteRead, fsm.FailRead:
-			if ch, ok := r.waiting[e.Read]; ok {
-				delete(r.waiting, e.Read)
-				t := e.Target
-				if e.Kind == fsm.FailRead {
-					t = -1
-				}
-				ch <- readAnswer{target: t, reason: e.Reason}
-				continue
+			a := readAnswer{target: e.Target, reason: e.Reason}
+			if e.Kind == fsm.FailRead {
+				a.target = -1
 			}
-			rest = append(rest, e) // the caller of this step's read picks it out
+			if e.Read == r.self && r.self != 0 {
+				r.answer, r.decided = a, true
+			} else if ch, ok := r.waiting[e.Read]; ok {
+				delete(r.waiting, e.Read)
+				ch <- a
+			}
 		case fsm.WakeAt:
 			if r.timer != nil {
 				r.timer.Stop()
