@@ -232,6 +232,8 @@ type call struct {
 	// its view's read policy plus one, or 0 for the client's (replica.go).
 	readable bool
 	policy   uint8
+	// hedgeable: a read that may be hedged (replica.go).
+	hedgeable bool
 }
 
 func (c *Client) getCall() *call {
@@ -271,7 +273,7 @@ func (c *Client) putCall(cl *call) {
 		cl.alt = nil
 	}
 	cl.cmd.Reply.Reset(maxRetainedReply)
-	cl.node, cl.readable, cl.policy = 0, false, 0
+	cl.node, cl.readable, cl.policy, cl.hedgeable = 0, false, 0, false
 	if len(cl.argv) > 0 {
 		clear(cl.argv) // views into the frame: keep nothing alive
 		cl.argv = cl.argv[:0]

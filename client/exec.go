@@ -228,6 +228,7 @@ func (cl *call) seal(e *enc, c *Client) error {
 	cl.cmd.Expect = e.shape
 	cl.blocking = e.block || info.Blocking() == command.BlockingAlways
 	cl.readable = readable(info)
+	cl.hedgeable = cl.readable && hedgeable(info) && !cl.blocking
 	return nil
 }
 

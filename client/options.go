@@ -292,6 +292,10 @@ type Options struct {
 	// AzAffinityReplicasAndPrimary (compared ordinally, case-sensitive, with each server's
 	// availability_zone).
 	ClientAvailabilityZone string
+	// HedgedReads, when set, sends a hedge-eligible read that has no answer after a delay to a
+	// second server as well; the first success wins. Experimental: outside the compatibility
+	// promise. Needs ReplicaEndpoints. See docs/replicas.md.
+	HedgedReads *HedgedReadOptions
 	// OnConnectionStateChange receives connection lifecycle observations in order, on a goroutine
 	// of its own; it may call Close. Keep it short.
 	OnConnectionStateChange func(ConnectionStateChange)

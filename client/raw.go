@@ -121,6 +121,7 @@ func (c *Client) rawCall(args []any) (*call, *command.Info, error) {
 	}
 	cl.blocking = cl.mayBlock(info)
 	cl.readable = readable(info)
+	cl.hedgeable = cl.readable && hedgeable(info) && !cl.blocking
 	return cl, info, nil
 }
 

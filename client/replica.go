@@ -88,6 +88,9 @@ func (o *Options) validateReplicas() error {
 	case o.ReplicaRefreshInterval < 0 || o.ReplicaRefreshInterval > MaxReplicaRefreshInterval:
 		return configErr("ReplicaRefreshInterval", "must be in [0, "+MaxReplicaRefreshInterval.String()+"] (0: the default, 1s)")
 	}
+	if err := o.HedgedReads.validate(len(o.ReplicaEndpoints) > 0); err != nil {
+		return err
+	}
 	for i, ep := range o.ReplicaEndpoints {
 		if ep.Host == "" || ep.Port <= 0 || ep.Port > 65535 {
 			return configErr("ReplicaEndpoints", "endpoint "+strconv.Itoa(i)+" needs a host and a port in 1-65535")
@@ -106,6 +109,7 @@ type replicaSet struct {
 	eps      []Endpoint // the candidates: the primary, then the replicas
 	fallback int        // how many selections a read may make: one per candidate
 	cfg      fsm.RouterConfig
+	hedging  bool
 }
 
 // replicaOnStep, set by tests only (export_replica_test.go), sees every step of the read
@@ -129,6 +133,8 @@ func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
 	if t := o.ReplicaLatencyTolerance; t != nil {
 		cfg.Banded, cfg.Tolerance = true, *t
 	}
+	routerHedging(&cfg, o.HedgedReads)
+	rs.hedging = o.HedgedReads != nil
 	for _, ep := range rs.eps {
 		cfg.Endpoints = append(cfg.Endpoints, fsm.MakeEndpoint(ep.Host, ep.Port))
 	}
@@ -207,13 +213,16 @@ func (c *Client) executeRead(ctx context.Context, cl *call) error {
 	rs := c.replicas
 	policy := c.policyOfCall(cl)
 	for range rs.fallback {
-		target, err := rs.router.Select(ctx, policy)
+		target, w, err := rs.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
 		if err != nil {
 			c.putCall(cl)
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				return err
 			}
 			return &ConnectionError{Endpoint: c.ep, Err: err}
+		}
+		if w != nil {
+			return c.executeHedged(ctx, cl, w, target)
 		}
 		retry, err := c.executeOn(ctx, cl, rs.router.Target(target), rs.eps[target])
 		if !retry {

@@ -113,11 +113,9 @@ func TestReplicaNearestReal(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the replica has the write", func() bool { return replicas[1].Do(t, "GET", "k") == "v" })
 	waitFor(t, 5*time.Second, "the fast replica is measured", func() bool {
+		_, _, err := c.Get(ctx, "k")
 		s := c.ReadRoutingSnapshot()
-		if _, _, err := c.Get(ctx, "k"); err != nil {
-			t.Fatal(err)
-		}
-		return s != nil && len(s.EligibleEndpoints) == 1 && s.EligibleEndpoints[0] == endpointOf(replicas[1])
+		return err == nil && s != nil && len(s.EligibleEndpoints) == 1 && s.EligibleEndpoints[0] == endpointOf(replicas[1])
 	})
 	base := []int{getCalls(t, primary), getCalls(t, replicas[0]), getCalls(t, replicas[1])}
 	for range 20 {
@@ -166,5 +164,62 @@ func TestReplicaPrimaryPreferredReal(t *testing.T) {
 	}
 	if err := c.Set(ctx, "k", "w"); err == nil {
 		t.Fatal("a write succeeded with the primary down")
+	}
+}
+
+// TestReplicaHedgedReadsReal: one replica answers 300 ms late (a delaying proxy). Reads sent
+// to it are hedged to the other replica after 5 ms, and the hedge wins; the budget caps the
+// hedges at the configured share of the watched reads; writes are never hedged.
+func TestReplicaHedgedReadsReal(t *testing.T) {
+	primary, replicas := startReplicaSet(t)
+	slow := startDelayProxy(t, replicas[0], 300*time.Millisecond)
+	for _, tc := range []struct {
+		percent int
+		reads   int
+	}{{100, 10}, {20, 20}} {
+		c, err := client.Connect(ctxT(t), client.Options{
+			Endpoints:              []client.Endpoint{endpointOf(primary)},
+			ReplicaEndpoints:       []client.Endpoint{slow.endpoint(), endpointOf(replicas[1])},
+			ReadFrom:               client.Replica,
+			ReplicaRefreshInterval: 2 * time.Second,
+			HedgedReads:            &client.HedgedReadOptions{Delay: 5 * time.Millisecond, MaximumExtraLoadPercent: tc.percent},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		if err := c.Set(ctx, "k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range replicas {
+			waitFor(t, 5*time.Second, "the write replicated", func() bool { return r.Do(t, "GET", "k") == "v" })
+		}
+		waitFor(t, 5*time.Second, "both replicas validated", func() bool {
+			_, _, err := c.Get(ctx, "k") // fails until a replica is validated
+			s := c.ReadRoutingSnapshot()
+			return err == nil && s != nil && len(s.EligibleEndpoints) == 2
+		})
+		before := c.HedgeStats()
+		for range tc.reads {
+			if v, _, err := c.Get(ctx, "k"); err != nil || v != "v" {
+				t.Fatalf("hedged GET: %q, %v", v, err)
+			}
+		}
+		if err := c.Set(ctx, "k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		s := c.HedgeStats()
+		watched, sent, won := s.Watched-before.Watched, s.Sent-before.Sent, s.Won-before.Won
+		t.Logf("%d%%: %d reads, %d watched, %d hedges sent, %d won", tc.percent, tc.reads, watched, sent, won)
+		if watched != uint64(tc.reads) {
+			t.Errorf("%d of %d reads watched", watched, tc.reads)
+		}
+		if sent == 0 || won == 0 {
+			t.Errorf("no hedge sent (%d) or won (%d) against a 300 ms replica", sent, won)
+		}
+		if sent*100 > s.Watched*uint64(tc.percent) {
+			t.Errorf("%d hedges for %d watched reads at %d%%", s.Sent, s.Watched, tc.percent)
+		}
+		_ = c.Close()
 	}
 }

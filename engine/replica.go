@@ -64,13 +64,41 @@ type ReplicaRouter struct {
 	self    fsm.ReadID
 	answer  readAnswer
 	decided bool
+	// watches are the reads watched for a hedge, by id; hedge their counts.
+	watches map[fsm.ReadID]*ReadWatch
+	hedge   HedgeCounts
 	// onStep, when set, sees every step's event and effects, under the lock (SetOnStep).
 	onStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 }
 
 type readAnswer struct {
-	target int
-	reason fsm.FailReason
+	target  int
+	reason  fsm.FailReason
+	watched bool
+}
+
+// HedgeSignal is what the router tells the caller of a watched read: send a hedge to Target,
+// or (Settle) complete the read with the attempt on Target, a success when OK.
+type HedgeSignal struct {
+	Settle bool
+	Target int
+	OK     bool
+}
+
+// ReadWatch is a read the router watches for a hedge (Select with hedgeable set, when hedging
+// is on). Its caller reports each attempt's end with Ended and completes the read when a
+// Settle signal arrives on Signals; at most two signals come (a hedge, then the settlement).
+// A settlement with Target -1 says the router closed.
+type ReadWatch struct {
+	id fsm.ReadID
+	// Signals carries the router's hedge and settlement decisions.
+	Signals chan HedgeSignal
+}
+
+// HedgeCounts are the hedging figures of a router: the reads watched for a hedge, the hedges
+// sent and the hedges whose answer completed the read.
+type HedgeCounts struct {
+	Eligible, Sent, Won uint64
 }
 
 // NewReplicaRouter returns a router over targets (the primary's engine first) with cfg, whose
@@ -83,7 +111,7 @@ func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) 
 		return nil, errors.Newf("respire: %d engines for %d read candidates", len(targets), len(cfg.Endpoints))
 	}
 	return &ReplicaRouter{clk: clk, origin: clk.Now(), targets: targets, m: fsm.NewRouter(cfg),
-		waiting: make(map[fsm.ReadID]chan readAnswer)}, nil
+		waiting: make(map[fsm.ReadID]chan readAnswer), watches: make(map[fsm.ReadID]*ReadWatch)}, nil
 }
 
 // SetOnStep has fn called with every step's event and effects, in order, under the router's
@@ -107,6 +135,10 @@ func (r *ReplicaRouter) Close() {
 		ch <- readAnswer{target: -1, reason: fsm.NoCandidate}
 		delete(r.waiting, id)
 	}
+	for id, w := range r.watches {
+		w.Signals <- HedgeSignal{Settle: true, Target: -1} // the router closed
+		delete(r.watches, id)
+	}
 	r.mu.Unlock()
 }
 
@@ -117,16 +149,24 @@ func (r *ReplicaRouter) Target(i int) *Engine { return r.targets[i] }
 // when every candidate has a probe pending. A *ReadRefusal says that none can take it; ctx
 // ending stops only this caller's wait.
 func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, error) {
+	target, _, err := r.SelectWatched(ctx, policy, false)
+	return target, err
+}
+
+// SelectWatched is Select for a read that may be hedged (hedgeable): a non-nil *ReadWatch says
+// the router watches it, and its caller follows the ReadWatch protocol.
+func (r *ReplicaRouter) SelectWatched(ctx context.Context, policy fsm.ReadFrom, hedgeable bool) (int, *ReadWatch, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return -1, &ReadRefusal{Reason: fsm.NoCandidate}
+		return -1, nil, &ReadRefusal{Reason: fsm.NoCandidate}
 	}
 	r.nextID++
 	id := fsm.ReadID(r.nextID)
 	r.self, r.decided = id, false
-	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy})
+	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy, Hedgeable: hedgeable})
 	target, reason, decided := r.answer.target, r.answer.reason, r.decided
+	watched := r.answer.watched
 	r.self = 0
 	var ch chan readAnswer
 	if !decided {
@@ -138,7 +178,7 @@ func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, e
 	if !decided {
 		select {
 		case a := <-ch:
-			target, reason = a.target, a.reason
+			target, reason, watched = a.target, a.reason, a.watched
 		case <-ctx.Done():
 			r.mu.Lock()
 			delete(r.waiting, id)
@@ -148,15 +188,54 @@ func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, e
 			select {
 			case a := <-ch: // routed before the withdrawal
 				target, reason = a.target, a.reason
+				if a.watched {
+					r.Withdraw(r.watchOf(id))
+				}
+				watched = false
+				if target >= 0 {
+					return -1, nil, ctx.Err()
+				}
 			default:
-				return -1, ctx.Err()
+				return -1, nil, ctx.Err()
 			}
 		}
 	}
 	if target < 0 {
-		return -1, &ReadRefusal{Reason: reason}
+		return -1, nil, &ReadRefusal{Reason: reason}
 	}
-	return target, nil
+	if !watched {
+		return target, nil, nil
+	}
+	return target, r.watchOf(id), nil
+}
+
+func (r *ReplicaRouter) watchOf(id fsm.ReadID) *ReadWatch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w := r.watches[id]; w != nil {
+		return w
+	}
+	return &ReadWatch{id: id, Signals: make(chan HedgeSignal, 2)} // already settled or withdrawn
+}
+
+// Ended reports that the attempt of watched read w on target ended (ok: it succeeded).
+func (r *ReplicaRouter) Ended(w *ReadWatch, target int, ok bool) {
+	r.step(fsm.RouterEvent{Kind: fsm.ReadEnded, Read: w.id, Target: target, OK: ok})
+}
+
+// Withdraw stops watching w: its caller left.
+func (r *ReplicaRouter) Withdraw(w *ReadWatch) {
+	r.mu.Lock()
+	delete(r.watches, w.id)
+	r.mu.Unlock()
+	r.step(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: w.id})
+}
+
+// Hedges returns the router's hedging figures.
+func (r *ReplicaRouter) Hedges() HedgeCounts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hedge
 }
 
 // Failed reports that a connection of candidate i failed or could not be acquired: it cools
@@ -217,9 +296,13 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	for _, e := range r.out.Effects {
 		switch e.Kind {
 		case fsm.RouteRead, fsm.FailRead:
-			a := readAnswer{target: e.Target, reason: e.Reason}
+			a := readAnswer{target: e.Target, reason: e.Reason, watched: e.Watched}
 			if e.Kind == fsm.FailRead {
 				a.target = -1
+			}
+			if e.Watched {
+				r.watches[e.Read] = &ReadWatch{id: e.Read, Signals: make(chan HedgeSignal, 2)}
+				r.hedge.Eligible++
 			}
 			if e.Read == r.self && r.self != 0 {
 				r.answer, r.decided = a, true
@@ -234,6 +317,22 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 			r.timer = r.clk.AfterFunc(e.At-ev.At, func() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) })
 		case fsm.SendProbe, fsm.ValidateTarget:
 			rest = append(rest, e)
+		case fsm.SendHedge:
+			if w := r.watches[e.Read]; w != nil {
+				w.Signals <- HedgeSignal{Target: e.Target}
+			}
+		case fsm.SettleRead:
+			if w := r.watches[e.Read]; w != nil {
+				delete(r.watches, e.Read)
+				w.Signals <- HedgeSignal{Settle: true, Target: e.Target, OK: e.OK}
+			}
+		case fsm.CountMetric:
+			switch e.Name {
+			case fsm.MetricHedgeSent:
+				r.hedge.Sent += uint64(e.Value)
+			case fsm.MetricHedgeWon:
+				r.hedge.Won += uint64(e.Value)
+			}
 		}
 	}
 	return rest

@@ -23,8 +23,9 @@ import "time"
 type Router struct {
 	cfg   RouterConfig
 	cands []readCandidate
-	// rotation turns reads through a band.
-	rotation uint64
+	// rotation turns reads through a band; hedgeRotation turns hedges through theirs, so that
+	// hedges never shift which server the next read goes to.
+	rotation, hedgeRotation uint64
 	// probes counts the probes in flight (at most ProbesInFlightMax).
 	probes int
 	// latency turns probing on: set by the configuration or by the first read that needs it.
@@ -549,11 +550,14 @@ func (r *Router) pick(policy ReadFrom, exclude int, at time.Duration) (target in
 		}
 	}
 	r.scratch = band
+	if exclude >= 0 {
+		target = band[r.hedgeRotation%uint64(len(band))]
+		r.hedgeRotation++
+		return target, false
+	}
 	target = band[r.rotation%uint64(len(band))]
 	r.rotation++
-	if exclude < 0 {
-		r.publish(policy, band, at)
-	}
+	r.publish(policy, band, at)
 	return target, false
 }
 
