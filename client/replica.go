@@ -155,6 +155,13 @@ func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
 	if replicaOnStep != nil {
 		router.SetOnStep(replicaOnStep)
 	}
+	if o.HedgedReads != nil {
+		meter, err := engine.NewHedgeMeter(o.MeterProvider)
+		if err != nil {
+			return errors.Wrap(err, "respire: creating the hedge metrics")
+		}
+		router.SetHedgeMeter(meter)
+	}
 	rs.router, rs.fallback, rs.cfg = router, len(targets), cfg
 	for _, e := range rs.engines {
 		e.Start()

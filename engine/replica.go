@@ -67,6 +67,7 @@ type ReplicaRouter struct {
 	// watches are the reads watched for a hedge, by id; hedge their counts.
 	watches map[fsm.ReadID]*ReadWatch
 	hedge   HedgeCounts
+	meter   *HedgeMeter
 	// onStep, when set, sees every step's event and effects, under the lock (SetOnStep).
 	onStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 }
@@ -120,6 +121,9 @@ func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) 
 func (r *ReplicaRouter) SetOnStep(fn func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)) {
 	r.onStep = fn
 }
+
+// SetHedgeMeter has the hedge metrics recorded on m (nil: none). Call it before Start.
+func (r *ReplicaRouter) SetHedgeMeter(m *HedgeMeter) { r.meter = m }
 
 // Start steps the first event: every candidate is validated.
 func (r *ReplicaRouter) Start() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
@@ -327,6 +331,7 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 				w.Signals <- HedgeSignal{Settle: true, Target: e.Target, OK: e.OK}
 			}
 		case fsm.CountMetric:
+			r.meter.record(&e)
 			switch e.Name {
 			case fsm.MetricHedgeSent:
 				r.hedge.Sent += uint64(e.Value)
