@@ -66,7 +66,26 @@ const (
 // ErrNoReadServer: no server the read policy allows could take a read (Replica with no
 // validated replica, say). Nothing was sent. It is matched through the *ConnectionError that
 // reports it.
-var ErrNoReadServer = engine.ErrNoReadCandidate
+var ErrNoReadServer = sentinel("respire: no server the read policy allows is available")
+
+// noReadServer is the cause inside the *ConnectionError of a read that found no server: why,
+// in the router's words. It matches ErrNoReadServer.
+type noReadServer struct{ reason fsm.FailReason }
+
+func (e *noReadServer) Error() string {
+	return "respire: no server the read policy allows is available (" + e.reason.String() + ")"
+}
+
+func (e *noReadServer) Is(target error) bool { return target == ErrNoReadServer }
+
+// readRefused converts the router's refusal for the client.
+func readRefused(err error) error {
+	var rr *engine.ReadRefusal
+	if errors.As(err, &rr) {
+		return &noReadServer{reason: rr.Reason}
+	}
+	return err
+}
 
 // validateReplicas checks the replica options.
 func (o *Options) validateReplicas() error {
@@ -219,14 +238,18 @@ func (c *Client) routesRead(cl *call) bool {
 func (c *Client) executeRead(ctx context.Context, cl *call) error {
 	rs := c.replicas
 	policy := c.policyOfCall(cl)
+	var acquireErr error // the last selected server's acquisition failure
 	for range rs.fallback {
 		target, w, err := rs.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
 		if err != nil {
 			c.putCall(cl)
-			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			switch {
+			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 				return err
+			case acquireErr != nil:
+				return acquireErr // no fallback: the original failure
 			}
-			return &ConnectionError{Endpoint: c.ep, Err: err}
+			return &ConnectionError{Endpoint: c.ep, Err: readRefused(err)}
 		}
 		if w != nil {
 			return c.executeHedged(ctx, cl, w, target)
@@ -238,10 +261,11 @@ func (c *Client) executeRead(ctx context.Context, cl *call) error {
 			}
 			return err
 		}
+		acquireErr = err
 		rs.router.Failed(target)
 	}
 	c.putCall(cl)
-	return &ConnectionError{Endpoint: c.ep, Err: &engine.ReadRefusal{Reason: fsm.NoCandidate}}
+	return acquireErr
 }
 
 // failedConnection reports whether a read's error says its server's connection failed (not a
@@ -253,9 +277,9 @@ func failedConnection(err error) bool {
 }
 
 // executeOn submits the call to eng (the server at ep) and waits as execute does. retry reports
-// a definite failure to acquire a connection, before anything was sent: the caller still owns
-// the call and may select another server. Otherwise the call is the caller's on success and
-// recycled on error, as with execute.
+// a definite failure to acquire a connection, before anything was sent, and err is that
+// failure: the caller still owns the call and may select another server. Otherwise the call is
+// the caller's on success and recycled on error, as with execute.
 func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep Endpoint) (retry bool, err error) {
 	cl.cmd.Reset()
 	eng.Submit(&cl.cmd)
@@ -284,7 +308,7 @@ func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep
 	}
 	var ae *engine.AcquireError
 	if !cmd.MaybeSent() && errors.As(cmd.Err, &ae) && !c.closed.Load() {
-		return true, nil
+		return true, acquireFailure(ep, c.opts.ConnectTimeout, ae)
 	}
 	switch {
 	case ae != nil:

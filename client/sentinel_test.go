@@ -26,6 +26,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrDedicatedClosed": ErrDedicatedClosed, "ErrDedicatedBusy": ErrDedicatedBusy,
 		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrNotRun": ErrNotRun, "ErrKeyPrefix": ErrKeyPrefix,
 		"ErrCursorLost": ErrCursorLost, "ErrIncompleteTopology": ErrIncompleteTopology, "ErrTxRetry": ErrTxRetry,
+		"ErrNoReadServer": ErrNoReadServer,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

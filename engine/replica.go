@@ -18,11 +18,9 @@ import (
 // events (a journal replays only from its first event) and then counts the rest.
 const ReplicaJournalMax = 4096
 
-// ErrNoReadCandidate: no candidate the read policy allows can take the read (fsm.NoCandidate,
-// fsm.ProbesPending, fsm.TooManyWaiting). Nothing was sent.
-var ErrNoReadCandidate = errors.New("respire: no server the read policy allows is available")
-
-// ReadRefusal reports why a read found no candidate. It matches ErrNoReadCandidate.
+// ReadRefusal reports that no candidate the read policy allows could take a read, and why
+// (fsm.NoCandidate, fsm.ProbesPending, fsm.TooManyWaiting). Nothing was sent. The client maps
+// it to its public error.
 type ReadRefusal struct {
 	Reason fsm.FailReason
 }
@@ -31,9 +29,6 @@ type ReadRefusal struct {
 func (e *ReadRefusal) Error() string {
 	return "respire: no server the read policy allows is available (" + e.Reason.String() + ")"
 }
-
-// Is matches ErrNoReadCandidate.
-func (e *ReadRefusal) Is(target error) bool { return target == ErrNoReadCandidate }
 
 // ReplicaRouter runs a read router (fsm.Router) over one engine per candidate: the primary's
 // at index 0, then each replica's. It steps the router under one lock and journals its events,
