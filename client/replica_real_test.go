@@ -251,3 +251,70 @@ func TestReplicaOptionsValidation(t *testing.T) {
 		t.Fatalf("Get on a Replica view without replicas: %v, want a *ConfigError", err)
 	}
 }
+
+// TestReplicaLossReal: losing every replica is reported through OnConnectionStateChange with
+// the replica's endpoint. The reads that meet the loss fail naming a replica; once both are
+// cooling down, a Replica read fails at once with ErrNoReadServer. Nothing reaches the primary.
+func TestReplicaLossReal(t *testing.T) {
+	primary, replicas := startReplicaSet(t)
+	var (
+		mu      sync.Mutex
+		changes = map[client.Endpoint]int{}
+	)
+	opts := client.Options{
+		Endpoints:              []client.Endpoint{endpointOf(primary)},
+		ReplicaEndpoints:       []client.Endpoint{endpointOf(replicas[0]), endpointOf(replicas[1])},
+		ReadFrom:               client.Replica,
+		ReplicaRefreshInterval: 5 * time.Second, // validations stay fresh: the reads meet the loss
+		ConnectTimeout:         time.Second,
+		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
+			if ch.Err != nil {
+				mu.Lock()
+				changes[ch.Endpoint]++
+				mu.Unlock()
+			}
+		},
+	}
+	c, err := client.Connect(ctxT(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	waitFor(t, 5*time.Second, "both replicas validated", func() bool {
+		_, _, err := c.Get(ctx, "k")
+		s := c.ReadRoutingSnapshot()
+		return err == nil && s != nil && len(s.EligibleEndpoints) == 2
+	})
+	base := getCalls(t, primary)
+	replicas[0].Kill()
+	replicas[1].Kill()
+	named, refused := 0, 0
+	for range 6 {
+		_, _, err := c.Get(ctx, "k")
+		var ce *client.ConnectionError
+		var ue *client.UnknownOutcomeError
+		switch {
+		case err == nil:
+			t.Fatal("a read succeeded with every replica down")
+		case errors.Is(err, client.ErrNoReadServer):
+			refused++
+		case errors.As(err, &ce) && (ce.Endpoint == endpointOf(replicas[0]) || ce.Endpoint == endpointOf(replicas[1])),
+			errors.As(err, &ue) && (ue.Endpoint == endpointOf(replicas[0]) || ue.Endpoint == endpointOf(replicas[1])):
+			named++
+		default:
+			t.Fatalf("read with every replica down: %v", err)
+		}
+	}
+	if named == 0 || refused == 0 {
+		t.Errorf("%d failures named a replica, %d were refusals; want both", named, refused)
+	}
+	if getCalls(t, primary) != base {
+		t.Error("a Replica read reached the primary")
+	}
+	waitFor(t, 5*time.Second, "the replicas' failures reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changes[endpointOf(replicas[0])] > 0 && changes[endpointOf(replicas[1])] > 0
+	})
+}
