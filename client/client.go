@@ -42,6 +42,8 @@ type Client struct {
 	// outcome is unknown is sent once more. respire must never do that; the kill test shows it
 	// notices every time. Nothing outside tests sets it.
 	replayUnknown atomic.Bool
+	// replicas routes read-only commands to replicas (replica.go); nil without ReplicaEndpoints.
+	replicas *replicaSet
 	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
 	// SSubscribe (cluster_exec.go).
 	shardSlot atomic.Int32
@@ -144,6 +146,10 @@ func Create(opts Options) (*Client, error) {
 	}
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
+	if err := c.startReplicas(ecfg, deps); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	c.renewer = startRenewer(c)
 	return c, nil
 }
@@ -222,6 +228,7 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.renewer.close()
+		c.closeReplicas()
 		c.eng.Close()
 		c.eng.Wait()
 		c.pubsub.router.Close()
@@ -265,6 +272,12 @@ type call struct {
 	blocking bool
 	// node, when set, sends the call to that Cluster node (cluster_exec.go).
 	node uint32
+	// readable: a read-only command of the catalogue that follows the read policy; policy is
+	// its view's read policy plus one, or 0 for the client's (replica.go).
+	readable bool
+	policy   uint8
+	// hedgeable: a read that may be hedged (replica.go).
+	hedgeable bool
 }
 
 func (c *Client) getCall() *call {
@@ -305,7 +318,7 @@ func (c *Client) putCall(cl *call) {
 		cl.alt = nil
 	}
 	cl.cmd.Reply.Reset(maxRetainedReply)
-	cl.node = 0
+	cl.node, cl.readable, cl.policy, cl.hedgeable = 0, false, 0, false
 	if len(cl.argv) > 0 {
 		clear(cl.argv) // views into the frame: keep nothing alive
 		cl.argv = cl.argv[:0]
@@ -349,6 +362,9 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		if done, err := c.executeCluster(ctx, cl); done {
 			return err
 		}
+	}
+	if c.replicas != nil && c.routesRead(cl) {
+		return c.executeRead(ctx, cl)
 	}
 	cl.cmd.Reset()
 	if cl.node != 0 {

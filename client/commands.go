@@ -72,10 +72,16 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 
 // do is Client.Do in a namespace (Options' prefixes, or a View's).
 func (c *Client) do(ctx context.Context, ns *namespace, args []any) (resp.Value, error) {
+	return c.doAs(ctx, ns, 0, args)
+}
+
+// doAs is do under a view's read policy (policy plus one; 0 for the client's).
+func (c *Client) doAs(ctx context.Context, ns *namespace, policy uint8, args []any) (resp.Value, error) {
 	cl, info, err := c.rawCall(args)
 	if err != nil {
 		return resp.Value{}, err
 	}
+	cl.policy = policy
 	if info != nil && info.SessionChanging() {
 		c.putCall(cl)
 		return resp.Value{}, refuseShared(info, pathShared)

@@ -227,6 +227,8 @@ func (cl *call) seal(e *enc, c *Client) error {
 	cl.cmd.Name = info.Name()
 	cl.cmd.Expect = e.shape
 	cl.blocking = e.block || info.Blocking() == command.BlockingAlways
+	cl.readable = readable(info)
+	cl.hedgeable = cl.readable && hedgeable(info) && !cl.blocking
 	return nil
 }
 

@@ -278,6 +278,28 @@ type Options struct {
 	// MaintenanceWindowTimeout is the longest a maintenance window lasts (default 60 s; 1 ms to
 	// 1 day). Parsed and validated; takes effect in a later version.
 	MaintenanceWindowTimeout time.Duration
+	// ReplicaEndpoints are the primary's replicas, for reads (standalone only: Endpoints then
+	// holds the one primary). At most MaxReplicaEndpoints. See docs/replicas.md.
+	ReplicaEndpoints []Endpoint
+	// ReadFrom is where read-only commands run by default (Primary, the zero value, keeps every
+	// command on the primary). A policy other than Primary needs ReplicaEndpoints.
+	ReadFrom ReadFrom
+	// ReplicaLatencyTolerance, when set, spreads reads across the candidates whose measured
+	// PING latency is at most the fastest's plus the tolerance, within the best tier (0: the
+	// fastest and its ties). nil keeps the routing of the policy alone. Never negative.
+	ReplicaLatencyTolerance *time.Duration
+	// ReplicaRefreshInterval is how often each replica is validated with ROLE, and how long a
+	// failing replica is skipped; a replica that has not answered for two intervals takes no
+	// reads. 0 means DefaultReplicaRefreshInterval (1s); at most MaxReplicaRefreshInterval.
+	ReplicaRefreshInterval time.Duration
+	// ClientAvailabilityZone is the client's availability zone for AzAffinity and
+	// AzAffinityReplicasAndPrimary (compared ordinally, case-sensitive, with each server's
+	// availability_zone).
+	ClientAvailabilityZone string
+	// HedgedReads, when set, sends a hedge-eligible read that has no answer after a delay to a
+	// second server as well; the first success wins. Experimental: outside the compatibility
+	// promise. Needs ReplicaEndpoints. See docs/replicas.md.
+	HedgedReads *HedgedReadOptions
 	// OnConnectionStateChange receives connection lifecycle observations in order, on a goroutine
 	// of its own; it may call Close. Keep it short.
 	OnConnectionStateChange func(ConnectionStateChange)
@@ -325,6 +347,9 @@ func (o *Options) Validate() error {
 		if err := o.validateSentinel(); err != nil {
 			return err
 		}
+	}
+	if err := o.validateReplicas(); err != nil {
+		return err
 	}
 	if err := config.Validate(o.shared()); err != nil {
 		return sharedErr(err)

@@ -26,13 +26,16 @@ type View struct {
 	Commands
 	c  *Client
 	ns *namespace
+	// policy is the view's read policy plus one, or 0 for the client's (WithReadFrom).
+	policy uint8
 }
 
 // viewExec runs a View's calls on its base executor (the client, or a dedicated connection the
 // view pinned for a cursor), in the view's namespace.
 type viewExec struct {
-	base baseExecutor
-	ns   *namespace
+	base   baseExecutor
+	ns     *namespace
+	policy uint8
 }
 
 var (
@@ -47,7 +50,12 @@ var (
 func (c *Client) WithKeyPrefix(prefix string) *View { return newView(c, c.ns.withKey(prefix)) }
 
 // WithKeyPrefix returns a View whose keys start with the view's prefix and then prefix.
-func (v *View) WithKeyPrefix(prefix string) *View { return newView(v.c, v.ns.withKey(prefix)) }
+func (v *View) WithKeyPrefix(prefix string) *View {
+	if v.policy != 0 {
+		return newPolicyView(v.c, v.ns.withKey(prefix), ReadFrom(v.policy-1))
+	}
+	return newView(v.c, v.ns.withKey(prefix))
+}
 
 func newView(c *Client, ns *namespace) *View {
 	v := &View{c: c, ns: ns}
@@ -68,14 +76,17 @@ func (v *View) Client() *Client { return v.c }
 // since respire cannot tell its keys from its other arguments. The keys of the reply (KEYS,
 // SCAN, BLPOP, XREAD, ...) come back without the prefix.
 func (v *View) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	return v.c.do(ctx, v.ns, args)
+	return v.c.doAs(ctx, v.ns, v.policy, args)
 }
 
 func (x *viewExec) owner() *Client { return x.base.owner() }
 
 func (x *viewExec) space() *namespace { return x.ns }
 
-func (x *viewExec) exchange(ctx context.Context, cl *call) error { return x.base.exchange(ctx, cl) }
+func (x *viewExec) exchange(ctx context.Context, cl *call) error {
+	cl.policy = x.policy
+	return x.base.exchange(ctx, cl)
+}
 
 func (x *viewExec) runBatch(ctx context.Context, b *Batch, mode batchMode) error {
 	return x.base.runBatchIn(ctx, b, mode, x.ns)

@@ -120,6 +120,8 @@ func (c *Client) rawCall(args []any) (*call, *command.Info, error) {
 		return nil, nil, ErrAdminDisabled
 	}
 	cl.blocking = cl.mayBlock(info)
+	cl.readable = readable(info)
+	cl.hedgeable = cl.readable && hedgeable(info) && !cl.blocking
 	return cl, info, nil
 }
 

@@ -28,6 +28,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrCursorLost": ErrCursorLost, "ErrIncompleteTopology": ErrIncompleteTopology, "ErrTxRetry": ErrTxRetry,
 		"ErrHookReplay": ErrHookReplay, "ErrHookDropped": ErrHookDropped,
 		"ErrNotPrimary": ErrNotPrimary, "ErrStaleSentinel": ErrStaleSentinel,
+		"ErrNoReadServer": ErrNoReadServer,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -1,0 +1,14 @@
+package client
+
+import "github.com/respire-go/respire/fsm"
+
+// SetReplicaOnStep has every read router created afterwards call fn with each step's event and
+// effects (tests only; not concurrent with Create).
+func SetReplicaOnStep(fn func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)) { replicaOnStep = fn }
+
+// ReplicaJournal returns the client's read-router journal and configuration inputs: the journal,
+// whether it is complete, and the router's configuration.
+func ReplicaJournal(c *Client) ([]fsm.RouterEvent, bool) { return c.replicas.router.Journal() }
+
+// ReplicaRouterConfig returns the configuration the client's read router was built with.
+func ReplicaRouterConfig(c *Client) fsm.RouterConfig { return c.replicas.cfg }

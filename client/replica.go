@@ -1,0 +1,419 @@
+package client
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/command"
+)
+
+// ReadFrom is a read policy: where read-only commands run when the client knows replicas
+// (Options.ReplicaEndpoints). Set the client's default with Options.ReadFrom and override it
+// per view with Client.WithReadFrom. See docs/replicas.md.
+type ReadFrom uint8
+
+// Read policies.
+const (
+	// Primary: every command runs on the primary (the default).
+	Primary ReadFrom = iota
+	// Replica: reads run on a validated replica; a read fails with a *ConnectionError
+	// matching ErrNoReadServer when none is available. It never falls back to the primary.
+	Replica
+	// PrimaryPreferred: reads run on the primary, and on a replica while the primary's
+	// connection cannot be acquired (and for one second after it failed).
+	PrimaryPreferred
+	// ReplicaPreferred: reads run on a replica, and on the primary when no replica can take
+	// them.
+	ReplicaPreferred
+	// Nearest: reads run on the candidate (primary or linked replica) with the lowest measured
+	// PING latency.
+	Nearest
+	// AzAffinity: reads run on same-zone replicas, then other replicas, then the primary
+	// (Options.ClientAvailabilityZone).
+	AzAffinity
+	// AzAffinityReplicasAndPrimary: same-zone replicas, the same-zone primary, other replicas,
+	// then the primary.
+	AzAffinityReplicasAndPrimary
+)
+
+// String returns the policy's name, as in the spec ("Primary", "ReplicaPreferred", ...).
+func (r ReadFrom) String() string {
+	names := [...]string{"Primary", "Replica", "PrimaryPreferred", "ReplicaPreferred", "Nearest", "AzAffinity",
+		"AzAffinityReplicasAndPrimary"}
+	if int(r) < len(names) {
+		return names[r]
+	}
+	return "ReadFrom(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Bounds and defaults of the replica options.
+const (
+	// MaxReplicaEndpoints bounds Options.ReplicaEndpoints.
+	MaxReplicaEndpoints = fsm.MaxReplicaCandidates
+	// DefaultReplicaRefreshInterval is Options.ReplicaRefreshInterval's default.
+	DefaultReplicaRefreshInterval = time.Second
+	// MaxReplicaRefreshInterval bounds Options.ReplicaRefreshInterval.
+	MaxReplicaRefreshInterval = fsm.RefreshIntervalMax
+)
+
+// ErrNoReadServer: no server the read policy allows could take a read (Replica with no
+// validated replica, say). Nothing was sent. It is matched through the *ConnectionError that
+// reports it.
+var ErrNoReadServer = sentinel("respire: no server the read policy allows is available")
+
+// noReadServer is the cause inside the *ConnectionError of a read that found no server: why,
+// in the router's words. It matches ErrNoReadServer.
+type noReadServer struct{ reason fsm.FailReason }
+
+func (e *noReadServer) Error() string {
+	return "respire: no server the read policy allows is available (" + e.reason.String() + ")"
+}
+
+func (e *noReadServer) Is(target error) bool { return target == ErrNoReadServer }
+
+// readRefused converts the router's refusal for the client.
+func readRefused(err error) error {
+	var rr *engine.ReadRefusal
+	if errors.As(err, &rr) {
+		return &noReadServer{reason: rr.Reason}
+	}
+	return err
+}
+
+// validateReplicas checks the replica options.
+func (o *Options) validateReplicas() error {
+	switch {
+	case o.ReadFrom > AzAffinityReplicasAndPrimary:
+		return configErr("ReadFrom", "is not a read policy")
+	case len(o.ReplicaEndpoints) > MaxReplicaEndpoints:
+		return configErr("ReplicaEndpoints", "more than MaxReplicaEndpoints ("+strconv.Itoa(MaxReplicaEndpoints)+")")
+	case len(o.ReplicaEndpoints) > 0 && o.UseCluster:
+		return configErr("ReplicaEndpoints", "cannot be combined with UseCluster (Cluster replica reads are not supported yet)")
+	case len(o.ReplicaEndpoints) > 0 && o.SentinelPrimaryName != "":
+		return configErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (Sentinel replica reads are not supported yet)")
+	case len(o.ReplicaEndpoints) > 0 && len(o.Endpoints) != 1:
+		return configErr("ReplicaEndpoints", "needs exactly one primary in Endpoints")
+	case o.ReadFrom != Primary && len(o.ReplicaEndpoints) == 0:
+		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints")
+	case o.ReadFrom.zoneAware() && o.ClientAvailabilityZone == "":
+		return configErr("ClientAvailabilityZone", "must be set for "+o.ReadFrom.String())
+	case o.ReplicaLatencyTolerance != nil && *o.ReplicaLatencyTolerance < 0:
+		return configErr("ReplicaLatencyTolerance", "must not be negative")
+	case o.ReplicaRefreshInterval < 0 || o.ReplicaRefreshInterval > MaxReplicaRefreshInterval:
+		return configErr("ReplicaRefreshInterval", "must be in [0, "+MaxReplicaRefreshInterval.String()+"] (0: the default, 1s)")
+	}
+	if err := o.HedgedReads.validate(len(o.ReplicaEndpoints) > 0); err != nil {
+		return err
+	}
+	for i, ep := range o.ReplicaEndpoints {
+		if ep.Host == "" || ep.Port <= 0 || ep.Port > 65535 {
+			return configErr("ReplicaEndpoints", "endpoint "+strconv.Itoa(i)+" needs a host and a port in 1-65535")
+		}
+	}
+	return nil
+}
+
+func (r ReadFrom) zoneAware() bool { return fsm.ReadFrom(r).ZoneAware() }
+
+// replicaSet is a client's replica reads: one engine per replica, and the router that picks
+// among them and the primary (engine.ReplicaRouter).
+type replicaSet struct {
+	engines  []*engine.Engine // the replicas' (the primary's is the client's)
+	router   *engine.ReplicaRouter
+	eps      []Endpoint // the candidates: the primary, then the replicas
+	fallback int        // how many selections a read may make: one per candidate
+	cfg      fsm.RouterConfig
+	hedging  bool
+}
+
+// replicaOnStep, set by tests only (export_replica_test.go), sees every step of the read
+// routers created after it is set.
+var replicaOnStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
+
+// startReplicas builds and starts the replica engines and the router, when the options name
+// replicas.
+func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
+	o := &c.opts
+	if len(o.ReplicaEndpoints) == 0 {
+		return nil
+	}
+	rs := &replicaSet{eps: append([]Endpoint{c.ep}, o.ReplicaEndpoints...)}
+	targets := []*engine.Engine{c.eng}
+	cfg := fsm.RouterConfig{Default: fsm.ReadFrom(o.ReadFrom), RefreshInterval: o.ReplicaRefreshInterval,
+		Zone: o.ClientAvailabilityZone}
+	if cfg.RefreshInterval == 0 {
+		cfg.RefreshInterval = DefaultReplicaRefreshInterval
+	}
+	if t := o.ReplicaLatencyTolerance; t != nil {
+		cfg.Banded, cfg.Tolerance = true, *t
+	}
+	routerHedging(&cfg, o.HedgedReads)
+	rs.hedging = o.HedgedReads != nil
+	for _, ep := range rs.eps {
+		cfg.Endpoints = append(cfg.Endpoints, fsm.MakeEndpoint(ep.Host, ep.Port))
+	}
+	for _, ep := range o.ReplicaEndpoints {
+		rcfg := ecfg
+		rcfg.Endpoint, rcfg.EpisodeBase = ep.engine(), nextEpisodeBase()
+		rdeps := deps
+		rdeps.Runtime = engine.NewClockRuntime(clock.New(), rand.Uint64())
+		rdeps.PubSub = nil
+		e := engine.New(rcfg, rdeps)
+		rs.engines = append(rs.engines, e)
+		targets = append(targets, e)
+	}
+	router, err := engine.NewReplicaRouter(cfg, targets, clock.New())
+	if err != nil {
+		return errors.Wrap(err, "respire: configuring replica reads")
+	}
+	if replicaOnStep != nil {
+		router.SetOnStep(replicaOnStep)
+	}
+	if o.HedgedReads != nil {
+		meter, err := engine.NewHedgeMeter(o.MeterProvider)
+		if err != nil {
+			return errors.Wrap(err, "respire: creating the hedge metrics")
+		}
+		router.SetHedgeMeter(meter)
+	}
+	rs.router, rs.fallback, rs.cfg = router, len(targets), cfg
+	for _, e := range rs.engines {
+		e.Start()
+	}
+	router.Start()
+	c.replicas = rs
+	return nil
+}
+
+// closeReplicas stops the router and closes the replica engines.
+func (c *Client) closeReplicas() {
+	rs := c.replicas
+	if rs == nil {
+		return
+	}
+	rs.router.Close()
+	for _, e := range rs.engines {
+		e.Close()
+	}
+	for _, e := range rs.engines {
+		e.Wait()
+	}
+}
+
+// readable reports whether a command follows the read policy: a read-only command of the
+// catalogue that holds no cursor (a cursor belongs to the server that issued it, so SCAN and
+// its kin stay on the primary).
+func readable(info *command.Info) bool {
+	if info == nil || !info.ReadOnly() {
+		return false
+	}
+	switch info.Name() {
+	case "SCAN", "HSCAN", "SSCAN", "ZSCAN":
+		return false
+	}
+	return true
+}
+
+// policyOfCall returns the read policy of a call: its view's, or the client's.
+func (c *Client) policyOfCall(cl *call) fsm.ReadFrom {
+	if cl.policy != 0 {
+		return fsm.ReadFrom(cl.policy - 1)
+	}
+	return fsm.ReadFrom(c.opts.ReadFrom)
+}
+
+// routesRead reports whether a call goes through the read router.
+func (c *Client) routesRead(cl *call) bool {
+	return c.replicas != nil && cl.readable && !cl.blocking && cl.node == 0 && c.policyOfCall(cl) != fsm.ReadPrimary
+}
+
+// executeRead runs a read-only call where its policy sends it. A selection whose connection
+// cannot be acquired (nothing was sent) cools that server down and selects again, at most once
+// per candidate; a read that may have been sent is never sent again.
+func (c *Client) executeRead(ctx context.Context, cl *call) error {
+	rs := c.replicas
+	policy := c.policyOfCall(cl)
+	var acquireErr error // the last selected server's acquisition failure
+	for range rs.fallback {
+		target, w, err := rs.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
+		if err != nil {
+			c.putCall(cl)
+			switch {
+			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+				return err
+			case acquireErr != nil:
+				return acquireErr // no fallback: the original failure
+			}
+			return &ConnectionError{Endpoint: c.ep, Err: readRefused(err)}
+		}
+		if w != nil {
+			return c.executeHedged(ctx, cl, w, target)
+		}
+		retry, err := c.executeOn(ctx, cl, rs.router.Target(target), rs.eps[target])
+		if !retry {
+			if err != nil && target != 0 && failedConnection(err) {
+				rs.router.Failed(target)
+			}
+			return err
+		}
+		acquireErr = err
+		rs.router.Failed(target)
+	}
+	c.putCall(cl)
+	return acquireErr
+}
+
+// failedConnection reports whether a read's error says its server's connection failed (not a
+// timeout or a cancellation, which say nothing about the server's health).
+func failedConnection(err error) bool {
+	var ce *ConnectionError
+	var ue *UnknownOutcomeError
+	return errors.As(err, &ce) || errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// executeOn submits the call to eng (the server at ep) and waits as execute does. retry reports
+// a definite failure to acquire a connection, before anything was sent, and err is that
+// failure: the caller still owns the call and may select another server. Otherwise the call is
+// the caller's on success and recycled on error, as with execute.
+func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep Endpoint) (retry bool, err error) {
+	cl.cmd.Reset()
+	eng.Submit(&cl.cmd)
+	var timeout <-chan time.Time
+	if d := c.opts.CommandTimeout; d > 0 {
+		if cl.timer == nil {
+			cl.timer = time.NewTimer(d)
+		} else {
+			cl.timer.Reset(d)
+		}
+		timeout = cl.timer.C
+	}
+	select {
+	case <-cl.done:
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+	case <-ctx.Done():
+		return false, c.abandonOn(cl, eng, ep, ctx.Err())
+	case <-timeout:
+		return false, c.abandonOn(cl, eng, ep, nil)
+	}
+	cmd := &cl.cmd
+	if cmd.Err == nil {
+		return false, nil
+	}
+	var ae *engine.AcquireError
+	if !cmd.MaybeSent() && errors.As(cmd.Err, &ae) && !c.closed.Load() {
+		return true, acquireFailure(ep, c.opts.ConnectTimeout, ae)
+	}
+	switch {
+	case ae != nil:
+		err = acquireFailure(ep, c.opts.ConnectTimeout, ae)
+	case cmd.MaybeSent():
+		err = &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err}
+	case c.closed.Load():
+		err = ErrClosed
+	default:
+		err = &ConnectionError{Endpoint: ep, Err: cmd.Err}
+	}
+	c.putCall(cl)
+	return false, err
+}
+
+// abandonOn is Client.abandon for a read sent to eng, the server at ep.
+func (c *Client) abandonOn(cl *call, eng *engine.Engine, ep Endpoint, ctxErr error) error {
+	cmd := &cl.cmd
+	a := eng.Abandon(cmd)
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	if a.Wait {
+		<-cl.done
+		if cmd.Err == nil {
+			return nil
+		}
+		err := c.commandFailure(cmd)
+		c.putCall(cl)
+		return err
+	}
+	name := cmd.Name
+	if a.Owned {
+		c.putCall(cl)
+	}
+	if a.Verdict == engine.VerdictFailed {
+		if ctxErr != nil {
+			return ctxErr
+		}
+		return c.timeoutErr(name, StageWaitingForCapacity)
+	}
+	if ctxErr != nil {
+		return &UnknownOutcomeError{CommandName: name, Endpoint: ep, Stage: stageOf(a.Stage), Err: ctxErr}
+	}
+	return c.timeoutErr(name, stageOf(a.Stage))
+}
+
+// WithReadFrom returns a View of the client whose read-only commands follow policy instead of
+// Options.ReadFrom. It composes with key prefixes: a view of a view keeps both prefixes and
+// the innermost policy. A policy other than Primary on a client without ReplicaEndpoints, or a
+// zone-aware one without Options.ClientAvailabilityZone, makes every command of the view fail
+// with a *ConfigError.
+func (c *Client) WithReadFrom(policy ReadFrom) *View { return newPolicyView(c, c.ns, policy) }
+
+// WithReadFrom returns a View with the view's key prefix and policy as its read policy.
+func (v *View) WithReadFrom(policy ReadFrom) *View { return newPolicyView(v.c, v.ns, policy) }
+
+func newPolicyView(c *Client, ns *namespace, policy ReadFrom) *View {
+	switch {
+	case policy > AzAffinityReplicasAndPrimary:
+		ns = &namespace{err: configErr("WithReadFrom", "is not a read policy")}
+	case policy != Primary && c.replicas == nil:
+		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs replicas: set Options.ReplicaEndpoints")}
+	case policy.zoneAware() && c.opts.ClientAvailabilityZone == "":
+		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs Options.ClientAvailabilityZone")}
+	}
+	v := newView(c, ns)
+	v.policy = uint8(policy) + 1
+	v.Commands = Commands{x: &viewExec{base: c, ns: ns, policy: v.policy}}
+	return v
+}
+
+// ReadFrom returns the view's read policy.
+func (v *View) ReadFrom() ReadFrom {
+	if v.policy == 0 {
+		return v.c.opts.ReadFrom
+	}
+	return ReadFrom(v.policy - 1)
+}
+
+// ReadRoutingSnapshot is the last completed selection of read servers: the policy, the
+// endpoints the reads rotated among, and when it was captured. It is immutable, and may be
+// outdated as soon as it is returned.
+type ReadRoutingSnapshot struct {
+	Policy            ReadFrom
+	EligibleEndpoints []Endpoint
+	CapturedAt        time.Time
+}
+
+// ReadRoutingSnapshot returns the last completed read selection, or nil before any (and on a
+// client without replicas). It does no I/O.
+func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
+	rs := c.replicas
+	if rs == nil {
+		return nil
+	}
+	band, at, ok := rs.router.LastBand()
+	if !ok {
+		return nil
+	}
+	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: at}
+	for _, i := range band.Candidates {
+		s.EligibleEndpoints = append(s.EligibleEndpoints, rs.eps[i])
+	}
+	return s
+}

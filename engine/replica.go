@@ -1,0 +1,463 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/topo"
+)
+
+// ReplicaJournalMax bounds a ReplicaRouter's journal: it keeps the first ReplicaJournalMax
+// events (a journal replays only from its first event) and then counts the rest.
+const ReplicaJournalMax = 4096
+
+// ReadRefusal reports that no candidate the read policy allows could take a read, and why
+// (fsm.NoCandidate, fsm.ProbesPending, fsm.TooManyWaiting). Nothing was sent. The client maps
+// it to its public error.
+type ReadRefusal struct {
+	Reason fsm.FailReason
+}
+
+// Error implements error.
+func (e *ReadRefusal) Error() string {
+	return "respire: no server the read policy allows is available (" + e.Reason.String() + ")"
+}
+
+// ReplicaRouter runs a read router (fsm.Router) over one engine per candidate: the primary's
+// at index 0, then each replica's. It steps the router under one lock and journals its events,
+// keeps one timer for its WakeAt effects, and sends its probes (PING) and validations (ROLE,
+// CONFIG GET replica-serve-stale-data, and INFO SERVER for the availability zone) on the
+// candidates' engines. A read asks Select where to go; the caller sends it and reports
+// connection failures with Failed.
+//
+// Only reads that pass through Select take its lock: commands under the Primary policy never
+// reach it.
+type ReplicaRouter struct {
+	clk     clock.Clock
+	origin  time.Time
+	targets []*Engine
+
+	mu      sync.Mutex
+	m       *fsm.Router
+	out     fsm.RouterOutbox
+	timer   *clock.Timer
+	waiting map[fsm.ReadID]chan readAnswer
+	nextID  uint64
+	journal []fsm.RouterEvent
+	total   uint64
+	closed  bool
+	// self is the read whose Select is stepping, and answer its decision when decided: it is
+	// handed back without copying the step's effects.
+	ev      fsm.RouterEvent
+	self    fsm.ReadID
+	answer  readAnswer
+	decided bool
+	// watches are the reads watched for a hedge, by id; hedge their counts.
+	watches map[fsm.ReadID]*ReadWatch
+	hedge   HedgeCounts
+	meter   *HedgeMeter
+	// onStep, when set, sees every step's event and effects, under the lock (SetOnStep).
+	onStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
+}
+
+type readAnswer struct {
+	target  int
+	reason  fsm.FailReason
+	watched bool
+}
+
+// HedgeSignal is what the router tells the caller of a watched read: send a hedge to Target,
+// or (Settle) complete the read with the attempt on Target, a success when OK.
+type HedgeSignal struct {
+	Settle bool
+	Target int
+	OK     bool
+}
+
+// ReadWatch is a read the router watches for a hedge (Select with hedgeable set, when hedging
+// is on). Its caller reports each attempt's end with Ended and completes the read when a
+// Settle signal arrives on Signals; at most two signals come (a hedge, then the settlement).
+// A settlement with Target -1 says the router closed.
+type ReadWatch struct {
+	id fsm.ReadID
+	// Signals carries the router's hedge and settlement decisions.
+	Signals chan HedgeSignal
+}
+
+// HedgeCounts are the hedging figures of a router: the reads watched for a hedge, the hedges
+// sent and the hedges whose answer completed the read.
+type HedgeCounts struct {
+	Eligible, Sent, Won uint64
+}
+
+// NewReplicaRouter returns a router over targets (the primary's engine first) with cfg, whose
+// time is read from clk. Call Start to begin validating and probing.
+func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) (*ReplicaRouter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(targets) != len(cfg.Endpoints) {
+		return nil, errors.Newf("respire: %d engines for %d read candidates", len(targets), len(cfg.Endpoints))
+	}
+	return &ReplicaRouter{clk: clk, origin: clk.Now(), targets: targets, m: fsm.NewRouter(cfg),
+		waiting: make(map[fsm.ReadID]chan readAnswer), watches: make(map[fsm.ReadID]*ReadWatch)}, nil
+}
+
+// SetOnStep has fn called with every step's event and effects, in order, under the router's
+// lock (fn must not call the router). Call it before Start; tests use it to check that the
+// journal replays the same decisions.
+func (r *ReplicaRouter) SetOnStep(fn func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)) {
+	r.onStep = fn
+}
+
+// SetHedgeMeter has the hedge metrics recorded on m (nil: none). Call it before Start.
+func (r *ReplicaRouter) SetHedgeMeter(m *HedgeMeter) { r.meter = m }
+
+// Start steps the first event: every candidate is validated.
+func (r *ReplicaRouter) Start() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
+
+// Close stops the timer; reads waiting for a probe fail. The engines are the caller's.
+func (r *ReplicaRouter) Close() {
+	r.mu.Lock()
+	r.closed = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	for id, ch := range r.waiting {
+		ch <- readAnswer{target: -1, reason: fsm.NoCandidate}
+		delete(r.waiting, id)
+	}
+	for id, w := range r.watches {
+		w.Signals <- HedgeSignal{Settle: true, Target: -1} // the router closed
+		delete(r.watches, id)
+	}
+	r.mu.Unlock()
+}
+
+// Target returns candidate i's engine.
+func (r *ReplicaRouter) Target(i int) *Engine { return r.targets[i] }
+
+// Select returns the candidate a read under policy goes to, waiting (at most fsm.ProbeDeadline)
+// when every candidate has a probe pending. A *ReadRefusal says that none can take it; ctx
+// ending stops only this caller's wait.
+func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, error) {
+	target, _, err := r.SelectWatched(ctx, policy, false)
+	return target, err
+}
+
+// SelectWatched is Select for a read that may be hedged (hedgeable): a non-nil *ReadWatch says
+// the router watches it, and its caller follows the ReadWatch protocol.
+func (r *ReplicaRouter) SelectWatched(ctx context.Context, policy fsm.ReadFrom, hedgeable bool) (int, *ReadWatch, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return -1, nil, &ReadRefusal{Reason: fsm.NoCandidate}
+	}
+	r.nextID++
+	id := fsm.ReadID(r.nextID)
+	r.self, r.decided = id, false
+	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy, Hedgeable: hedgeable})
+	target, reason, decided := r.answer.target, r.answer.reason, r.decided
+	watched := r.answer.watched
+	r.self = 0
+	var ch chan readAnswer
+	if !decided {
+		ch = make(chan readAnswer, 1)
+		r.waiting[id] = ch
+	}
+	r.mu.Unlock()
+	r.execute(rest)
+	if !decided {
+		select {
+		case a := <-ch:
+			target, reason, watched = a.target, a.reason, a.watched
+		case <-ctx.Done():
+			r.mu.Lock()
+			delete(r.waiting, id)
+			rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: id})
+			r.mu.Unlock()
+			r.execute(rest)
+			select {
+			case a := <-ch: // routed before the withdrawal
+				target, reason = a.target, a.reason
+				if a.watched {
+					r.Withdraw(r.watchOf(id))
+				}
+				watched = false
+				if target >= 0 {
+					return -1, nil, ctx.Err()
+				}
+			default:
+				return -1, nil, ctx.Err()
+			}
+		}
+	}
+	if target < 0 {
+		return -1, nil, &ReadRefusal{Reason: reason}
+	}
+	if !watched {
+		return target, nil, nil
+	}
+	return target, r.watchOf(id), nil
+}
+
+func (r *ReplicaRouter) watchOf(id fsm.ReadID) *ReadWatch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w := r.watches[id]; w != nil {
+		return w
+	}
+	return &ReadWatch{id: id, Signals: make(chan HedgeSignal, 2)} // already settled or withdrawn
+}
+
+// Ended reports that the attempt of watched read w on target ended (ok: it succeeded).
+func (r *ReplicaRouter) Ended(w *ReadWatch, target int, ok bool) {
+	r.step(fsm.RouterEvent{Kind: fsm.ReadEnded, Read: w.id, Target: target, OK: ok})
+}
+
+// Withdraw stops watching w: its caller left.
+func (r *ReplicaRouter) Withdraw(w *ReadWatch) {
+	r.mu.Lock()
+	delete(r.watches, w.id)
+	r.mu.Unlock()
+	r.step(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: w.id})
+}
+
+// Hedges returns the router's hedging figures.
+func (r *ReplicaRouter) Hedges() HedgeCounts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hedge
+}
+
+// Failed reports that a connection of candidate i failed or could not be acquired: it cools
+// down (and a replica is validated again before its next read).
+func (r *ReplicaRouter) Failed(i int) { r.step(fsm.RouterEvent{Kind: fsm.TargetFailed, Target: i}) }
+
+// Usable reports whether candidate i could take a read now.
+func (r *ReplicaRouter) Usable(i int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m.Usable(i, r.now())
+}
+
+// LastBand returns the router's last completed band selection (fsm.Router.LastBand) and the
+// wall-clock time it was captured.
+func (r *ReplicaRouter) LastBand() (fsm.RouterBand, time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.m.LastBand()
+	return b, r.origin.Add(b.At), ok
+}
+
+// Journal returns a copy of the journal and whether it holds every event since the first.
+func (r *ReplicaRouter) Journal() ([]fsm.RouterEvent, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]fsm.RouterEvent(nil), r.journal...), r.total == uint64(len(r.journal))
+}
+
+func (r *ReplicaRouter) now() time.Duration { return r.clk.Since(r.origin) }
+
+func (r *ReplicaRouter) step(ev fsm.RouterEvent) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	rest := r.stepLocked(ev)
+	r.mu.Unlock()
+	r.execute(rest)
+}
+
+// stepLocked journals and steps ev, handles the effects that need the lock (answers to waiting
+// reads, the timer) and returns a copy of those to execute after unlocking.
+func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
+	ev.At = r.now()
+	r.total++
+	if len(r.journal) < ReplicaJournalMax {
+		r.journal = append(r.journal, ev)
+	}
+	r.ev = ev // stepped from a field: the event does not escape to the heap per step
+	r.out.Reset()
+	r.m.Step(&r.ev, &r.out)
+	if r.onStep != nil {
+		r.onStep(&r.ev, r.out.Effects)
+	}
+	var rest []fsm.RouterEffect
+	for _, e := range r.out.Effects {
+		switch e.Kind {
+		case fsm.RouteRead, fsm.FailRead:
+			a := readAnswer{target: e.Target, reason: e.Reason, watched: e.Watched}
+			if e.Kind == fsm.FailRead {
+				a.target = -1
+			}
+			if e.Watched {
+				r.watches[e.Read] = &ReadWatch{id: e.Read, Signals: make(chan HedgeSignal, 2)}
+				r.hedge.Eligible++
+			}
+			if e.Read == r.self && r.self != 0 {
+				r.answer, r.decided = a, true
+			} else if ch, ok := r.waiting[e.Read]; ok {
+				delete(r.waiting, e.Read)
+				ch <- a
+			}
+		case fsm.WakeAt:
+			if r.timer != nil {
+				r.timer.Stop()
+			}
+			r.timer = r.clk.AfterFunc(e.At-ev.At, func() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) })
+		case fsm.SendProbe, fsm.ValidateTarget:
+			rest = append(rest, e)
+		case fsm.SendHedge:
+			if w := r.watches[e.Read]; w != nil {
+				w.Signals <- HedgeSignal{Target: e.Target}
+			}
+		case fsm.SettleRead:
+			if w := r.watches[e.Read]; w != nil {
+				delete(r.watches, e.Read)
+				w.Signals <- HedgeSignal{Settle: true, Target: e.Target, OK: e.OK}
+			}
+		case fsm.CountMetric:
+			r.meter.record(&e)
+			switch e.Name {
+			case fsm.MetricHedgeSent:
+				r.hedge.Sent += uint64(e.Value)
+			case fsm.MetricHedgeWon:
+				r.hedge.Won += uint64(e.Value)
+			}
+		}
+	}
+	return rest
+}
+
+// execute sends the probes and validations of a step.
+func (r *ReplicaRouter) execute(effects []fsm.RouterEffect) {
+	for _, e := range effects {
+		switch e.Kind {
+		case fsm.SendProbe:
+			r.probe(e.Target)
+		case fsm.ValidateTarget:
+			r.validate(e.Target)
+		}
+	}
+}
+
+var (
+	pingFrame       = frameOf("PING")
+	roleFrame       = frameOf("ROLE")
+	serveStaleFrame = frameOf("CONFIG", "GET", "replica-serve-stale-data")
+	infoServerFrame = frameOf("INFO", "SERVER")
+)
+
+func frameOf(words ...string) []byte {
+	b := resp.AppendArrayHeader(nil, len(words))
+	for _, w := range words {
+		b = resp.AppendBulkString(b, w)
+	}
+	return b
+}
+
+func (r *ReplicaRouter) probe(i int) {
+	sent := r.clk.Now()
+	cmd := &Command{Name: "PING", Frame: pingFrame}
+	cmd.Reset()
+	cmd.Done = func(c *Command) {
+		ev := fsm.RouterEvent{Kind: fsm.ProbeFailed, Target: i}
+		if c.Err == nil && !c.Reply.IsError() {
+			ev.Kind, ev.RTT = fsm.ProbeAnswered, r.clk.Since(sent)
+		}
+		r.step(ev)
+	}
+	r.targets[i].Submit(cmd)
+}
+
+// validate sends ROLE, CONFIG GET replica-serve-stale-data and INFO SERVER, pipelined, and
+// steps RoleAnswered when ROLE answered (the other two are advisory: a refusal leaves
+// serve-stale on, Redis's default, and the zone unknown), RoleFailed otherwise.
+func (r *ReplicaRouter) validate(i int) {
+	var (
+		mu   sync.Mutex
+		left = 3
+		ev   = fsm.RouterEvent{Kind: fsm.RoleFailed, Target: i, ServeStale: true}
+	)
+	finish := func() {
+		mu.Lock()
+		left--
+		done := left == 0
+		mu.Unlock()
+		if done {
+			r.step(ev)
+		}
+	}
+	role := &Command{Name: "ROLE", Frame: roleFrame}
+	role.Done = func(c *Command) {
+		if c.Err == nil {
+			if rr, err := topo.ParseRole(c.Reply); err == nil && !rr.Sentinel {
+				mu.Lock()
+				ev.Kind = fsm.RoleAnswered
+				ev.Replica = rr.Role == fsm.RoleReplica
+				ev.Link = fsm.ParseLink(rr.LinkState)
+				mu.Unlock()
+			}
+		}
+		finish()
+	}
+	stale := &Command{Name: "CONFIG", Frame: serveStaleFrame}
+	stale.Done = func(c *Command) {
+		if c.Err == nil && !c.Reply.IsError() {
+			if v, ok := configValue(&c.Reply); ok {
+				mu.Lock()
+				ev.ServeStale = v != "no"
+				mu.Unlock()
+			}
+		}
+		finish()
+	}
+	info := &Command{Name: "INFO", Frame: infoServerFrame}
+	info.Done = func(c *Command) {
+		if c.Err == nil && !c.Reply.IsError() {
+			text, err := c.Reply.AsString()
+			if zone, ok := infoField(text, "availability_zone"); err == nil && ok && zone != "" {
+				mu.Lock()
+				ev.Zone, ev.ZoneKnown = zone, true
+				mu.Unlock()
+			}
+		}
+		finish()
+	}
+	for _, c := range []*Command{role, stale, info} {
+		c.Reset()
+		r.targets[i].Submit(c)
+	}
+}
+
+// configValue returns the value of a one-parameter CONFIG GET reply (pairs in an array or a
+// map).
+func configValue(v *resp.Value) (string, bool) {
+	m, err := v.AsStringMap()
+	if err != nil || len(m) != 1 {
+		return "", false
+	}
+	for _, val := range m {
+		return val, true
+	}
+	return "", false
+}
+
+// infoField returns the value of field in an INFO reply.
+func infoField(info, field string) (string, bool) {
+	for _, line := range strings.Split(info, "\n") {
+		if k, val, ok := strings.Cut(strings.TrimRight(line, "\r"), ":"); ok && k == field {
+			return val, true
+		}
+	}
+	return "", false
+}
