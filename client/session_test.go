@@ -495,7 +495,13 @@ func TestDedicatedDoRules(t *testing.T) {
 		}
 		return nil
 	}))
+	// The UNWATCH at Close is pipelined ahead of the next renter's commands, not awaited:
+	// wait (boundedly) until the server has run it before reading the counts.
 	after := commandCalls(t, srv)
+	for deadline := time.Now().Add(5 * time.Second); after["unwatch"] == before["unwatch"] && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		after = commandCalls(t, srv)
+	}
 	for _, stat := range []string{"multi", "exec", "discard", "subscribe", "monitor", "client|reply", "quit", "script|debug"} {
 		if after[stat] != before[stat] {
 			t.Errorf("%s reached the server", stat)
