@@ -303,11 +303,13 @@ func TestKillAndRestartUnderPolicy(t *testing.T) {
 		defer cancel()
 		return c.Ping(pctx) == nil
 	})
-	if !log.has(func(e client.ConnectionStateChange) bool {
-		return e.SourceState == client.SourceConnected && e.Attempt > 0
-	}) {
-		t.Fatal("no connected event for the successful attempt")
-	}
+	// Observations are delivered by the dispatcher's goroutine, after the connection already
+	// serves commands: wait for the event rather than race its delivery.
+	eventually(t, "a connected event for the successful attempt", 5*time.Second, func() bool {
+		return log.has(func(e client.ConnectionStateChange) bool {
+			return e.SourceState == client.SourceConnected && e.Attempt > 0
+		})
+	})
 	if !c.IsConnected() {
 		t.Fatal("IsConnected false after recovery")
 	}

@@ -142,7 +142,7 @@ func TestWriteStallTimeoutWithPausedRedis(t *testing.T) {
 	start := time.Now()
 	conn.Send(&big.Command)
 	err := s.awaitLost(t)
-	if elapsed := time.Since(start); elapsed < bound || elapsed > 5*time.Second {
+	if elapsed := time.Since(start); elapsed < bound || elapsed > 30*time.Second { // the upper bound only catches a hang: -race on a busy machine is slow
 		t.Fatalf("aborted after %v", elapsed)
 	}
 	var le *netio.LivenessError
