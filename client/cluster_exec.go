@@ -363,7 +363,8 @@ func (c *Client) DedicatedFor(ctx context.Context, key string) (*DedicatedConn, 
 	return c.dedicatedSlot(ctx, int(topo.KeySlotString(key)))
 }
 
-// withRented runs fn on d and gives d back, as WithDedicated does.
+// withRented runs fn on the rented d and gives d back: discarded if fn panics, else closed (kept
+// for reuse when healthy). WithDedicated and the Cluster rents share it.
 func (c *Client) withRented(d *DedicatedConn, fn func(d *DedicatedConn) error) (err error) {
 	finished := false
 	defer func() {

@@ -132,17 +132,7 @@ func (c *Client) WithDedicated(ctx context.Context, fn func(d *DedicatedConn) er
 	if err != nil {
 		return err
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			d.discard()
-			return
-		}
-		_ = d.Close()
-	}()
-	err = fn(d)
-	finished = true
-	return err
+	return c.withRented(d, fn)
 }
 
 // Close gives the connection back to the pool: kept for reuse if it is healthy (subject to
