@@ -372,15 +372,7 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	} else {
 		c.eng.Submit(&cl.cmd)
 	}
-	var timeout <-chan time.Time
-	if d := c.opts.CommandTimeout; d > 0 {
-		if cl.timer == nil {
-			cl.timer = time.NewTimer(d)
-		} else {
-			cl.timer.Reset(d)
-		}
-		timeout = cl.timer.C
-	}
+	timeout := c.armTimeout(cl)
 	select {
 	case <-cl.done:
 		if cl.timer != nil {
@@ -490,4 +482,19 @@ func (c *Client) replyErrAt(name string, v *resp.Value, ep Endpoint) error {
 	}
 	c.noteReadOnly(v)
 	return serverError(v, name, ep, "")
+}
+
+// armTimeout starts the call's CommandTimeout (reusing its timer) and returns the channel that
+// fires when it expires, or nil without a timeout.
+func (c *Client) armTimeout(cl *call) <-chan time.Time {
+	d := c.opts.CommandTimeout
+	if d <= 0 {
+		return nil
+	}
+	if cl.timer == nil {
+		cl.timer = time.NewTimer(d)
+	} else {
+		cl.timer.Reset(d)
+	}
+	return cl.timer.C
 }

@@ -285,15 +285,7 @@ func failedConnection(err error) bool {
 func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep Endpoint) (retry bool, err error) {
 	cl.cmd.Reset()
 	eng.Submit(&cl.cmd)
-	var timeout <-chan time.Time
-	if d := c.opts.CommandTimeout; d > 0 {
-		if cl.timer == nil {
-			cl.timer = time.NewTimer(d)
-		} else {
-			cl.timer.Reset(d)
-		}
-		timeout = cl.timer.C
-	}
+	timeout := c.armTimeout(cl)
 	select {
 	case <-cl.done:
 		if cl.timer != nil {

@@ -139,15 +139,7 @@ func (c *Client) executeHedged(ctx context.Context, cl *call, w *engine.ReadWatc
 		rs.router.Target(a.target).Submit(&a.cl.cmd)
 	}
 	send(&at[0])
-	var timeout <-chan time.Time
-	if d := c.opts.CommandTimeout; d > 0 {
-		if cl.timer == nil {
-			cl.timer = time.NewTimer(d)
-		} else {
-			cl.timer.Reset(d)
-		}
-		timeout = cl.timer.C
-	}
+	timeout := c.armTimeout(cl)
 	stop := func() {
 		if cl.timer != nil {
 			cl.timer.Stop()
