@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/scenario"
+)
+
+func sentinelScenarios(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("../scenarios/sentinel-*.yaml")
+	if err != nil || len(paths) < 5 {
+		t.Fatalf("want the sentinel scenarios, got %v (%v)", paths, err)
+	}
+	return paths
+}
+
+// TestSentinelScenarios: every Sentinel scenario passes its checkers, replays the same trace for
+// its seed (a different seed gives another), and engine.Replay over its journal reproduces every
+// recorded effect.
+func TestSentinelScenarios(t *testing.T) {
+	for _, path := range sentinelScenarios(t) {
+		sc := mustLoad(t, path)
+		t.Run(sc.Name, func(t *testing.T) {
+			a := run(t, sc, sc.Seed, false)
+			if v := check.Judge(a); !v.Pass() {
+				t.Fatalf("violations %v, missing %v", v.Unexpected, v.Missing)
+			}
+			if b := run(t, sc, sc.Seed, false); b.TraceHash != a.TraceHash {
+				t.Fatalf("same seed, different traces: %s %s", a.TraceHash, b.TraceHash)
+			}
+			if d := run(t, sc, sc.Seed+1000, false); d.TraceHash == a.TraceHash {
+				t.Fatal("a different seed gave the same trace")
+			}
+			events := make([]fsm.Event, len(a.Steps))
+			for i := range a.Steps {
+				events[i] = a.Steps[i].Event
+			}
+			i := 0
+			var got, want []byte
+			engine.Replay(a.Scenario.EngineConfig(), events, func(ev *fsm.Event, effects []fsm.Effect) {
+				rec := a.Steps[i].Effects
+				if len(effects) != len(rec) {
+					t.Fatalf("step %d (%s): %d effects replayed, %d recorded", i, ev, len(effects), len(rec))
+				}
+				for j := range effects {
+					got, want = effects[j].AppendTo(got[:0]), rec[j].AppendTo(want[:0])
+					if string(got) != string(want) {
+						t.Fatalf("step %d effect %d:\nreplayed %s\nrecorded %s", i, j, got, want)
+					}
+				}
+				i++
+			})
+			if i != len(a.Steps) {
+				t.Fatalf("replayed %d of %d steps", i, len(a.Steps))
+			}
+		})
+	}
+}
+
+// TestSentinelStaleRollbackControl is the positive control of sentinel-stale-rollback's
+// expectation: with the epochs unreadable (SENTINEL MASTER refused), the client follows the
+// stale Sentinel's late report to r2 (ROLE then turns it away), and the expectation that it
+// never dials r2 after returning to r1 fails. With the epochs, the same run passes (above), and
+// the stale answer is visibly refused.
+func TestSentinelStaleRollbackControl(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-stale-rollback.yaml")
+	res := run(t, sc, sc.Seed, true)
+	if !traceHas(res.Trace, "epoch=2", "answered", "addr=r2:6379") || !traceHas(res.Trace, "stale") {
+		t.Fatal("the stale Sentinel's answer (r2 at epoch 2) was never received and refused")
+	}
+	control := sc.Clone()
+	control.Topology.Sentinel.NoEpoch = true
+	res = run(t, control, control.Seed, true)
+	v := check.Judge(res)
+	if v.Pass() {
+		t.Fatal("without epochs the client must follow the stale report to r2, and the dials expectation catch it")
+	}
+	if len(v.Unexpected) != 1 || v.Unexpected[0].Checker != check.CheckDials || !strings.Contains(v.Unexpected[0].Message, "r2:6379") {
+		t.Fatalf("only the dials expectation may fail, got %v", v.Unexpected)
+	}
+	if !traceHas(res.Trace, "sentinel warning") {
+		t.Fatal("the client did not warn that it cannot read epochs")
+	}
+}
+
+// TestSentinelSpecErrors: a bad sentinel topology or fault gets a clear error naming its field.
+func TestSentinelSpecErrors(t *testing.T) {
+	head := "name: x\nduration: 1s\n"
+	topo := "topology:\n  kind: sentinel\n  nodes: [{id: r1}, {id: r2}, {id: s1}]\n"
+	for _, c := range []struct{ name, yaml, field string }{
+		{"no sentinels", topo + "  sentinel: {primary: r1, replicas: [r2]}\n", "topology.sentinel.sentinels"},
+		{"unknown primary", topo + "  sentinel: {primary: x, replicas: [r2], sentinels: [s1]}\n", "topology.sentinel.primary"},
+		{"node twice", topo + "  sentinel: {primary: r1, replicas: [r2, r1], sentinels: [s1]}\n", "topology.sentinel.replicas[1]"},
+		{"node in no role", topo + "  sentinel: {primary: r1, sentinels: [s1]}\n", "topology.nodes[1]"},
+		{"configured not a sentinel", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1], configured: [r2]}\n", "topology.sentinel.configured[0]"},
+		{"name with space", topo + "  sentinel: {primary_name: \"a b\", primary: r1, replicas: [r2], sentinels: [s1]}\n", "topology.sentinel.primary_name"},
+		{"section on standalone", "topology:\n  sentinel: {primary: r1, sentinels: [s1]}\n", "topology.sentinel"},
+		{"promote a sentinel", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {failover: {promote: s1}}}\n", "faults[0].sentinel.failover.promote"},
+		{"view of a data node", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {failover: {promote: r2, views: [{sentinel: r1}]}}}\n", "faults[0].sentinel.failover.views[0].sentinel"},
+		{"no action", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {}}\n", "faults[0].sentinel"},
+		{"fault without topology", "faults:\n  - {at: 0s, sentinel: {down: {}}}\n", "faults[0].sentinel"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := scenario.Parse([]byte(head + c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.field+":") {
+				t.Fatalf("want an error on %s, got %v", c.field, err)
+			}
+		})
+	}
+}
+
+// traceHas reports whether a line of trace contains every one of words.
+func traceHas(trace []string, words ...string) bool {
+	for _, l := range trace {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(l, w)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
