@@ -128,3 +128,20 @@ func traceHas(trace []string, words ...string) bool {
 	}
 	return false
 }
+
+// TestSentinelReadOnlyNotices: in sentinel-readonly-notices no Sentinel announces the failover,
+// so it is a READONLY reply that retires r1's generation; the later +sdown/+odown reach the
+// monitors and trigger a rediscovery that ROLE confirms on r2.
+func TestSentinelReadOnlyNotices(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-readonly-notices.yaml")
+	res := run(t, sc, sc.Seed, true)
+	if traceHas(res.Trace, "notified", "+switch-master") {
+		t.Fatal("a +switch-master reached the client: the failover was meant to be quiet")
+	}
+	if !traceHas(res.Trace, "primary-failed", "READONLY") {
+		t.Fatal("no READONLY reply retired the primary's generation")
+	}
+	if !traceHas(res.Trace, "notified", "+odown") || !traceHas(res.Trace, "rediscovery-requested") {
+		t.Fatal("the Sentinels' +odown did not reach the monitors and trigger a rediscovery")
+	}
+}
