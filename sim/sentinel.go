@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
@@ -73,6 +74,9 @@ func (fs *faultState) sentinelStart() {
 	switch {
 	case a.Failover != nil:
 		f := a.Failover
+		if f.Promote != "" && f.Split > 0 && w.nodeByID(f.Promote).Node != w.sentinel.group.Primary() {
+			fs.sentinelSplit(w.sentinel.group.Primary(), f.Split)
+		}
 		if f.Promote != "" {
 			w.sentinel.group.Promote(w.nodeByID(f.Promote).Node)
 			w.tr.End(w.tr.Begin("sentinel promoted").Uint("fault", uint64(fs.idx)).Str("node", f.Promote))
@@ -221,4 +225,31 @@ func (w *world) attachSentinel() {
 	if w.sentinel != nil {
 		w.sentinel.recv.Attach(w.eng)
 	}
+}
+
+// sentinelSplit makes old, the primary a failover leaves behind, diverge for d: it acknowledges
+// writes on its own copy of the data, which its rejoining discards. The rejoin traces how many
+// commands it applied meanwhile (check.SplitLosses names them).
+func (fs *faultState) sentinelSplit(old *node.Node, d time.Duration) {
+	w := fs.w
+	g := w.sentinel.group
+	if old == nil || g.Primary() != old {
+		return
+	}
+	seq := g.Diverge(old)
+	from := w.k.now
+	w.tr.End(w.tr.Begin("sentinel diverged").Uint("fault", uint64(fs.idx)).Str("node", old.ID()))
+	w.k.after(d, funcAction(func() bool {
+		if !g.Rejoin(old, seq) {
+			return false // promoted meanwhile: it rejoined then
+		}
+		n := 0
+		for _, a := range w.res.Applies {
+			if a.Node == old.ID() && a.CmdID != 0 && a.At >= from {
+				n++
+			}
+		}
+		w.tr.End(w.tr.Begin("sentinel rejoined").Uint("fault", uint64(fs.idx)).Str("node", old.ID()).Int("discarded", n))
+		return true
+	}), 0)
 }

@@ -13,7 +13,7 @@ import (
 
 // drawSentinelScenario draws a simulated Sentinel run: two or three data nodes, one to three
 // Sentinels (some configured, the others learnt), failovers that update some Sentinels now,
-// some late and some never, stale reports, +sdown/+odown, and node faults on data nodes and
+// some late and some never, old primaries that diverge for a while, stale reports, +sdown/+odown, and node faults on data nodes and
 // Sentinels alike, as YAML.
 func drawSentinelScenario(t *rapid.T) string {
 	var b strings.Builder
@@ -63,6 +63,9 @@ func drawSentinelScenario(t *rapid.T) string {
 			promote := ""
 			if rapid.IntRange(0, 3).Draw(t, "stale") > 0 {
 				promote = "promote: " + to + ", "
+				if rapid.IntRange(0, 2).Draw(t, "split") == 0 {
+					promote += fmt.Sprintf("split: %dms, ", rapid.IntRange(1, 3000).Draw(t, "split-ms"))
+				}
 			}
 			var views []string
 			for _, s := range sentinels {

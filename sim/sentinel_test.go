@@ -8,6 +8,7 @@ import (
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
 
@@ -143,5 +144,41 @@ func TestSentinelReadOnlyNotices(t *testing.T) {
 	}
 	if !traceHas(res.Trace, "notified", "+odown") || !traceHas(res.Trace, "rediscovery-requested") {
 		t.Fatal("the Sentinels' +odown did not reach the monitors and trigger a rediscovery")
+	}
+}
+
+// TestSentinelSplitBrain: in sentinel-split-brain the old primary r1 acknowledges writes while
+// it diverges, and Redis discards them when it rejoins. check.SplitLosses names them (some
+// acknowledged writes among them: the loss happened), the run passes every checker with them
+// left out, and nothing was replayed. Judged as if r1 had never diverged (the positive
+// control), the same history is not linearizable: the checker sees the loss.
+func TestSentinelSplitBrain(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-split-brain.yaml")
+	res := run(t, sc, sc.Seed, true)
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations %v", v.Unexpected)
+	}
+	lost := map[uint64]bool{}
+	for _, id := range check.SplitLosses(res) {
+		lost[id] = true
+	}
+	acked := 0
+	for _, op := range res.Ops {
+		if lost[op.ID] && op.Outcome == record.OpOK && op.ServerError == "" && op.Name != "GET" && op.Name != "MGET" {
+			acked++
+		}
+	}
+	if acked == 0 {
+		t.Fatal("r1 acknowledged no write while it diverged: the loss never happened")
+	}
+	t.Logf("Redis lost %d acknowledged writes (%d commands applied on the discarded copy)", acked, len(lost))
+	if !traceHas(res.Trace, "sentinel rejoined", "node=r1") {
+		t.Fatal("r1 never rejoined")
+	}
+	blind := *res
+	blind.Scenario = res.Scenario.Clone()
+	blind.Scenario.Faults[0].Sentinel.Failover.Split = 0
+	if got := (check.Linearizable{}).Check(&blind); len(got) == 0 {
+		t.Fatal("judged without the divergence, the lost writes must make the history non-linearizable")
 	}
 }

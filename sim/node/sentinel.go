@@ -43,13 +43,50 @@ func NewGroup(port int, primary *Node, replicas []*Node) *Group {
 func (g *Group) Primary() *Node { return g.primary }
 
 // Promote makes n, a node of the group, its primary; the old primary becomes a replica (its
-// writes answer READONLY). It reports false, changing nothing, for a node outside the group or
-// the primary itself.
+// writes answer READONLY). A diverged n rejoins first (being promoted, it learnt the
+// configuration). It reports false, changing nothing, for a node outside the group or the
+// primary itself.
 func (g *Group) Promote(n *Node) bool {
 	if n.sn == nil || n.sn.group != g || g.primary == n {
 		return false
 	}
+	g.Rejoin(n, 0)
 	g.primary = n
+	return true
+}
+
+// Diverge cuts n, the primary, off from the group before a failover: it keeps its own copy of
+// the dataset and keeps acting as a primary (ROLE master, writes accepted) until Rejoin, as an
+// old primary on the minority side of a partition does. It returns the divergence's number,
+// which Rejoin takes.
+func (g *Group) Diverge(n *Node) uint64 {
+	if n.sn == nil || n.sn.group != g {
+		return 0
+	}
+	n.sn.diverged = true
+	n.sn.divergence++
+	var dbs [databases]map[string]*entry
+	for i := range g.dbs {
+		dbs[i] = make(map[string]*entry, len(g.dbs[i]))
+		for k, e := range g.dbs[i] {
+			c := *e
+			c.val, c.prev = append([]byte(nil), e.val...), append([]byte(nil), e.prev...)
+			dbs[i][k] = &c
+		}
+	}
+	n.dbs = dbs
+	return n.sn.divergence
+}
+
+// Rejoin ends n's divergence number seq (0: whichever is under way): it takes the group's
+// dataset again, discarding what it wrote on its own copy, and follows the group's primary. It
+// reports whether that divergence was under way.
+func (g *Group) Rejoin(n *Node, seq uint64) bool {
+	if n.sn == nil || n.sn.group != g || !n.sn.diverged || (seq != 0 && seq != n.sn.divergence) {
+		return false
+	}
+	n.sn.diverged = false
+	n.dbs = g.dbs
 	return true
 }
 
@@ -66,6 +103,10 @@ type SentinelView struct {
 // view.
 type sentinelRole struct {
 	group *Group
+	// diverged: a data node cut off from its group, acting as a primary on its own dataset;
+	// divergence numbers its divergences.
+	diverged   bool
+	divergence uint64
 	// A Sentinel's monitored name, its view, its port, and its peers (the other Sentinels'
 	// hosts, in declaration order).
 	sentinel bool
@@ -157,7 +198,7 @@ func (n *Node) sentinelIntercept(c *Conn, cmd command, known bool) bool {
 		return true
 	}
 	if !s.sentinel {
-		if known && writeCommands[cmd.name] && s.group.primary != n {
+		if known && writeCommands[cmd.name] && s.group.primary != n && !s.diverged {
 			n.errorReply(c, "READONLY You can't write against a read only replica.")
 			return true
 		}
@@ -212,7 +253,7 @@ func (s *sentinelRole) role(n *Node) resp.Value {
 	switch {
 	case s.sentinel:
 		return resp.ArrayOf(resp.BulkString("sentinel"), resp.ArrayOf(resp.BulkString(s.name)))
-	case s.group.primary == n:
+	case s.group.primary == n || s.diverged:
 		var reps []resp.Value
 		for _, r := range s.group.nodes {
 			if r != n && !r.down {

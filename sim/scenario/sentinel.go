@@ -77,6 +77,13 @@ type FailoverAction struct {
 	Views []ViewUpdate `yaml:"views,omitempty"`
 	// Quiet: the updated Sentinels publish no +switch-master.
 	Quiet bool `yaml:"quiet,omitempty"`
+	// Split, when positive, is how long the old primary, cut off from the rest of the
+	// deployment, misses the failover: it keeps acting as a primary on its own copy of the data
+	// (ROLE master, writes acknowledged), then rejoins as a replica and its writes since the
+	// failover are discarded. Those are the acknowledged writes Redis loses (Jepsen's finding);
+	// the linearizable checker leaves out the commands it applied meanwhile and judges the rest.
+	// Requires Promote.
+	Split time.Duration `yaml:"split,omitempty"`
 }
 
 // ViewUpdate is one Sentinel's update in a failover.
@@ -243,6 +250,12 @@ func (sc *Scenario) validateSentinelFault(field string, f *SentinelFault) error 
 	}
 	if a.Primary == "" {
 		return fieldErr(field+".primary", "is required without promote")
+	}
+	switch {
+	case a.Split < 0 || a.Split > MaxDuration:
+		return fieldErr(field+".split", "must be between 0 and "+MaxDuration.String())
+	case a.Split > 0 && a.Promote == "":
+		return fieldErr(field+".split", "needs promote: only a failover leaves an old primary behind")
 	}
 	if err := dataNode("primary", a.Primary); err != nil {
 		return err
