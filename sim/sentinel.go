@@ -145,8 +145,8 @@ func (w *world) noteReadOnly(v *resp.Value) {
 // roleCheck is the Sink of a Sentinel client's data connection in the simulator, as the client
 // package's: the connection is reported Ready once it answered ROLE as a primary; a replica's
 // answer, or no answer, closes it and reports a transient failure; a malformed or refused ROLE
-// a permanent one. The attempt's cancellation and the command timeout bound it through the
-// connection itself.
+// a permanent one. Unlike the client's, it has no budget of its own: a ROLE reply that never
+// comes holds the attempt until the connection is lost or the attempt cancelled.
 type roleCheck struct {
 	w     *world
 	ctx   context.Context
