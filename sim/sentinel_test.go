@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
@@ -181,4 +182,40 @@ func TestSentinelSplitBrain(t *testing.T) {
 	if got := (check.Linearizable{}).Check(&blind); len(got) == 0 {
 		t.Fatal("judged without the divergence, the lost writes must make the history non-linearizable")
 	}
+}
+
+// TestSentinelColocatedDies: in sentinel-colocated-dies (rueidis #1016) the client's first
+// Sentinel dies with the primary; the failover still reaches the client as another Sentinel's
+// +switch-master, and the new primary is validated within 500 ms of the announcement.
+func TestSentinelColocatedDies(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-colocated-dies.yaml")
+	res := run(t, sc, sc.Seed, true)
+	announced := sc.Faults[2].At.Value()
+	notified, validated := false, time.Duration(-1)
+	for i, l := range res.Trace {
+		if strings.Contains(l, "notified") && strings.Contains(l, "+switch-master") && strings.Contains(l, "r1:6379->r2:6379") {
+			notified = true
+		}
+		if validated < 0 && strings.Contains(l, "publish addr=r2:6379") {
+			validated = traceTime(t, res.Trace[i])
+		}
+	}
+	if !notified {
+		t.Fatal("no surviving Sentinel's +switch-master reached the client")
+	}
+	if validated < announced || validated > announced+500*time.Millisecond {
+		t.Fatalf("r2 validated at %v, want within 500ms of %v", validated, announced)
+	}
+	t.Logf("new primary validated %v after the surviving Sentinels announced it", validated-announced)
+}
+
+// traceTime returns the virtual time of a trace line ("t=1.500000000 ...").
+func traceTime(t *testing.T, line string) time.Duration {
+	t.Helper()
+	f, _, _ := strings.Cut(strings.TrimPrefix(line, "t="), " ")
+	d, err := time.ParseDuration(f + "s")
+	if err != nil {
+		t.Fatalf("trace line %q: %v", line, err)
+	}
+	return d
 }
