@@ -2,6 +2,7 @@ package sim
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,10 @@ func TestSentinelSpecErrors(t *testing.T) {
 		{"promote a sentinel", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {failover: {promote: s1}}}\n", "faults[0].sentinel.failover.promote"},
 		{"view of a data node", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {failover: {promote: r2, views: [{sentinel: r1}]}}}\n", "faults[0].sentinel.failover.views[0].sentinel"},
 		{"no action", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {}}\n", "faults[0].sentinel"},
+		{"split without promote", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {failover: {primary: r2, split: 1s}}}\n", "faults[0].sentinel.failover.split"},
+		{"too many down", topo + "  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}\nfaults:\n  - {at: 0s, sentinel: {down: {sentinels: [" + strings.Repeat("s1, ", 64) + "s1]}}}\n", "faults[0].sentinel.down.sentinels"},
 		{"fault without topology", "faults:\n  - {at: 0s, sentinel: {down: {}}}\n", "faults[0].sentinel"},
+		{"too many nodes", "topology:\n  kind: sentinel\n  nodes: [{id: r1}, {id: s1}" + manyNodes(255) + "]\n  sentinel: {primary: r1, sentinels: [s1]}\n", "topology.nodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := scenario.Parse([]byte(head + c.yaml))
@@ -218,4 +222,13 @@ func traceTime(t *testing.T, line string) time.Duration {
 		t.Fatalf("trace line %q: %v", line, err)
 	}
 	return d
+}
+
+// manyNodes returns n more node entries of a YAML flow list, with distinct ids.
+func manyNodes(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(", {id: x" + strconv.Itoa(i) + "}")
+	}
+	return b.String()
 }

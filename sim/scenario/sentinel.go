@@ -24,8 +24,12 @@ const SentinelPort = 26379
 // DefaultPrimaryName is SentinelSpec.PrimaryName's default.
 const DefaultPrimaryName = "mymaster"
 
-// MaxSentinelFailoverViews bounds FailoverAction.Views.
-const MaxSentinelFailoverViews = 64
+// MaxSentinelFailoverViews bounds FailoverAction.Views and SentinelDownAction.Sentinels;
+// MaxSentinelNodes bounds a sentinel topology's nodes.
+const (
+	MaxSentinelFailoverViews = 64
+	MaxSentinelNodes         = 256
+)
 
 // SentinelSpec describes a simulated Sentinel deployment over topology.nodes: data nodes (one
 // primary, replicas) and Sentinels. Every node is exactly one of them. Data nodes listen at
@@ -153,6 +157,9 @@ func (sc *Scenario) validateSentinel() error {
 		return fieldErr("topology.sentinel", "is required for a sentinel topology")
 	}
 	const f = "topology.sentinel"
+	if len(t.Nodes) > MaxSentinelNodes {
+		return fieldErr("topology.nodes", "a sentinel topology has at most "+strconv.Itoa(MaxSentinelNodes)+" nodes")
+	}
 	if s.PrimaryName == "" || len(s.PrimaryName) > fsm.MaxPrimaryNameLength ||
 		strings.IndexFunc(s.PrimaryName, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 		return fieldErr(f+".primary_name", "must be 1 to "+strconv.Itoa(fsm.MaxPrimaryNameLength)+" bytes without spaces or control characters")
@@ -240,6 +247,9 @@ func (sc *Scenario) validateSentinelFault(field string, f *SentinelFault) error 
 		return nil
 	}
 	if d := f.Down; d != nil {
+		if len(d.Sentinels) > MaxSentinelFailoverViews {
+			return fieldErr(field+".sentinels", "at most "+strconv.Itoa(MaxSentinelFailoverViews)+" Sentinels")
+		}
 		return sentinels("sentinels", d.Sentinels)
 	}
 	a := f.Failover
