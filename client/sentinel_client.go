@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
@@ -70,18 +71,15 @@ func (o *Options) validateSentinel() error {
 	return nil
 }
 
-// sentinelEngineConfig is the engine's Sentinel configuration for resolved options: discovery
-// queries are bounded by the command timeout (DefaultSentinelQueryTimeout when disabled).
+// sentinelEngineConfig is the engine's Sentinel configuration for resolved options, by the
+// rule the simulator shares (config.SentinelConfig): discovery queries are bounded by the
+// command timeout (DefaultSentinelQueryTimeout when disabled).
 func (o *Options) sentinelEngineConfig() *engine.SentinelConfig {
 	eps := make([]engine.Endpoint, len(o.Endpoints))
 	for i, ep := range o.Endpoints {
 		eps[i] = ep.engine()
 	}
-	sc := &engine.SentinelConfig{Sentinels: eps, PrimaryName: o.SentinelPrimaryName}
-	if o.CommandTimeout > 0 && o.CommandTimeout <= engine.MaxSentinelQueryTimeout {
-		sc.QueryTimeout = o.CommandTimeout
-	}
-	return sc
+	return config.SentinelConfig(o.CommandTimeout, eps, o.SentinelPrimaryName)
 }
 
 // sentinelTransportConfig derives the configuration of the Sentinel connections from data, the

@@ -170,6 +170,8 @@ func (fs *faultState) start() {
 		}
 	case "cluster":
 		fs.clusterStart()
+	case "sentinel":
+		fs.sentinelStart()
 	case "drop":
 		for _, c := range fs.targets() {
 			c.Reset("drop")

@@ -219,7 +219,9 @@ func (c *simConn) subscriberFrame(v *resp.Value) bool {
 	if f.Kind == wire.FrameReply && c.drained() {
 		c.closeClient(c.p.ClosedError())
 	}
-	if ps := c.w.ps; ps != nil {
+	if c.machine == fsm.MachineSentinelMonitor {
+		f.ReportTo(c.w.sentinel.recv, c.id)
+	} else if ps := c.w.ps; ps != nil {
 		f.ReportTo(ps.router, c.id)
 		// An answer to a subscription command may leave the connection quiescent: snapshot.
 		if f.Kind == wire.FrameRejected || ((f.Kind == wire.FrameAcked || f.Kind == wire.FrameIgnored) && c.sub.Owed() == 0) {

@@ -111,6 +111,9 @@ type world struct {
 
 	// effects holds the copies of the steps' effects (Result.Steps).
 	effects record.Arena[fsm.Effect]
+
+	// sentinel is the simulated Sentinel deployment (sentinel.go), or nil.
+	sentinel *sentinelWorld
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -141,6 +144,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 		w.nodes = append(w.nodes, newServer(w, spec))
 	}
 	w.buildCluster()
+	w.buildSentinel()
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
 	cfg, err := sc.ClientConfig()
@@ -151,6 +155,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	h := &cfg.Handshake
 	w.handshake = wire.HandshakeConfig{Protocol: wire.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
 		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion}
+	w.sentinelHandshake()
 	for _, p := range sc.Plant {
 		switch p {
 		case scenario.PlantReplayAccepted:
@@ -191,7 +196,8 @@ func (w *world) run() (*record.Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
 	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.ps.sink(),
-		Plants: w.shared})
+		Plants: w.shared, SentinelWarn: w.sentinelWarn()})
+	w.attachSentinel()
 
 	w.tr.End(w.tr.Begin("run start").Str("scenario", strconv.Quote(sc.Name)).Uint("seed", w.seed))
 

@@ -130,7 +130,8 @@ var _ engine.Transport = (*transport)(nil)
 // bounded by the connect timeout; then the handshake runs over the simulated bytes, bounded by the
 // command timeout. ctx is checked at every simulated step and after every engine step.
 func (t *transport) Open(ctx context.Context, req engine.OpenRequest) {
-	t.open(ctx, t.w.plantSink(req), nil)
+	req = t.w.plantSink(req)
+	t.open(ctx, req, t.w.sentinelOpen(ctx, &req))
 }
 
 // open starts an attempt; hs, when not nil, replaces the world's handshake configuration.
@@ -140,7 +141,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	c.machine = req.Machine
 	c.p.Init(req.Endpoint, req.Conn)
 	c.p.Plant(w.shared)
-	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub {
+	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub || req.Machine == fsm.MachineSentinelMonitor {
 		c.sub = &wire.Subscriber{}
 		c.sub.Plant(w.shared)
 	}
@@ -579,6 +580,7 @@ func (c *simConn) receive() {
 			if cmd.ID != 0 {
 				c.w.recordReply(&c.w.res.Paired, cmd.ID, c.id, p.data[p.rd-n:p.rd])
 			}
+			c.w.noteReadOnly(v)
 			err = wire.Deliver(cmd, v)
 			if err != nil {
 				// Not the command's reply: the connection cannot pair replies any more. The

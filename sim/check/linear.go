@@ -221,8 +221,12 @@ func linearOps(r *record.Result) []porcupine.Operation {
 		rank++
 	}
 	groundTruth := len(r.Applies) > 0
+	diverged := map[uint64]bool{} // what an old primary applied on its discarded copy (sentinel.go)
+	for _, id := range SplitLosses(r) {
+		diverged[id] = true
+	}
 	for _, op := range r.Ops {
-		if op.Outcome == record.OpFailed || (op.Outcome == record.OpOK && op.ServerError != "") {
+		if op.Outcome == record.OpFailed || (op.Outcome == record.OpOK && op.ServerError != "") || diverged[op.ID] {
 			continue
 		}
 		unknown := op.Outcome != record.OpOK

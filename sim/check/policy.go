@@ -67,6 +67,9 @@ func (c Policy) Check(r *record.Result) []Violation {
 	connSlot := map[fsm.ConnID]int{}
 	for _, st := range r.Steps {
 		at := st.Event.At
+		if renewedSlots(&st) {
+			renew(slots) // a Sentinel client's new generation (sentinel.go)
+		}
 		// Retirement and disposal cancel every scheduled attempt.
 		if st.Event.Kind == fsm.Retired || st.Event.Kind == fsm.Disposed {
 			for _, i := range slices.Sorted(maps.Keys(slots)) {

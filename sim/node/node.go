@@ -118,6 +118,8 @@ type Node struct {
 	ps nodePubSub
 	// cl is the node's membership of a simulated Cluster (cluster.go), or nil.
 	cl *member
+	// sn is the node's part in a simulated Sentinel deployment (sentinel.go), or nil.
+	sn *sentinelRole
 
 	// cmdFaults is env's CommandFaults, or nil (commandfault.go).
 	cmdFaults CommandFaults
@@ -388,6 +390,9 @@ func (n *Node) exec(c *Conn, id uint64, afterHandshake bool) {
 		return
 	}
 	if n.cl != nil && n.clusterIntercept(c, cmd, known) {
+		return
+	}
+	if n.sn != nil && n.sentinelIntercept(c, cmd, known) {
 		return
 	}
 	if n.intercept(c, cmd, known, id, afterHandshake) {

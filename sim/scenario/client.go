@@ -99,6 +99,10 @@ func (sc *Scenario) EngineConfig() engine.Config {
 	}
 	cfg := r.ClusterEngine(sc.clusterSeeds())
 	cfg.Endpoint = engine.Endpoint{Host: sc.Topology.Nodes[0].ID, Port: NodePort}
+	if s := sc.Topology.Sentinel; sc.IsSentinel() && s != nil {
+		cfg = r.SentinelEngine(sc.SentinelEndpoints(), s.PrimaryName)
+		cfg.Endpoint = engine.Endpoint{Host: s.Primary, Port: NodePort}
+	}
 	cfg.JournalSize = -1
 	return cfg
 }

@@ -197,6 +197,8 @@ type Fault struct {
 	Push *PushFault `yaml:"push,omitempty"`
 	// Cluster changes a simulated Redis Cluster (cluster.go).
 	Cluster *ClusterFault `yaml:"cluster,omitempty"`
+	// Sentinel changes a simulated Sentinel deployment (sentinel.go).
+	Sentinel *SentinelFault `yaml:"sentinel,omitempty"`
 	// CommandError makes a node refuse the commands it names with an error reply.
 	CommandError *CommandErrorFault `yaml:"command_error,omitempty"`
 	// SlowReply makes a node busy for a while after the commands it names.
@@ -208,7 +210,7 @@ type Fault struct {
 // FaultKinds lists the YAML names of the fault kinds.
 var FaultKinds = []string{"refuse", "accept_then_drop", "drop", "drop_after_bytes", "lose_reply",
 	"blackhole", "delay", "kill", "handshake_error", "pause", "subscribe_error", "push", "cluster",
-	"command_error", "slow_reply", "malformed_reply"}
+	"command_error", "slow_reply", "malformed_reply", "sentinel"}
 
 // Kind returns the YAML name of the fault's kind, or "" if none is set. With several set it
 // returns the first, in FaultKinds order (Validate rejects that).
@@ -225,7 +227,7 @@ func (f *Fault) kinds() []string {
 	set := []bool{f.Refuse != nil, f.AcceptThenDrop != nil, f.Drop != nil, f.DropAfterBytes != nil,
 		f.LoseReply != nil, f.Blackhole != nil, f.Delay != nil, f.Kill != nil, f.HandshakeError != nil,
 		f.Pause != nil, f.SubscribeError != nil, f.Push != nil, f.Cluster != nil, f.CommandError != nil,
-		f.SlowReply != nil, f.MalformedReply != nil}
+		f.SlowReply != nil, f.MalformedReply != nil, f.Sentinel != nil}
 	for i, s := range set {
 		if s {
 			out = append(out, FaultKinds[i])

@@ -21,6 +21,7 @@ func (sc *Scenario) applyDefaults() {
 		sc.Network.Latency = DefaultLatency
 	}
 	sc.applyClusterDefaults()
+	sc.applySentinelDefaults()
 	sc.applyClientDefaults()
 	if l := sc.Expect.Liveness; l != nil && l.From == "" {
 		l.From = LivenessFromHeal

@@ -72,13 +72,15 @@ const (
 
 // Topology describes the simulated servers.
 type Topology struct {
-	// Kind is the topology: "standalone" (default; exactly one node) or "cluster" (shards of
-	// Nodes, see ClusterSpec).
+	// Kind is the topology: "standalone" (default; exactly one node), "cluster" (shards of
+	// Nodes, see ClusterSpec) or "sentinel" (data nodes and Sentinels, see SentinelSpec).
 	Kind string `yaml:"kind"`
 	// Nodes are the simulated Redis nodes. Default: one node with id "r1".
 	Nodes []NodeSpec `yaml:"nodes"`
 	// Cluster describes the shards of a "cluster" topology (cluster.go).
 	Cluster *ClusterSpec `yaml:"cluster,omitempty"`
+	// Sentinel describes the data nodes and Sentinels of a "sentinel" topology (sentinel.go).
+	Sentinel *SentinelSpec `yaml:"sentinel,omitempty"`
 }
 
 // NodeSpec describes one simulated Redis node.

@@ -76,8 +76,12 @@ func (sc *Scenario) Validate() error {
 func (sc *Scenario) validateTopology() error {
 	t := &sc.Topology
 	switch {
-	case t.Kind != TopologyStandalone && t.Kind != TopologyCluster:
-		return fieldErr("topology.kind", "unsupported kind "+strconv.Quote(t.Kind)+" (want standalone or cluster)")
+	case t.Kind != TopologyStandalone && t.Kind != TopologyCluster && t.Kind != TopologySentinel:
+		return fieldErr("topology.kind", "unsupported kind "+strconv.Quote(t.Kind)+" (want standalone, cluster or sentinel)")
+	case t.Kind != TopologySentinel && t.Sentinel != nil:
+		return fieldErr("topology.sentinel", "needs kind sentinel")
+	case t.Kind == TopologySentinel && (t.Cluster != nil || sc.Client.UseCluster):
+		return fieldErr("topology.cluster", "a sentinel topology is not a Cluster")
 	case t.Kind == TopologyStandalone && len(t.Nodes) != 1:
 		return fieldErr("topology.nodes", "a standalone topology has exactly one node")
 	case t.Kind == TopologyStandalone && t.Cluster != nil:
@@ -98,6 +102,9 @@ func (sc *Scenario) validateTopology() error {
 	}
 	if t.Kind == TopologyCluster {
 		return sc.validateCluster()
+	}
+	if t.Kind == TopologySentinel {
+		return sc.validateSentinel()
 	}
 	return nil
 }
@@ -256,6 +263,8 @@ func (sc *Scenario) validateFault(i int) error {
 		return firstError(target(x.Target, true), every, span("for", x.For))
 	case f.Cluster != nil:
 		return sc.validateClusterFault(field, f.Cluster)
+	case f.Sentinel != nil:
+		return sc.validateSentinelFault(field, f.Sentinel)
 	}
 	return nil
 }
