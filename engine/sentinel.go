@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/netio/topo"
 )
@@ -184,6 +185,9 @@ func (e *Engine) sentinelOpen(ctx context.Context, req OpenRequest) {
 		}
 		req.Endpoint = endpointOf(e.sn.primary)
 		e.sn.connGen[req.Conn] = e.sn.gen
+	}
+	if req.Sentinel && e.deps.Plants.Has(plant.SentinelRedialAtOnce) {
+		req.Sink = &redialSink{e: e, ctx: ctx, req: req} // planted: no backoff between dials
 	}
 	e.deps.Transport.Open(ctx, req)
 }

@@ -439,4 +439,5 @@ var sharedPlants = map[scenario.Plant]plant.Bug{
 	scenario.PlantSendWithdrawn:         plant.SendWithdrawn,
 	scenario.PlantIgnoreCancel:          plant.IgnoreCancel,
 	scenario.PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
+	scenario.PlantSentinelRedialAtOnce:  plant.SentinelRedialAtOnce,
 }

@@ -92,6 +92,41 @@ func TestSentinelStaleRollbackControl(t *testing.T) {
 	}
 }
 
+// TestSentinelAllDownSpinControl is the positive control of sentinel-all-down's no-spin bounds
+// (expect.dial_rate, and the dials of expect.during): with the engine planted to dial a refusing
+// Sentinel again at once instead of letting its machine back off, every Sentinel's bound fails,
+// and nothing else does (the spin loses no write). The clean run passes (TestSentinelScenarios).
+func TestSentinelAllDownSpinControl(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-all-down.yaml")
+	control := sc.Clone()
+	control.Plant = []scenario.Plant{scenario.PlantSentinelRedialAtOnce}
+	res := run(t, control, control.Seed, true)
+	if plantLines(res, scenario.PlantSentinelRedialAtOnce) < 100 {
+		t.Fatal("the planted redial did not spin")
+	}
+	v := check.Judge(res)
+	caught := map[string]map[string]bool{}
+	for _, u := range v.Unexpected {
+		if u.Checker != check.CheckExpectDialRate && u.Checker != check.CheckExpectDuring {
+			t.Errorf("only the dial bounds may fail, got %s: %s", u.Checker, u.Message)
+			continue
+		}
+		for _, node := range []string{"s1", "s2", "s3"} {
+			if strings.Contains(u.Message, "dials to "+node+" ") || strings.Contains(u.Message, "dials to "+node+":") {
+				if caught[u.Checker] == nil {
+					caught[u.Checker] = map[string]bool{}
+				}
+				caught[u.Checker][node] = true
+			}
+		}
+	}
+	for _, c := range []string{check.CheckExpectDialRate, check.CheckExpectDuring} {
+		if len(caught[c]) != 3 {
+			t.Errorf("%s caught the spin on %v, want s1, s2 and s3 (violations %v)", c, caught[c], v.Unexpected)
+		}
+	}
+}
+
 // TestSentinelSpecErrors: a bad sentinel topology or fault gets a clear error naming its field.
 func TestSentinelSpecErrors(t *testing.T) {
 	head := "name: x\nduration: 1s\n"

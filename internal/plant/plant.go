@@ -38,12 +38,16 @@ const (
 	// takes the command back at once, so its next command reuses it and the late reply of the
 	// first completes the second.
 	RecycleBeforeReply
+	// SentinelRedialAtOnce (engine): a Sentinel client's connection attempt to a Sentinel that
+	// fails before connecting is dialed again at once, without telling its machine, so the
+	// reconnect policy's backoff never paces the dials to a Sentinel that refuses them.
+	SentinelRedialAtOnce
 
 	bugs // the number of bugs plus one
 )
 
 var names = [...]string{"", "late-reply-to-next-caller", "timeout-keeps-pairing", "push-completes-command",
-	"ack-to-wrong-batch", "send-withdrawn", "ignore-cancel", "recycle-before-reply"}
+	"ack-to-wrong-batch", "send-withdrawn", "ignore-cancel", "recycle-before-reply", "sentinel-redial-at-once"}
 
 // String returns the bug's name, as scenarios write it under plant:.
 func (b Bug) String() string {

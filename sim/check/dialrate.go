@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -45,27 +44,18 @@ type rateDial struct {
 	node string
 }
 
-// dialsByNode returns every connection attempt of r (command slots, dedicated and pub/sub machines),
-// in time order, from the engine steps' Dial effects. A dial to the machine's own endpoint has
-// no endpoint of its own: it goes to the scenario's only node.
+// dialsByNode returns every connection attempt of r (command slots, dedicated, pub/sub and
+// Sentinel machines), in time order, as the transport recorded them (Result.Dials): what the
+// nodes see, including an attempt the engine opened without a machine's Dial effect (a redial
+// behind the machine's back is a spin the nodes feel all the same).
 func dialsByNode(r *record.Result) []rateDial {
-	own := ""
-	if nodes := r.Scenario.Topology.Nodes; len(nodes) == 1 {
-		own = nodes[0].ID
-	}
-	var out []rateDial
-	for _, st := range r.Steps {
-		for i := range st.Effects {
-			f := &st.Effects[i]
-			if f.Kind != fsm.Dial {
-				continue
-			}
-			node := own
-			if f.Endpoint.Host != "" {
-				node = f.Endpoint.Host
-			}
-			out = append(out, rateDial{at: st.Event.At, node: node})
+	out := make([]rateDial, 0, len(r.Dials))
+	for _, d := range r.Dials {
+		node := d.Endpoint
+		if i := strings.LastIndexByte(node, ':'); i >= 0 {
+			node = node[:i]
 		}
+		out = append(out, rateDial{at: d.At, node: node})
 	}
 	return out
 }

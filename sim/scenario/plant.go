@@ -64,6 +64,7 @@ const (
 	PlantSendWithdrawn         Plant = "send-withdrawn"            // caught by honest (runtime.loop_lag)
 	PlantIgnoreCancel          Plant = "ignore-cancel"             // caught by outcomes
 	PlantRecycleBeforeReply    Plant = "recycle-before-reply"      // caught by pairing and outcomes
+	PlantSentinelRedialAtOnce  Plant = "sentinel-redial-at-once"   // caught by expect-dial-rate
 )
 
 // knownPlants lists the plants the simulator implements.
@@ -72,7 +73,7 @@ var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, 
 	PlantRetryPermanent, PlantReRent, PlantResendBlocking, PlantUseAfterReturn,
 	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion, PlantDialDeparted,
 	PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand, PlantAckToWrongBatch,
-	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply}
+	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply, PlantSentinelRedialAtOnce}
 
 // Planted reports whether the scenario plants p.
 func (sc *Scenario) Planted(p Plant) bool { return slices.Contains(sc.Plant, p) }
