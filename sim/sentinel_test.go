@@ -127,6 +127,39 @@ func TestSentinelAllDownSpinControl(t *testing.T) {
 	}
 }
 
+// TestSentinelPartitionBetweenSentinels: in sentinel-partition-between-sentinels, s1 (asked
+// first) is partitioned from the other Sentinels and reports r1 at epoch 1 after the failover.
+// The rediscovery the +sdown at 6 s triggers asks s1 and refuses its answer as stale, without
+// dialing r1. The control turns the epochs off (no_epoch): the client then follows s1 to r1
+// (ROLE turns it away), and the expectation that it never dials r1 again fails.
+func TestSentinelPartitionBetweenSentinels(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-partition-between-sentinels.yaml")
+	res := run(t, sc, sc.Seed, true)
+	refused := false
+	for _, l := range res.Trace {
+		if strings.Contains(l, "older configuration epoch") && strings.Contains(l, "addr=s1:26379") && !strings.HasPrefix(l, "t=3.") {
+			refused = true
+		}
+	}
+	if !refused || !traceHas(res.Trace, "answered", "addr=r1:6379", "epoch=1") {
+		t.Fatal("s1's stale answer (r1 at epoch 1) was never received after the failover and refused")
+	}
+	if !traceHas(res.Trace, "+switch-master", "sentinel-monitor#1") || !traceHas(res.Trace, "sentinel=s1", "epoch=2") {
+		t.Fatal("the partition never healed: s1 never took the new view and announced it")
+	}
+	control := sc.Clone()
+	control.Topology.Sentinel.NoEpoch = true
+	v := check.Judge(run(t, control, control.Seed, true))
+	if v.Pass() {
+		t.Fatal("without epochs the client must follow the partitioned Sentinel back to r1, and the dials expectation catch it")
+	}
+	for _, u := range v.Unexpected {
+		if u.Checker != check.CheckDials || !strings.Contains(u.Message, "r1:6379") {
+			t.Errorf("only the dials expectation on r1 may fail, got %s: %s", u.Checker, u.Message)
+		}
+	}
+}
+
 // TestSentinelSpecErrors: a bad sentinel topology or fault gets a clear error naming its field.
 func TestSentinelSpecErrors(t *testing.T) {
 	head := "name: x\nduration: 1s\n"
