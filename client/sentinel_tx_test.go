@@ -187,3 +187,47 @@ func TestSentinelReadOnlyInWatchTransactionRetires(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSentinelURIAndConnectionStringConnect: the URI (redis://host:port?serviceName=) and the
+// connection-string (host:port,serviceName=) forms reach the primary through the Sentinel end
+// to end: discovery asks SENTINEL MASTER, and Endpoint reports the primary it named (the fake
+// plays both roles on one address, so this does not show Endpoint never names a Sentinel: the
+// real tests do).
+func TestSentinelURIAndConnectionStringConnect(t *testing.T) {
+	f := startROFake(t)
+	addr := "127.0.0.1:" + strconv.Itoa(f.port())
+	for _, form := range []struct {
+		name  string
+		parse func() (client.Options, error)
+	}{
+		{"uri", func() (client.Options, error) { return client.ParseURI("redis://" + addr + "?serviceName=mymaster") }},
+		{"connection string", func() (client.Options, error) { return client.ParseConnectionString(addr + ",serviceName=mymaster") }},
+	} {
+		t.Run(form.name, func(t *testing.T) {
+			o, err := form.parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.SentinelPrimaryName != "mymaster" {
+				t.Fatalf("parsed primary name %q, want mymaster", o.SentinelPrimaryName)
+			}
+			before := f.masterQueries()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := client.Connect(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Do(ctx, "GET", "k"); err != nil {
+				t.Fatal(err)
+			}
+			if !c.IsSentinel() || f.masterQueries() == before {
+				t.Fatal("the client did not discover its primary through the Sentinel")
+			}
+			if got := c.Endpoint().String(); got != addr {
+				t.Fatalf("Endpoint() = %s, want the validated primary %s", got, addr)
+			}
+		})
+	}
+}
