@@ -526,6 +526,15 @@ func (e *Engine) step(it *item) {
 			e.rejectLate(*it)
 			return
 		}
+		if e.sn.disposing && ev.Kind == fsm.HandshakeDone {
+			// A monitor attempt that succeeded after disposal cancelled it: its connection is
+			// closed, and the monitor sees the attempt end.
+			if it.conn != nil {
+				it.conn.Close()
+				it.conn = nil
+			}
+			ev.Kind, ev.Err, ev.Class = fsm.DialFailed, errMonitorClosed, fsm.Transient
+		}
 		e.sentinelBeforeStep(ev)
 		if ev.Kind == fsm.Disposed {
 			e.sn.disposing = true

@@ -638,3 +638,25 @@ func TestSentinelCloseEndsClosedMonitorsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSentinelCloseClosesAMonitorThatConnectsLate: a monitor attempt that completes its
+// handshake after disposal cancelled it ends the monitor's wait: its connection is closed, not
+// kept, and the loop stops.
+func TestSentinelCloseClosesAMonitorThatConnectsLate(t *testing.T) {
+	w, req := monitorAttemptAtClose(t)
+	if w.h.eng.RunPending() {
+		t.Fatal("the loop stopped with a monitor attempt in flight")
+	}
+	late := &worldConn{w: w, id: req.Conn}
+	req.Sink.Dialed(req.Conn)
+	req.Sink.Ready(req.Conn, late)
+	if !w.h.eng.RunPending() {
+		t.Fatalf("the loop still runs after the late monitor attempt ended (monitor %s)", w.h.eng.machines.mon.Phase())
+	}
+	if !late.closed {
+		t.Fatal("the late monitor connection was kept open")
+	}
+	if len(w.h.eng.conns) != 0 {
+		t.Fatalf("%d connections kept after Close", len(w.h.eng.conns))
+	}
+}
