@@ -503,6 +503,8 @@ func (e *Engine) Pending() bool {
 // Close disposes the engine: it steps a Disposed event (cancelling delays, aborting attempts and
 // closing connections), stops the loop and waits for owned recovery work (attempts in progress) to
 // end. Commands waiting for a connection complete with an AcquireError of outcome closed.
+// On a Sentinel client, the loop stops only once the event monitor's disposal ended: its closed
+// connections ended, or fsm.MonitorDisposalGrace (10 s) passed; meanwhile it steps nothing else.
 // Close is idempotent. With a stepper, call RunPending after Close.
 func (e *Engine) Close() {
 	e.post(item{ev: fsm.Event{Kind: fsm.Disposed}})
@@ -519,7 +521,24 @@ func (e *Engine) Wait() {
 func (e *Engine) step(it *item) {
 	ev := &it.ev
 	if e.sn != nil {
+		if e.sn.disposing && targetOf(ev) != fsm.MachineSentinelMonitor {
+			// Disposed already ran: only the monitor's disposal still steps.
+			e.rejectLate(*it)
+			return
+		}
+		if e.sn.disposing && ev.Kind == fsm.HandshakeDone {
+			// A monitor attempt that succeeded after disposal cancelled it: its connection is
+			// closed, and the monitor sees the attempt end.
+			if it.conn != nil {
+				it.conn.Close()
+				it.conn = nil
+			}
+			ev.Kind, ev.Err, ev.Class = fsm.DialFailed, errMonitorClosed, fsm.Transient
+		}
 		e.sentinelBeforeStep(ev)
+		if ev.Kind == fsm.Disposed {
+			e.sn.disposing = true
+		}
 	}
 	ev.At = e.deps.Runtime.Now()
 	ev.Draw = e.deps.Runtime.Draw()
@@ -554,17 +573,24 @@ func (e *Engine) step(it *item) {
 		e.abortDraining()
 		e.closed = true
 		e.dirty = true
-		e.mu.Lock()
-		e.stopped = true
-		rest := e.inbox
-		e.inbox = nil
-		e.mu.Unlock()
-		for i := range rest {
-			e.rejectLate(rest[i])
-		}
+	}
+	if e.closed && !e.stopped && (e.sn == nil || e.sentinelDisposed()) {
+		e.stop()
 	}
 	if e.dirty {
 		e.publish()
+	}
+}
+
+// stop ends the loop after disposal: items that arrive later are answered by rejectLate.
+func (e *Engine) stop() {
+	e.mu.Lock()
+	e.stopped = true
+	rest := e.inbox
+	e.inbox = nil
+	e.mu.Unlock()
+	for i := range rest {
+		e.rejectLate(rest[i])
 	}
 }
 
@@ -602,6 +628,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 				e.keepDraining(f.Conn, c)
 			} else {
 				c.Close()
+				e.sentinelClosed(f.Conn)
 			}
 		}
 	case fsm.Route:

@@ -111,8 +111,11 @@ type sentinelState struct {
 	// (loop-owned); polling says when a generation is done.
 	drains  map[uint64][]Conn
 	polling bool
-	view    atomic.Pointer[sentinelView]
-	timers  atomic.Uint64
+	// disposing: Disposed was stepped, and the loop runs on, stepping only the monitor, until
+	// the monitor's disposal ends (its connections ended, or fsm.MonitorDisposalGrace).
+	disposing bool
+	view      atomic.Pointer[sentinelView]
+	timers    atomic.Uint64
 }
 
 // sentinelView is what callers read of the Sentinel state, without locks.
@@ -437,4 +440,25 @@ func (r *SentinelReceiver) Message(conn fsm.ConnID, msg PubSubMessage) {
 		return
 	}
 	e.post(item{ev: fsm.Event{Kind: fsm.Notified, Conn: conn, Sentinel: d}})
+}
+
+// errMonitorClosed is the end the loop reports for a monitor connection it closed itself during
+// disposal.
+var errMonitorClosed = errors.New("respire: the Sentinel monitor connection was closed by disposal")
+
+// sentinelDisposed reports whether the monitor finished its disposal: every connection it closed
+// ended, or it stopped waiting after fsm.MonitorDisposalGrace. Until then, Close's loop keeps
+// running (only for the monitor), so that Wait gives monitor work up to the grace to end.
+func (e *Engine) sentinelDisposed() bool {
+	return e.machines.mon == nil || e.machines.mon.Phase() == "closed"
+}
+
+// sentinelClosed reports the end of a monitor connection the loop closed during disposal: a
+// transport reports no loss for a connection the engine closed, and Conn.Close returns once the
+// connection stopped. Attempts still dialing end through their own DialFailed.
+func (e *Engine) sentinelClosed(id fsm.ConnID) {
+	if e.sn == nil || !e.sn.disposing || fsm.MachineOf(uint64(id)) != fsm.MachineSentinelMonitor {
+		return
+	}
+	e.post(item{ev: fsm.Event{Kind: fsm.ConnLost, Conn: id, Err: errMonitorClosed}})
 }

@@ -539,3 +539,124 @@ func TestSentinelStaleReporterNeverRollsBack(t *testing.T) {
 	w.h.run()
 	checkReplay(t, w.h)
 }
+
+// monitorAttemptAtClose builds a world whose monitors are subscribed, loses one monitor
+// connection so that its replacement attempt is still dialing, and closes the engine: the
+// disposal then has monitor work in flight.
+func monitorAttemptAtClose(t *testing.T) (*sentinelWorld, OpenRequest) {
+	t.Helper()
+	w := newWorldWithPrimary(t, 1)
+	w.h.eng.Submit(incrCmd(func(*Command) {}))
+	w.serve()
+	var lost fsm.ConnID
+	for id, c := range w.conns {
+		if fsm.MachineOf(uint64(id)) == fsm.MachineSentinelMonitor && c.topics > 0 && (lost == 0 || id < lost) {
+			lost = id
+		}
+	}
+	if lost == 0 {
+		t.Fatal("no monitor subscribed")
+	}
+	sink{w.h.eng}.Lost(lost, errors.New("reset by peer"))
+	w.h.run()
+	reqs := w.h.tr.take()
+	if len(reqs) != 1 || reqs[0].Machine != fsm.MachineSentinelMonitor {
+		t.Fatalf("the lost monitor was not replaced: %d opens", len(reqs))
+	}
+	w.h.eng.Close()
+	return w, reqs[0]
+}
+
+// TestSentinelCloseWaitsForMonitorWork: Close leaves the loop running for a monitor attempt in
+// flight; the attempt's end lets the loop stop, without the disposal warning. Before the engine
+// waited, the loop stopped at Disposed and the attempt's end was dropped.
+func TestSentinelCloseWaitsForMonitorWork(t *testing.T) {
+	w, req := monitorAttemptAtClose(t)
+	if w.h.eng.RunPending() {
+		t.Fatal("the loop stopped with a monitor attempt in flight")
+	}
+	if p := w.h.eng.machines.mon.Phase(); p != "disposing" {
+		t.Fatalf("monitor phase %q, want disposing", p)
+	}
+	// Work for other machines is refused meanwhile: a demand completes as closed.
+	var got []Grant
+	w.h.eng.demandOn(fsm.MachineMux, fsm.Event{Kind: fsm.Demanded}, &waiter{notify: func(g Grant) { got = append(got, g) }})
+	if w.h.eng.RunPending() {
+		t.Fatal("the loop stopped before the monitor attempt ended")
+	}
+	if len(got) != 1 || got[0].Outcome != fsm.OutcomeClosed {
+		t.Fatalf("a demand during the monitor's disposal: %v", got)
+	}
+	req.Sink.Failed(req.Conn, context.Canceled, fsm.Transient)
+	if !w.h.eng.RunPending() {
+		t.Fatalf("the loop still runs after the monitor attempt ended (monitor %s)", w.h.eng.machines.mon.Phase())
+	}
+	for _, s := range w.h.steps {
+		if strings.Contains(s, "monitor-disposal") {
+			t.Fatalf("disposal warned although the monitor work ended in time: %s", s)
+		}
+	}
+}
+
+// TestSentinelCloseStopsWaitingAfterTheGrace: monitor work that never ends holds Close for
+// fsm.MonitorDisposalGrace only: when the grace timer fires, the monitor warns and the loop
+// stops.
+func TestSentinelCloseStopsWaitingAfterTheGrace(t *testing.T) {
+	w, _ := monitorAttemptAtClose(t)
+	if w.h.eng.RunPending() {
+		t.Fatal("the loop stopped with a monitor attempt in flight")
+	}
+	if w.h.rt.fireAll() == 0 {
+		t.Fatal("no grace timer armed")
+	}
+	if !w.h.eng.RunPending() {
+		t.Fatalf("the loop still runs after the grace (monitor %s)", w.h.eng.machines.mon.Phase())
+	}
+	warned := false
+	for _, s := range w.h.steps {
+		warned = warned || strings.Contains(s, "monitor-disposal")
+	}
+	if !warned {
+		t.Fatalf("no disposal warning: %q", w.h.steps[len(w.h.steps)-3:])
+	}
+}
+
+// TestSentinelCloseEndsClosedMonitorsAtOnce: subscribed monitors closed by disposal end with
+// their Close (transports report no loss for connections the engine closed): the loop stops
+// at once, without waiting for the grace.
+func TestSentinelCloseEndsClosedMonitorsAtOnce(t *testing.T) {
+	w := newWorldWithPrimary(t, 1)
+	w.h.eng.Submit(incrCmd(func(*Command) {}))
+	w.serve()
+	w.h.eng.Close()
+	if !w.h.eng.RunPending() {
+		t.Fatalf("the loop still runs after closing subscribed monitors (monitor %s)", w.h.eng.machines.mon.Phase())
+	}
+	for id, c := range w.conns {
+		if fsm.MachineOf(uint64(id)) == fsm.MachineSentinelMonitor && !c.closed {
+			t.Fatalf("monitor connection %v left open", id)
+		}
+	}
+}
+
+// TestSentinelCloseClosesAMonitorThatConnectsLate: a monitor attempt that completes its
+// handshake after disposal cancelled it ends the monitor's wait: its connection is closed, not
+// kept, and the loop stops.
+func TestSentinelCloseClosesAMonitorThatConnectsLate(t *testing.T) {
+	w, req := monitorAttemptAtClose(t)
+	if w.h.eng.RunPending() {
+		t.Fatal("the loop stopped with a monitor attempt in flight")
+	}
+	late := &worldConn{w: w, id: req.Conn}
+	req.Sink.Dialed(req.Conn)
+	req.Sink.Ready(req.Conn, late)
+	if !w.h.eng.RunPending() {
+		t.Fatalf("the loop still runs after the late monitor attempt ended (monitor %s)", w.h.eng.machines.mon.Phase())
+	}
+	if !late.closed {
+		t.Fatal("the late monitor connection was kept open")
+	}
+	if len(w.h.eng.conns) != 0 {
+		t.Fatalf("%d connections kept after Close", len(w.h.eng.conns))
+	}
+}
