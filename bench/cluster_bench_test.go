@@ -76,7 +76,7 @@ var clusterSeedOnce sync.Once
 func openAllCluster(b *testing.B) []target {
 	b.Helper()
 	if benchCluster == "" {
-		b.Skip("RESPIRE_BENCH_CLUSTER is not set: run bench/run.sh, which starts its own Cluster")
+		b.Fatal("RESPIRE_BENCH_CLUSTER is not set: run bench/run.sh, which starts its own Cluster")
 	}
 	seeds := strings.Split(benchCluster, ",")
 	out := make([]target, len(clusterKinds))
