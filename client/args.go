@@ -202,19 +202,28 @@ func (o GetExOptions) writeArgs(e *enc) {
 	if n > 1 || o.TTL < 0 {
 		e.fail("GetExOptions", "set at most one of TTL (positive), ExpireAt and Persist")
 	}
-	switch {
-	case o.TTL > 0 && o.TTL%time.Second == 0:
-		e.str("EX")
-		e.int(int64(o.TTL / time.Second))
-	case o.TTL > 0:
-		e.str("PX")
-		e.millis(o.TTL)
-	case !o.ExpireAt.IsZero():
-		e.str("PXAT")
-		e.unixMillis(o.ExpireAt)
-	case o.Persist:
+	if !e.expiry(o.TTL, o.ExpireAt) && o.Persist {
 		e.str("PERSIST")
 	}
+}
+
+// expiry appends the expiry of SET or GETEX: EX in whole seconds, else PX for a positive ttl,
+// else PXAT for a non-zero at. It reports whether it appended one.
+func (e *enc) expiry(ttl time.Duration, at time.Time) bool {
+	switch {
+	case ttl > 0 && ttl%time.Second == 0:
+		e.str("EX")
+		e.int(int64(ttl / time.Second))
+	case ttl > 0:
+		e.str("PX")
+		e.millis(ttl)
+	case !at.IsZero():
+		e.str("PXAT")
+		e.unixMillis(at)
+	default:
+		return false
+	}
+	return true
 }
 
 // LCSIdxOptions are the options of LCSIdx.

@@ -188,17 +188,7 @@ func encSetWithOptions(e *enc, key, value string, opt SetOptions) func(*resp.Val
 	if opt.TTL < 0 || expiries > 1 {
 		e.fail("SetOptions", "TTL must be positive, and TTL, ExpireAt and KeepTTL exclude each other")
 	}
-	switch {
-	case opt.TTL > 0 && opt.TTL%time.Second == 0:
-		e.str("EX")
-		e.int(int64(opt.TTL / time.Second))
-	case opt.TTL > 0:
-		e.str("PX")
-		e.millis(opt.TTL)
-	case !opt.ExpireAt.IsZero():
-		e.str("PXAT")
-		e.unixMillis(opt.ExpireAt)
-	case opt.KeepTTL:
+	if !e.expiry(opt.TTL, opt.ExpireAt) && opt.KeepTTL {
 		e.str("KEEPTTL")
 	}
 	if opt.NX {

@@ -269,83 +269,41 @@ func decStrings(v *resp.Value) ([]string, error) {
 	return out, nil
 }
 
-func decOptStrings(v *resp.Value) ([]OptionalString, error) {
+// decEach decodes a list (an array, set or push) element by element with dec.
+func decEach[T any](v *resp.Value, dec func(*resp.Value) (T, error)) ([]T, error) {
 	if !isList(v) {
 		return nil, unexpected("list", v)
 	}
-	out := make([]OptionalString, v.Len())
+	out := make([]T, v.Len())
 	for i, e := range v.All() {
-		s, ok, err := stringReply("list", &e)
+		x, err := dec(&e)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = OptionalString{Value: s, Valid: ok}
+		out[i] = x
 	}
 	return out, nil
+}
+
+func decOptStrings(v *resp.Value) ([]OptionalString, error) {
+	return decEach(v, func(e *resp.Value) (OptionalString, error) {
+		s, ok, err := stringReply("list", e)
+		return OptionalString{Value: s, Valid: ok}, err
+	})
 }
 
 func decInts(v *resp.Value) ([]int64, error) {
 	if v.Kind == resp.KindNull {
 		return nil, nil
 	}
-	if !isList(v) {
-		return nil, unexpected("list", v)
-	}
-	out := make([]int64, v.Len())
-	for i, e := range v.All() {
-		n, err := intReply("list", &e)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = n
-	}
-	return out, nil
+	return decEach(v, func(e *resp.Value) (int64, error) { return intReply("list", e) })
 }
 
-func decBools(v *resp.Value) ([]bool, error) {
-	if !isList(v) {
-		return nil, unexpected("list", v)
-	}
-	out := make([]bool, v.Len())
-	for i, e := range v.All() {
-		b, err := decBool(&e)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
-}
+func decBools(v *resp.Value) ([]bool, error) { return decEach(v, decBool) }
 
-func decOptFloats(v *resp.Value) ([]Optional[float64], error) {
-	if !isList(v) {
-		return nil, unexpected("list", v)
-	}
-	out := make([]Optional[float64], v.Len())
-	for i, e := range v.All() {
-		f, err := decOptFloat(&e)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = f
-	}
-	return out, nil
-}
+func decOptFloats(v *resp.Value) ([]Optional[float64], error) { return decEach(v, decOptFloat) }
 
-func decOptInts(v *resp.Value) ([]Optional[int64], error) {
-	if !isList(v) {
-		return nil, unexpected("list", v)
-	}
-	out := make([]Optional[int64], v.Len())
-	for i, e := range v.All() {
-		n, err := decOptInt(&e)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = n
-	}
-	return out, nil
-}
+func decOptInts(v *resp.Value) ([]Optional[int64], error) { return decEach(v, decOptInt) }
 
 // pairsOf checks that v is a map, or a flat array of key/value pairs (RESP2), and returns the
 // number of pairs.
@@ -425,18 +383,7 @@ func decValueMap(v *resp.Value) (map[string]resp.Value, error) {
 // SENTINEL MASTERS and friends reply; values that are not strings become their decimal text,
 // and a nested list its elements joined by commas.
 func decRecords(v *resp.Value) ([]map[string]string, error) {
-	if !isList(v) {
-		return nil, unexpected("list", v)
-	}
-	out := make([]map[string]string, 0, v.Len())
-	for _, e := range v.All() {
-		r, err := decRecord(&e)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return decEach(v, decRecord)
 }
 
 func decRecord(v *resp.Value) (map[string]string, error) {
