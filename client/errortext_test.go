@@ -89,6 +89,11 @@ func TestErrorTextsNameTheEndpointOnce(t *testing.T) {
 		t.Errorf("the dedicated connection is not named as one: %v", err)
 	}
 
+	// CLIENT KILL TYPE normal also closed the shared connection: let its replacement finish its
+	// handshake first, so that the KILL USER below cannot cut that handshake (an EOF would
+	// then be the slot's last error instead of the rejection).
+	waitUntil(t, "the shared connection back", func() bool { return c.Ping(ctx) == nil })
+
 	// The shared connection's replacement is rejected (a permanent failure): its slot exhausts.
 	srv.Do(t, "ACL", "SETUSER", "app", "resetpass", ">"+secondSecret)
 	srv.Do(t, "CLIENT", "KILL", "USER", "app")
