@@ -39,6 +39,13 @@ type RunOptions struct {
 	KeepTrace bool
 	// MaxEvents bounds the scheduler events (zero: DefaultMaxEvents); exceeding it fails the run.
 	MaxEvents uint64
+	// Sink, when set and when it accepts the scenario, receives the workload's records in closed
+	// segments as the run goes (segment.go): the returned Result then holds only the records
+	// after the last cut. check.Stream is the sink that judges a run this way.
+	Sink record.Sink
+	// SegmentOps is the number of operations after which a segment closes at the next quiescent
+	// cut (zero: DefaultSegmentOps; at most MaxSegmentOps).
+	SegmentOps int
 }
 
 // ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
@@ -114,6 +121,8 @@ type world struct {
 
 	// sentinel is the simulated Sentinel deployment (sentinel.go), or nil.
 	sentinel *sentinelWorld
+	// seg hands the records over in segments (segment.go), or is nil.
+	seg *segmenter
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -186,6 +195,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 		w.shared = plant.New(w.sharedPlantFired, bugs...)
 	}
 	w.healed = len(sc.Faults) == 0
+	w.seg = newSegmenter(w, opts)
 	return w
 }
 
@@ -207,6 +217,9 @@ func (w *world) run() (*record.Result, error) {
 	w.settle()
 	w.buildFaults()
 	env := &workload.Env{Scenario: sc, Seed: w.seed, Sched: scheduler{&w.k}, Trace: w.tr, Result: w.res, Engine: w.eng}
+	if w.seg != nil {
+		env.SegmentOps = w.seg.ops
+	}
 	w.wl = workload.NewCallers(env)
 	w.dw = workload.NewRenters(env)
 	w.ps.start(env)
@@ -229,6 +242,9 @@ func (w *world) run() (*record.Result, error) {
 		w.events++
 		w.settle()
 		w.ps.drain()
+		if w.seg != nil {
+			w.seg.maybeCut()
+		}
 		if w.events >= maxEvents {
 			runErr = ErrTooManyEvents
 			break

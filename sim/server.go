@@ -127,6 +127,9 @@ func (s *server) SubscribeRefusal(kind fsm.TopicKind) (string, bool) {
 func (s *server) Applied(c *node.Conn, id uint64, name string, afterHandshake bool) {
 	w := s.w
 	w.res.Applies = append(w.res.Applies, record.Apply{Node: s.ID(), CmdID: id, Name: name, Conn: c.ID(), At: w.k.now, AfterHandshake: afterHandshake})
+	if w.seg != nil && id != 0 {
+		w.seg.applied(id)
+	}
 	b := w.tr.Begin("apply")
 	b = b.Str("node", s.ID())
 	b = b.Uint("conn", uint64(c.ID()))

@@ -495,6 +495,9 @@ func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	w := c.w
 	if id != 0 {
 		w.res.Sends = append(w.res.Sends, record.Send{CmdID: id, Conn: c.id, At: w.k.now})
+		if w.seg != nil {
+			w.seg.written(id, c)
+		}
 		if !c.up.dead {
 			start := c.up.offset()
 			c.frames = append(c.frames, frame{start: start, end: start + uint64(len(f)), id: id, afterHandshake: afterHandshake})

@@ -178,7 +178,10 @@ func produce(scenarios []*scenario.Scenario, cfg config, jobs chan<- job, stop <
 // returns its summary. Nothing of the run outlives this call but the summary.
 func runJob(sc *scenario.Scenario, j job, cfg config, reports *atomic.Int64) runSummary {
 	start := time.Now()
-	res, err := sim.Run(sc, j.seed, sim.RunOptions{})
+	// The run's records are judged as it goes and dropped (check.Stream): its memory does not
+	// grow with its length.
+	stream := check.NewStream()
+	res, err := sim.Run(sc, j.seed, sim.RunOptions{Sink: stream})
 	s := runSummary{job: j, name: sc.Name, wall: time.Since(start)}
 	var verdict *check.Verdict
 	if res != nil {
@@ -188,7 +191,7 @@ func runJob(sc *scenario.Scenario, j job, cfg config, reports *atomic.Int64) run
 	if err != nil {
 		s.runErr = err.Error()
 	} else {
-		verdict = check.Judge(res)
+		verdict = stream.Judge(res)
 		s.ops = verdict.Ops
 		s.checks = len(verdict.Checked)
 		s.pass = verdict.Pass()

@@ -315,20 +315,32 @@ func (c Liveness) Check(r *record.Result) []Violation {
 			firstOK = op.Return
 		}
 		if op.Call >= deadline && (op.Outcome != record.OpOK || op.ServerError != "") {
-			msg := "op " + u(op.ID) + " " + op.Name + " issued " + (op.Call - c.After).String() + " after heal ended " + op.Outcome.String()
-			if op.Err != "" {
-				msg += ": " + op.Err
-			}
-			out = append(out, violation(CheckLiveness, op.Call, msg))
+			out = append(out, livenessViolation(&op, c.After))
 		}
 	}
+	return append(out, c.verdict(judged, firstOK)...)
+}
+
+// livenessViolation is the violation of op, issued after the deadline, that did not succeed.
+func livenessViolation(op *record.Op, after time.Duration) Violation {
+	msg := "op " + u(op.ID) + " " + op.Name + " issued " + (op.Call - after).String() + " after heal ended " + op.Outcome.String()
+	if op.Err != "" {
+		msg += ": " + op.Err
+	}
+	return violation(CheckLiveness, op.Call, msg)
+}
+
+// verdict returns the violation of a run in which judged operations were judged and the first
+// success returned at firstOK (negative: none).
+func (c Liveness) verdict(judged int, firstOK time.Duration) []Violation {
+	deadline := c.After + c.Within
 	switch {
 	case judged == 0:
-		out = append(out, violation(CheckLiveness, c.After, "no operation was issued after "+c.After.String()+" to judge liveness"))
+		return []Violation{violation(CheckLiveness, c.After, "no operation was issued after "+c.After.String()+" to judge liveness")}
 	case firstOK < 0 || firstOK > deadline:
-		out = append(out, violation(CheckLiveness, deadline, "no operation succeeded within "+c.Within.String()+" of "+c.After.String()))
+		return []Violation{violation(CheckLiveness, deadline, "no operation succeeded within "+c.Within.String()+" of "+c.After.String())}
 	}
-	return out
+	return nil
 }
 
 // firstDemand returns the call time of the first operation called at or after after that the

@@ -111,20 +111,36 @@ func IsReconnectLimit(op *record.Op) bool {
 }
 
 func (expectOutcomes) Check(r *record.Result) []Violation {
-	e := r.Scenario.Expect.Outcomes
-	counts := map[record.OpOutcome]int{}
-	limit := 0
-	for i := range r.Ops {
-		counts[r.Ops[i].Outcome]++
-		if IsReconnectLimit(&r.Ops[i]) {
-			limit++
+	var c outcomeCounts
+	c.add(r.Ops)
+	return c.judge(r)
+}
+
+// outcomeCounts counts operations by outcome, for expect.outcomes.
+type outcomeCounts struct {
+	byOutcome [4]int
+	limit     int
+}
+
+func (c *outcomeCounts) add(ops []record.Op) {
+	for i := range ops {
+		if o := ops[i].Outcome; int(o) < len(c.byOutcome) {
+			c.byOutcome[o]++
+		}
+		if IsReconnectLimit(&ops[i]) {
+			c.limit++
 		}
 	}
+}
+
+// judge compares the counts with r's scenario's expect.outcomes.
+func (c *outcomeCounts) judge(r *record.Result) []Violation {
+	e := r.Scenario.Expect.Outcomes
 	var msgs []string
-	msgs = append(msgs, outside("ok operations", counts[record.OpOK], e.OK)...)
-	msgs = append(msgs, outside("failed operations", counts[record.OpFailed], e.Failed)...)
-	msgs = append(msgs, outside("unknown operations", counts[record.OpUnknown], e.Unknown)...)
-	msgs = append(msgs, outside("reconnect-limit operations", limit, e.ReconnectLimit)...)
+	msgs = append(msgs, outside("ok operations", c.byOutcome[record.OpOK], e.OK)...)
+	msgs = append(msgs, outside("failed operations", c.byOutcome[record.OpFailed], e.Failed)...)
+	msgs = append(msgs, outside("unknown operations", c.byOutcome[record.OpUnknown], e.Unknown)...)
+	msgs = append(msgs, outside("reconnect-limit operations", c.limit, e.ReconnectLimit)...)
 	return violations(CheckExpectOutcomes, r.End, msgs)
 }
 

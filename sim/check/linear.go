@@ -202,8 +202,15 @@ func callTick(t time.Duration) int64 { return int64(t) * tickScale }
 
 func returnTick(t time.Duration) int64 { return int64(t)*tickScale + tickScale - 1 }
 
-// linearOps turns the workload into per-key porcupine operations.
+// linearOps turns the workload into per-key porcupine operations, with the lost datasets.
 func linearOps(r *record.Result) []porcupine.Operation {
+	ops := workloadOps(r, len(r.Applies) > 0)
+	return append(ops, dataLosses(r, ops)...)
+}
+
+// workloadOps turns the workload into per-key porcupine operations; groundTruth says r's apply
+// logs tell which unknown operations took effect, and when.
+func workloadOps(r *record.Result, groundTruth bool) []porcupine.Operation {
 	var ops []porcupine.Operation
 	end := returnTick(r.End + 1)
 	// appliedTick is each command's position in the apply log, as a tick: its apply instant
@@ -220,7 +227,6 @@ func linearOps(r *record.Result) []porcupine.Operation {
 		}
 		rank++
 	}
-	groundTruth := len(r.Applies) > 0
 	diverged := map[uint64]bool{} // what an old primary applied on its discarded copy (sentinel.go)
 	for _, id := range SplitLosses(r) {
 		diverged[id] = true
@@ -279,7 +285,7 @@ func linearOps(r *record.Result) []porcupine.Operation {
 			add(linIn{kind: 'i', key: op.Keys[0]}, reply(0))
 		}
 	}
-	return append(ops, dataLosses(r, ops)...)
+	return ops
 }
 
 // dataLossClient is the porcupine client of the deletions that stand for lost datasets.
@@ -295,11 +301,7 @@ func dataLosses(r *record.Result, ops []porcupine.Operation) []porcupine.Operati
 	var keys []string
 	seen := map[string]bool{}
 	var out []porcupine.Operation
-	for i := range r.Scenario.Faults {
-		k := r.Scenario.Faults[i].Kill
-		if k == nil || !k.LoseData || i >= len(r.Faults) || r.Faults[i].From >= r.End {
-			continue
-		}
+	for _, at := range lossTicks(r) {
 		if keys == nil {
 			for _, op := range ops {
 				if key := op.Input.(linIn).key; !seen[key] {
@@ -309,13 +311,34 @@ func dataLosses(r *record.Result, ops []porcupine.Operation) []porcupine.Operati
 			}
 			sort.Strings(keys)
 		}
-		at := returnTick(r.Faults[i].From)
 		for _, key := range keys {
-			out = append(out, porcupine.Operation{ClientId: dataLossClient, Input: linIn{kind: 'd', key: key},
-				Output: linOut{unknown: true, applied: true}, Call: at, Return: at})
+			out = append(out, lossOp(key, at))
 		}
 	}
 	return out
+}
+
+// lossTicks returns the ticks of the kills with lose_data that took place in r's records (from
+// r.Start until r.End), in scenario order.
+func lossTicks(r *record.Result) []int64 {
+	if r.Scenario == nil {
+		return nil
+	}
+	var out []int64
+	for i := range r.Scenario.Faults {
+		k := r.Scenario.Faults[i].Kill
+		if k == nil || !k.LoseData || i >= len(r.Faults) || r.Faults[i].From >= r.End || r.Faults[i].From < r.Start {
+			continue
+		}
+		out = append(out, returnTick(r.Faults[i].From))
+	}
+	return out
+}
+
+// lossOp is the deletion of key that stands for a lost dataset at tick at.
+func lossOp(key string, at int64) porcupine.Operation {
+	return porcupine.Operation{ClientId: dataLossClient, Input: linIn{kind: 'd', key: key},
+		Output: linOut{unknown: true, applied: true}, Call: at, Return: at}
 }
 
 func partitionByKey(ops []porcupine.Operation) [][]porcupine.Operation {
@@ -337,7 +360,10 @@ func partitionByKey(ops []porcupine.Operation) [][]porcupine.Operation {
 }
 
 // registerModel is a nondeterministic model of one Redis key under GET, SET, DEL and INCR.
-var registerModel = (&porcupine.NondeterministicModel{
+var registerModel = registerNondet.ToModel()
+
+// registerNondet is registerModel before its conversion: the key starts missing.
+var registerNondet = &porcupine.NondeterministicModel{
 	Partition: partitionByKey,
 	Init:      func() []interface{} { return []interface{}{register{}} },
 	Step: func(state, input, output interface{}) []interface{} {
@@ -413,7 +439,7 @@ var registerModel = (&porcupine.NondeterministicModel{
 		}
 		return strconv.Quote(s.str)
 	},
-}).ToModel()
+}
 
 // apply returns the state after in takes effect, and false if it cannot (INCR on a non-integer).
 func apply(s register, in linIn) (register, bool) {

@@ -157,15 +157,20 @@ func registry(r *record.Result) map[string]Checker {
 
 // Judge runs the scenario's checkers over r and compares their findings with its expectations.
 func Judge(r *record.Result) *Verdict {
-	v := &Verdict{Ops: len(r.Ops) + len(r.Dedicated)}
+	return judge(r, Checkers(r), func(i int, c Checker) []Violation { return c.Check(r) })
+}
+
+// judge builds the verdict of r from what each of checkers found (find).
+func judge(r *record.Result, checkers []Checker, find func(i int, c Checker) []Violation) *Verdict {
+	v := &Verdict{Ops: r.OpBase + len(r.Ops) + len(r.Dedicated)}
 	expectedFail := map[string]bool{}
 	for _, n := range r.Scenario.Expect.Fail {
 		expectedFail[n] = true
 	}
 	failed := map[string]bool{}
-	for _, c := range Checkers(r) {
+	for i, c := range checkers {
 		v.Checked = append(v.Checked, c.Name())
-		found := c.Check(r)
+		found := find(i, c)
 		v.Violations = append(v.Violations, found...)
 		if len(found) > 0 {
 			failed[c.Name()] = true

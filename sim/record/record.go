@@ -49,6 +49,16 @@ type Result struct {
 	PubSub *PubSubRecords
 	// Dials are the client's connection attempts, in time order (dials.go).
 	Dials []Dial
+	// OpBase is the number of operations handed over in earlier segments (segment.go): Ops[i]
+	// has command id OpBase+i+1. Zero when the run kept all its records.
+	OpBase int
+	// Start is the virtual time these records start from: zero for a whole run, the cut that
+	// opened the segment otherwise.
+	Start time.Duration
+	// Healed, in a segment, says every fault had ended by End: HealedAt is then the run's.
+	Healed bool
+	// Segments counts the segments handed to the run's Sink before these records.
+	Segments int
 	// ConnectError is the error of an eager connect that failed when the scenario expected it
 	// to (expect.connect); the run ends there. Empty otherwise.
 	ConnectError string

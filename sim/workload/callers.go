@@ -36,12 +36,15 @@ type Callers struct {
 	// free holds commands that may be reused; retired those that may be once the synchronous
 	// completion path that finished them has returned.
 	free, retired []*engine.Command
+	// open counts the operations whose command is not retired yet (Quiet).
+	open int
 	// datums and values hold the operations' replies and written values.
 	datums record.Arena[record.Datum]
 	values record.Arena[string]
 }
 
-// liveOp is the runtime state of one operation.
+// liveOp is the runtime state of one operation. wl.live[i] is operation Result.OpBase+i: the
+// entries of operations handed over in earlier segments are dropped with them (Forget).
 type liveOp struct {
 	cmd         *engine.Command
 	caller      *caller
@@ -82,6 +85,10 @@ func NewCallers(w *Env) *Callers {
 	// Size the records for the expected number of operations.
 	expected := int(float64(spec.Rate)*(spec.Stop-spec.Start).Seconds()*1.05) + spec.Callers
 	expected = min(expected, 1<<20)
+	if n := w.SegmentOps; n > 0 {
+		// The records are handed over in segments (Env.SegmentOps): size them for one.
+		expected = min(expected, n+n/4)
+	}
 	w.Result.Ops = make([]record.Op, 0, expected)
 	w.Result.Applies = make([]record.Apply, 0, expected)
 	w.Result.Sends = make([]record.Send, 0, expected)
@@ -140,10 +147,10 @@ func (c *caller) issue() bool {
 	if wl.stopped || w.Sched.Now() >= w.Scenario.Workload.Stop {
 		return false
 	}
-	idx := len(w.Result.Ops)
+	idx := w.Result.OpBase + len(w.Result.Ops)
 	id := uint64(idx + 1)
 	w.Result.Ops = append(w.Result.Ops, record.Op{ID: id, Caller: c.idx, Call: w.Sched.Now()})
-	op := &w.Result.Ops[idx]
+	op := &w.Result.Ops[idx-w.Result.OpBase]
 	kind := c.pick()
 	op.Name = opNames[kind]
 	switch op.Name {
@@ -170,6 +177,7 @@ func (c *caller) issue() bool {
 	cmd.Name, cmd.ID, cmd.Done = op.Name, id, wl.done
 	cmd.Frame = appendOpFrame(cmd.Frame[:0], op)
 	wl.live = append(wl.live, liveOp{cmd: cmd, caller: c})
+	wl.open++
 	b := w.Trace.Begin("op issue")
 	b = b.Uint("id", id)
 	b = b.Int("caller", c.idx)
@@ -213,12 +221,28 @@ func (wl *Callers) command() *engine.Command {
 // retire marks operation idx's command reusable once both its operation ended and its command
 // completed, or once the caller owns it again (withdrawn: see engine.Abandonment.Owned).
 func (wl *Callers) retire(idx int, owned bool) {
-	lo := &wl.live[idx]
+	lo := &wl.live[idx-wl.w.Result.OpBase]
 	if lo.cmd == nil || !lo.returned || (lo.completions == 0 && !owned) {
 		return
 	}
 	wl.retired = append(wl.retired, lo.cmd)
 	lo.cmd = nil
+	wl.open--
+}
+
+// Quiet reports whether every operation issued so far has ended and its command is retired: no
+// caller waits and the engine holds none of the workload's commands, so the records of the
+// operations so far are complete on the client's side.
+func (wl *Callers) Quiet() bool { return wl == nil || wl.open == 0 }
+
+// Forget drops the runtime state of the operations before Result.OpBase, once the runner handed
+// their records over (only when Quiet: none of them can complete again).
+func (wl *Callers) Forget() {
+	if wl == nil {
+		return
+	}
+	clear(wl.live)
+	wl.live = wl.live[:0]
 }
 
 // pick draws the next command kind from the mix.
@@ -284,12 +308,13 @@ func appendOpFrame(dst []byte, op *record.Op) []byte {
 func (wl *Callers) completed(cmd *engine.Command) {
 	w := wl.w
 	idx := int(cmd.ID) - 1
-	if idx < 0 || idx >= len(wl.live) {
+	base := w.Result.OpBase
+	if idx < base || idx >= base+len(wl.live) {
 		return
 	}
-	lo := &wl.live[idx]
+	lo := &wl.live[idx-base]
 	lo.completions++
-	op := &w.Result.Ops[idx]
+	op := &w.Result.Ops[idx-base]
 	outcome, errText := classify(cmd)
 	if lo.completions > 1 {
 		w.Result.Duplicates = append(w.Result.Duplicates, record.Duplicate{CmdID: cmd.ID, At: w.Sched.Now()})
@@ -335,14 +360,15 @@ func classify(cmd *engine.Command) (record.OpOutcome, string) {
 // (Engine.Abandon), as the client's calls do: withdrawn before it was sent (failed), or unknown
 // once a connection owns it.
 func (wl *Callers) timeout(idx int) bool {
-	if idx < 0 || idx >= len(wl.live) {
+	w := wl.w
+	base := w.Result.OpBase
+	if idx < base || idx >= base+len(wl.live) {
 		return false
 	}
-	lo := &wl.live[idx]
+	lo := &wl.live[idx-base]
 	if lo.returned || wl.stopped {
 		return false
 	}
-	w := wl.w
 	a := w.Engine.Abandon(lo.cmd)
 	if a.Wait {
 		// The completion is the caller's: it is recorded when it comes.
@@ -350,7 +376,7 @@ func (wl *Callers) timeout(idx int) bool {
 	}
 	lo.returned = true
 	lo.caller.op = -1
-	op := &w.Result.Ops[idx]
+	op := &w.Result.Ops[idx-base]
 	op.Return = w.Sched.Now()
 	op.Err = wl.timeoutText
 	op.Outcome = verdictOutcomes[a.Verdict]

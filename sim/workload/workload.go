@@ -49,4 +49,8 @@ type Env struct {
 	Result *record.Result
 	// Engine is the client under test.
 	Engine *engine.Engine
+	// SegmentOps, when positive, says the runner hands the records over in segments of about
+	// that many operations (sim.RunOptions.Sink): the workload sizes its records for one segment
+	// instead of the whole run.
+	SegmentOps int
 }

@@ -1,0 +1,24 @@
+package record
+
+import "github.com/respire-go/respire/sim/scenario"
+
+// Sink consumes a run's operation records in closed segments, so that a long run's memory is
+// bounded by a segment instead of growing with the run (sim.RunOptions.Sink; package check's
+// Stream is the sink that judges them).
+//
+// A segment closes at a quiescent cut: no workload operation is waiting, the engine holds none of
+// the workload's commands, and every command written to a connection was applied by its node or
+// can no longer be (the node's side of the connection is closed). Every record about the
+// operations of a segment is then in it: their sends, applies, served and paired replies and
+// duplicate completions. A segment holds Ops, Applies, Sends, Served, Paired and Duplicates, with
+// OpBase, Start (the previous cut), End (this cut), and Faults and HealedAt as of the cut (a fault
+// not started yet is the window [End, End); HealedAt is a lower bound of the run's). The other
+// records (engine steps, dials, pub/sub, dedicated operations, the trace) stay in the run's
+// Result.
+type Sink interface {
+	// Accepts reports whether a run of the resolved scenario sc may hand its records over in
+	// segments. When it does not, the run keeps every record, as a run without a sink does.
+	Accepts(sc *scenario.Scenario) bool
+	// Segment consumes one closed segment. The runner keeps no reference to it afterwards.
+	Segment(seg *Result)
+}

@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+)
+
+// DefaultSegmentOps is the number of workload operations after which a run with a sink
+// (RunOptions.Sink) closes its records' segment at the next quiescent cut, when
+// RunOptions.SegmentOps is zero.
+const DefaultSegmentOps = 8192
+
+// MaxSegmentOps bounds RunOptions.SegmentOps.
+const MaxSegmentOps = 1 << 20
+
+// segmenter hands a run's operation records to the sink in closed segments (record.Sink): the
+// run's memory is then bounded by a segment (SegmentOps operations, plus what happens until the
+// next quiescent cut) instead of growing with the run.
+type segmenter struct {
+	w    *world
+	sink record.Sink
+	ops  int
+	// unapplied are the commands written whose node has not applied them yet, with the
+	// connection they were last written to.
+	unapplied map[uint64]*simConn
+}
+
+// segmentable reports whether a run of sc can hand its records over in segments: only the
+// multiplexed callers' records are segmented, so a run with dedicated renters or pub/sub (whose
+// checkers read the sends of the whole run) keeps them all, and so does a Sentinel run (its
+// split-brain losses are found in the whole apply log).
+func segmentable(sc *scenario.Scenario) bool {
+	return sc.Workload.Dedicated == nil && sc.Workload.PubSub == nil && sc.Topology.Sentinel == nil &&
+		sc.Topology.Kind != scenario.TopologySentinel
+}
+
+// newSegmenter returns the run's segmenter, or nil when the run keeps all its records.
+func newSegmenter(w *world, opts RunOptions) *segmenter {
+	if opts.Sink == nil || !segmentable(w.sc) || !opts.Sink.Accepts(w.sc) {
+		return nil
+	}
+	n := opts.SegmentOps
+	if n <= 0 {
+		n = DefaultSegmentOps
+	}
+	return &segmenter{w: w, sink: opts.Sink, ops: min(n, MaxSegmentOps), unapplied: map[uint64]*simConn{}}
+}
+
+// written notes that command id was written to c.
+func (s *segmenter) written(id uint64, c *simConn) { s.unapplied[id] = c }
+
+// applied notes that a node applied command id.
+func (s *segmenter) applied(id uint64) { delete(s.unapplied, id) }
+
+// quiet reports whether the run is at a quiescent cut (record.Sink): no operation open, and
+// every written command applied or beyond its node's reach.
+func (s *segmenter) quiet() bool {
+	if !s.w.wl.Quiet() {
+		return false
+	}
+	for id, c := range s.unapplied {
+		if c.srv.Open() && !c.finished {
+			return false
+		}
+		delete(s.unapplied, id)
+	}
+	return true
+}
+
+// maybeCut closes the segment when it holds enough operations and the run is quiescent.
+func (s *segmenter) maybeCut() {
+	res := s.w.res
+	if len(res.Ops) < s.ops || !s.quiet() {
+		return
+	}
+	now := s.w.k.now
+	seg := &record.Result{Scenario: res.Scenario, Seed: res.Seed, OpBase: res.OpBase, Start: res.Start, End: now,
+		Segments: res.Segments, Ops: res.Ops, Applies: res.Applies, Sends: res.Sends, Served: res.Served,
+		Paired: res.Paired, Duplicates: res.Duplicates}
+	seg.Faults, seg.HealedAt = s.w.faultWindows(now)
+	seg.Healed = true
+	for _, fs := range s.w.faults {
+		seg.Healed = seg.Healed && fs.ended
+	}
+	size := len(res.Ops) + len(res.Ops)/4
+	res.OpBase += len(res.Ops)
+	res.Start = now
+	res.Segments++
+	res.Ops = make([]record.Op, 0, size)
+	res.Applies = make([]record.Apply, 0, size)
+	res.Sends = make([]record.Send, 0, size)
+	res.Served = make([]record.ReplyRecord, 0, size)
+	res.Paired = make([]record.ReplyRecord, 0, size)
+	res.Duplicates = nil
+	s.w.wl.Forget()
+	s.sink.Segment(seg)
+}
