@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"io"
 	"strconv"
 	"time"
 
@@ -39,6 +40,10 @@ type RunOptions struct {
 	KeepTrace bool
 	// MaxEvents bounds the scheduler events (zero: DefaultMaxEvents); exceeding it fails the run.
 	MaxEvents uint64
+	// TraceTo, when set, receives the trace as it is produced, one line per line, so that a
+	// report gets a long run's whole trace without keeping it in memory. A write error fails the
+	// run (ErrTraceWrite).
+	TraceTo io.Writer
 	// Sink, when set and when it accepts the scenario, receives the workload's records in closed
 	// segments as the run goes (segment.go): the returned Result then holds only the records
 	// after the last cut. check.Stream is the sink that judges a run this way.
@@ -47,6 +52,9 @@ type RunOptions struct {
 	// cut (zero: DefaultSegmentOps; at most MaxSegmentOps).
 	SegmentOps int
 }
+
+// ErrTraceWrite reports that writing the trace to RunOptions.TraceTo failed.
+var ErrTraceWrite = errors.New("sim: writing the trace failed")
 
 // ErrTooManyEvents reports a run that exceeded RunOptions.MaxEvents.
 var ErrTooManyEvents = errors.New("sim: run exceeded its event budget")
@@ -145,6 +153,9 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w := &world{sc: sc, seed: seed, opts: opts}
 	w.effects.Size = 1024
 	w.tr = trace.New(&w.k, opts.KeepTrace)
+	if opts.TraceTo != nil {
+		w.tr.Stream(opts.TraceTo)
+	}
 	w.res = &record.Result{Scenario: sc, Seed: seed}
 	w.rt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
 	stream.Init(&w.rt.rng, seed, stream.Engine, 0)
@@ -261,6 +272,9 @@ func (w *world) run() (*record.Result, error) {
 		w.k.now = end
 	}
 	w.finish()
+	if err := w.tr.Flush(); err != nil && runErr == nil {
+		runErr = errors.Join(ErrTraceWrite, err)
+	}
 	return w.res, runErr
 }
 

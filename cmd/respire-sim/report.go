@@ -26,7 +26,17 @@ func writeReport(sc *scenario.Scenario, seed uint64, wantHash, root string) (str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	res, runErr := sim.Run(sc, seed, sim.RunOptions{KeepTrace: true})
+	// The trace goes to its file as the run produces it, and the records are judged in segments
+	// (check.Stream): a report of a long run costs no more memory than the run.
+	traceFile, err := os.Create(filepath.Join(dir, "trace.txt"))
+	if err != nil {
+		return dir, err
+	}
+	stream := check.NewStream()
+	res, runErr := sim.Run(sc, seed, sim.RunOptions{Sink: stream, TraceTo: traceFile})
+	if err := traceFile.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if res == nil {
 		return dir, os.WriteFile(filepath.Join(dir, "violations.txt"), []byte(fmt.Sprintf("run error: %v\n", runErr)), 0o644)
 	}
@@ -35,13 +45,12 @@ func writeReport(sc *scenario.Scenario, seed uint64, wantHash, root string) (str
 			return dir, err
 		}
 	}
-	if err := writeLines(filepath.Join(dir, "trace.txt"), res.Trace); err != nil {
-		return dir, err
-	}
 	var verdict *check.Verdict
 	if runErr == nil {
-		verdict = check.Judge(res)
+		verdict = stream.Judge(res)
 	}
+	// The report shows the failing window: the segment of the first violation, or the last.
+	window := stream.Window(res)
 	var b strings.Builder
 	if runErr != nil {
 		fmt.Fprintf(&b, "run error: %v\n", runErr)
@@ -61,12 +70,12 @@ func writeReport(sc *scenario.Scenario, seed uint64, wantHash, root string) (str
 		return dir, err
 	}
 	if verdict != nil {
-		if err := writeFile(filepath.Join(dir, "report.html"), func(w io.Writer) error { return report.Write(w, res, verdict) }); err != nil {
+		if err := writeFile(filepath.Join(dir, "report.html"), func(w io.Writer) error { return report.Write(w, window, verdict) }); err != nil {
 			return dir, err
 		}
-		if keys := failingKeys(verdict, res); len(keys) > 0 {
+		if keys := failingKeys(verdict, stream, res); len(keys) > 0 {
 			err := writeFile(filepath.Join(dir, "linearizability.html"), func(w io.Writer) error {
-				return check.WriteLinearizabilityKey(res, keys[0], w)
+				return check.WriteLinearizabilityKey(window, keys[0], w)
 			})
 			if err != nil {
 				return dir, err
@@ -81,10 +90,10 @@ func writeReport(sc *scenario.Scenario, seed uint64, wantHash, root string) (str
 
 // failingKeys returns the keys whose history is not linearizable, when the linearizability
 // checker failed.
-func failingKeys(v *check.Verdict, res *record.Result) []string {
+func failingKeys(v *check.Verdict, stream *check.Stream, res *record.Result) []string {
 	for _, x := range v.Violations {
 		if x.Checker == check.CheckLinearizable {
-			return check.IllegalKeys(res)
+			return stream.IllegalKeys(res)
 		}
 	}
 	return nil
@@ -97,31 +106,6 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// writeLines writes lines, one per line, through a buffer.
-func writeLines(path string, lines []string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	var buf []byte
-	for _, l := range lines {
-		buf = append(buf, l...)
-		buf = append(buf, '\n')
-		if len(buf) > 1<<16 {
-			if _, err := f.Write(buf); err != nil {
-				f.Close()
-				return err
-			}
-			buf = buf[:0]
-		}
-	}
-	if _, err := f.Write(buf); err != nil {
 		f.Close()
 		return err
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"sort"
 	"time"
 
 	"github.com/respire-go/respire/sim/record"
@@ -293,4 +294,38 @@ func (s *livenessStream) finish(r *record.Result) []Violation {
 		return nil // nothing asked of the client after the heal
 	}
 	return append(s.out, s.c.verdict(s.judged, s.firstOK)...)
+}
+
+// Window returns the records a report of the run shows: r itself, or, when a segment handed
+// over before the end had a violation, r with that segment's operation records instead of the
+// last ones (the failing window; the engine steps, dials and faults are the whole run's).
+func (s *Stream) Window(r *record.Result) *record.Result {
+	f := s.failing
+	if f == nil {
+		return r
+	}
+	w := *r
+	w.Ops, w.Applies, w.Sends, w.Served, w.Paired, w.Duplicates = f.Ops, f.Applies, f.Sends, f.Served, f.Paired, f.Duplicates
+	w.OpBase, w.Start, w.Segments = f.OpBase, f.Start, f.Segments
+	return &w
+}
+
+// IllegalKeys returns the keys whose history is not linearizable, sorted: those the stream
+// found when the run was segmented, IllegalKeys(r) otherwise.
+func (s *Stream) IllegalKeys(r *record.Result) []string {
+	if r.Segments == 0 {
+		return IllegalKeys(r)
+	}
+	var out []string
+	for _, p := range s.parts {
+		if l, ok := p.(*linearStream); ok {
+			for k, h := range l.keys {
+				if h.failed {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

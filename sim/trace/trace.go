@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"io"
 	"strconv"
 	"time"
 )
@@ -29,6 +30,10 @@ type Tracer struct {
 	buf   []byte
 	// pending holds trace bytes not yet hashed.
 	pending []byte
+	// out receives every line as it ends (Stream), or is nil; werr is its first error.
+	out    io.Writer
+	outBuf []byte
+	werr   error
 }
 
 // New returns a tracer whose lines start with clock's time; keep keeps the lines (Lines) besides
@@ -59,6 +64,12 @@ func (t *Tracer) End(l Line) {
 		t.pending = t.pending[:0]
 	}
 	t.n++
+	if t.out != nil {
+		t.outBuf = append(append(t.outBuf, l...), '\n')
+		if len(t.outBuf) >= hashBatch {
+			t.flushOut()
+		}
+	}
 	if t.keep {
 		t.lines = append(t.lines, string(l))
 	}
@@ -67,6 +78,23 @@ func (t *Tracer) End(l Line) {
 
 // Plant records that a deliberate bug acted on command id.
 func (t *Tracer) Plant(name string, id uint64) { t.End(t.Begin("plant").Word(name).Uint("id", id)) }
+
+// Stream makes the tracer write every line that ends from now on to w, one per line, through a
+// buffer (Flush empties it): a run's whole trace goes to a file without being kept in memory.
+func (t *Tracer) Stream(w io.Writer) { t.out = w }
+
+// Flush writes the buffered lines to the writer of Stream and returns the first write error.
+func (t *Tracer) Flush() error {
+	t.flushOut()
+	return t.werr
+}
+
+func (t *Tracer) flushOut() {
+	if t.out != nil && len(t.outBuf) > 0 && t.werr == nil {
+		_, t.werr = t.out.Write(t.outBuf)
+	}
+	t.outBuf = t.outBuf[:0]
+}
 
 // Lines returns the lines kept so far (nil unless kept).
 func (t *Tracer) Lines() []string { return t.lines }
