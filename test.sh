@@ -66,5 +66,14 @@ done
 step "the simulator over every scenario"
 go run ./cmd/respire-sim run scenarios/*.yaml
 
+step "the failure reports in headless Chromium (installed when missing, apt-get update first)"
+# Renders the planted-replay and stale-read reports and keeps the screenshots, which the test
+# names in its output, in $RESPIRE_ARTIFACTS (ignored by git). About 90 s on 2 cores, most of it
+# Chromium starting.
+.ci/install-chromium.sh
+export RESPIRE_ARTIFACTS="${RESPIRE_ARTIFACTS:-$PWD/sim/report/testdata/screenshots}"
+go test -tags browser -run '^TestReportInBrowser$' -v ./sim/report/ | grep -E '^(---|ok|FAIL|PASS)|screenshot:'
+echo "report screenshots: $RESPIRE_ARTIFACTS"
+
 echo
 echo "all tests passed"

@@ -1,9 +1,10 @@
 //go:build browser
 
 // The browser test renders reports in headless Chromium (about 350 MB, installed by
-// .ci/install-chromium.sh when missing). It is opt-in, so that the test command stays within its
-// time budget: run it with `go test -tags browser ./sim/report/`. TestReportContent checks the
-// same pages without a browser in every run.
+// .ci/install-chromium.sh when missing). It is behind the browser build tag so that a plain
+// `go test ./...` needs no browser; ./test.sh runs it (`go test -tags browser ./sim/report/`),
+// keeping the screenshots in sim/report/testdata/screenshots. TestReportContent checks the same
+// pages without a browser in every run.
 
 package report
 
