@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
+)
+
+// heapSampler is a sink that passes segments on to a check.Stream and samples the live heap
+// after each (runtime.GC first, so that the sample is what the run holds, not garbage).
+type heapSampler struct {
+	*check.Stream
+	peak uint64
+}
+
+func (h *heapSampler) Segment(seg *record.Result) {
+	h.Stream.Segment(seg)
+	h.sample()
+}
+
+func (h *heapSampler) sample() {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.peak = max(h.peak, ms.HeapAlloc)
+}
+
+// benchMemory runs sc and reports the live heap: the largest sample at the segments' cuts and
+// at the end (peak-live-MB), and the run's segments; whole=true keeps every record instead.
+func benchMemory(b *testing.B, sc *scenario.Scenario, whole bool) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h := &heapSampler{Stream: check.NewStream()}
+		opts := RunOptions{Sink: h}
+		if whole {
+			opts.Sink = nil
+		}
+		res, err := Run(sc, sc.Seed, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.sample()
+		v := h.Judge(res)
+		if !v.Pass() {
+			b.Fatalf("the run failed its checks: %v", v.Unexpected)
+		}
+		b.ReportMetric(float64(h.peak)/(1<<20), "peak-live-MB")
+		b.ReportMetric(float64(res.Segments), "segments")
+		b.ReportMetric(float64(v.Ops), "ops")
+	}
+}
+
+// BenchmarkSoakMemory runs the 2-hour soak (bench/scenarios/soak-2h-flapping.yaml, about 580,000
+// operations) judged in segments, as respire-sim does, and reports its live heap. Run it with
+// -benchtime 1x: one run takes seconds. bench/simmem.sh measures the process's peak RSS.
+func BenchmarkSoakMemory(b *testing.B) {
+	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), false)
+}
+
+// BenchmarkSoakMemoryWhole is BenchmarkSoakMemory keeping every record, as runs did before
+// segments: the comparison shows what segments save.
+func BenchmarkSoakMemoryWhole(b *testing.B) {
+	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), true)
+}
