@@ -49,7 +49,7 @@ type RunOptions struct {
 	// after the last cut. check.Stream is the sink that judges a run this way.
 	Sink record.Sink
 	// SegmentOps is the number of operations after which a segment closes at the next quiescent
-	// cut (zero: DefaultSegmentOps; at most MaxSegmentOps).
+	// cut (zero: DefaultSegmentOps; at most MaxSegmentOps, or Run fails with ErrSegmentOps).
 	SegmentOps int
 }
 
@@ -141,6 +141,9 @@ type world struct {
 // The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
 // connect failure or an exceeded event budget Run returns the partial Result with the error.
 func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, error) {
+	if opts.SegmentOps < 0 || opts.SegmentOps > MaxSegmentOps {
+		return nil, ErrSegmentOps
+	}
 	rs, err := sc.Resolve(seed)
 	if err != nil {
 		return nil, err

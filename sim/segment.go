@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"errors"
+
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -12,6 +14,9 @@ const DefaultSegmentOps = 8192
 
 // MaxSegmentOps bounds RunOptions.SegmentOps.
 const MaxSegmentOps = 1 << 20
+
+// ErrSegmentOps reports a RunOptions.SegmentOps below zero or above MaxSegmentOps.
+var ErrSegmentOps = errors.New("sim: RunOptions.SegmentOps must be from 0 to 1048576 (MaxSegmentOps)")
 
 // segmenter hands a run's operation records to the sink in closed segments (record.Sink): the
 // run's memory is then bounded by a segment (SegmentOps operations, plus what happens until the
@@ -43,7 +48,7 @@ func newSegmenter(w *world, opts RunOptions) *segmenter {
 	if n <= 0 {
 		n = DefaultSegmentOps
 	}
-	return &segmenter{w: w, sink: opts.Sink, ops: min(n, MaxSegmentOps), unapplied: map[uint64]*simConn{}}
+	return &segmenter{w: w, sink: opts.Sink, ops: n, unapplied: map[uint64]*simConn{}}
 }
 
 // written notes that command id was written to c.

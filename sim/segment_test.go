@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
 )
 
 // failedCheckers returns the names of the checkers with violations, sorted and without repeats.
@@ -65,5 +67,70 @@ func TestSegmentedVerdictsMatch(t *testing.T) {
 	t.Logf("%d runs cut into segments", cut)
 	if cut < 40 {
 		t.Fatalf("only %d runs were cut into segments: the comparison says little", cut)
+	}
+}
+
+// TestSegmentOpsBound: a segment size out of its bound is refused before the run starts.
+func TestSegmentOpsBound(t *testing.T) {
+	sc := mustLoad(t, "testdata/workload.yaml")
+	for _, n := range []int{-1, MaxSegmentOps + 1} {
+		if _, err := Run(sc, 1, RunOptions{Sink: check.NewStream(), SegmentOps: n}); !errors.Is(err, ErrSegmentOps) {
+			t.Fatalf("SegmentOps %d: want ErrSegmentOps, got %v", n, err)
+		}
+	}
+}
+
+// segmentLog is a sink that passes segments on to a stream and notes their sizes.
+type segmentLog struct {
+	*check.Stream
+	sizes []int
+	ids   []uint64 // the first op id of each segment
+	open  int      // operations still pending in a segment (never, at a quiescent cut)
+}
+
+func (l *segmentLog) Segment(seg *record.Result) {
+	l.sizes = append(l.sizes, len(seg.Ops))
+	if len(seg.Ops) > 0 {
+		l.ids = append(l.ids, seg.Ops[0].ID)
+	}
+	for i := range seg.Ops {
+		if seg.Ops[i].Outcome == record.OpPending {
+			l.open++
+		}
+	}
+	l.Stream.Segment(seg)
+}
+
+// TestSegmentsBoundTheRecords: with a sink, a run keeps no more than a segment of operation
+// records: each segment holds about SegmentOps operations, numbered on from the last, none of
+// them pending, and the Result keeps only those after the last cut.
+func TestSegmentsBoundTheRecords(t *testing.T) {
+	sc := mustLoad(t, "testdata/workload.yaml")
+	l := &segmentLog{Stream: check.NewStream()}
+	res, err := Run(sc, sc.Seed, RunOptions{Sink: l, SegmentOps: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.sizes) < 10 {
+		t.Fatalf("want at least 10 segments of a 12,000-operation run, got %d", len(l.sizes))
+	}
+	next := uint64(1)
+	for i, n := range l.sizes {
+		if n < 500 || n > 600 {
+			t.Fatalf("segment %d holds %d operations, want 500 and what comes until the next quiet moment", i, n)
+		}
+		if l.ids[i] != next {
+			t.Fatalf("segment %d starts at op %d, want %d", i, l.ids[i], next)
+		}
+		next += uint64(n)
+	}
+	if l.open != 0 {
+		t.Fatalf("%d operations were pending at a cut", l.open)
+	}
+	if res.Segments != len(l.sizes) || res.OpBase != int(next-1) || len(res.Ops) > 600 || (len(res.Ops) > 0 && res.Ops[0].ID != next) {
+		t.Fatalf("the Result keeps %d operations from id %d (OpBase %d, %d segments)", len(res.Ops), res.Ops[0].ID, res.OpBase, res.Segments)
+	}
+	if v := l.Judge(res); !v.Pass() || v.Ops != res.OpBase+len(res.Ops) {
+		t.Fatalf("verdict: pass=%v ops=%d %v", v.Pass(), v.Ops, v.Unexpected)
 	}
 }
