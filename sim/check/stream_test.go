@@ -144,3 +144,33 @@ func TestLivenessStreamMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamKeepsFailingWindow: a violation in a segment handed over before the end makes that
+// segment the report's window, and the key the stream found is named, though the last records
+// alone are linearizable.
+func TestStreamKeepsFailingWindow(t *testing.T) {
+	sc, err := scenario.Parse([]byte("name: window\nduration: 1h\nworkload: {callers: 1, rate: 1/s}\n" +
+		"expect: {invariants: [honest], linearizable: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStream()
+	if !s.Accepts(sc) {
+		t.Fatal("the stream must accept a scenario of callers")
+	}
+	stale := &record.Result{Scenario: sc, End: ms(20), Ops: []record.Op{setOp(1, 0, "k", "v1", ms(0), ms(1)), getOp(2, "k", "v0", ms(5), ms(6))},
+		Applies: []record.Apply{{CmdID: 1}, {CmdID: 2}}}
+	s.Segment(stale)
+	last := &record.Result{Scenario: sc, End: time.Hour, Start: ms(20), Segments: 1, OpBase: 2,
+		Ops: []record.Op{setOp(3, 0, "j", "v3", ms(30), ms(31))}, Applies: []record.Apply{{CmdID: 3}}}
+	v := s.Judge(last)
+	if v.Pass() || len(v.Violations) != 1 || v.Violations[0].Checker != CheckLinearizable || v.Ops != 3 {
+		t.Fatalf("want one linearizability violation over 3 operations, got pass=%v %v ops=%d", v.Pass(), v.Violations, v.Ops)
+	}
+	if w := s.Window(last); len(w.Ops) != 2 || w.Ops[1].ID != 2 || w.End != time.Hour {
+		t.Fatalf("the window must be the failing segment's records in the run's span: %+v", w)
+	}
+	if keys := s.IllegalKeys(last); len(keys) != 1 || keys[0] != "k" {
+		t.Fatalf("IllegalKeys = %v, want [k]", keys)
+	}
+}
