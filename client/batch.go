@@ -461,6 +461,11 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 	if len(b.ents) == 0 {
 		return nil
 	}
+	if c.sim != nil {
+		err := errSimUnsupported("batches")
+		b.failAll(err)
+		return err
+	}
 	if c.closed.Load() {
 		b.failAll(ErrClosed)
 		return ErrClosed
