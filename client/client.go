@@ -156,8 +156,9 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 	ecfg.Endpoint, ecfg.EpisodeBase = c.ep.engine(), nextEpisodeBase()
 	if host != nil {
 		// A simulated run numbers its episodes from zero, whatever other clients exist, so
-		// that a seed replays the same trace.
-		ecfg.EpisodeBase = 0
+		// that a seed replays the same trace; the host records every step, so the engine
+		// keeps no journal of its own (as in the simulator's runs).
+		ecfg.EpisodeBase, ecfg.JournalSize = 0, -1
 	}
 	if ecfg.Cluster != nil {
 		ecfg.Cluster.RetiredGrace = testRetiredGrace

@@ -109,7 +109,7 @@ func (h *Host) Step() (bool, error) {
 	if ev.act.Run(ev.arg) {
 		w.events++
 	}
-	w.settle()
+	h.Settle()
 	if w.events >= w.opts.MaxEvents {
 		return true, ErrTooManyEvents
 	}
@@ -117,8 +117,12 @@ func (h *Host) Step() (bool, error) {
 }
 
 // Settle ends an action of the host's owner: the commands it sent are written and the engine
-// steps the events it posted.
-func (h *Host) Settle() { h.w.settle() }
+// steps the events it posted. Before an engine is attached there is nothing to do.
+func (h *Host) Settle() {
+	if h.w.eng != nil {
+		h.w.settle()
+	}
+}
 
 // hostAction runs a function at a virtual time.
 type hostAction struct{ fn func() }

@@ -57,8 +57,10 @@ type sched struct {
 	current  *task
 	yield    chan struct{}
 	watchdog time.Duration
-	end      time.Duration
-	env      *Env
+	// timer is the watchdog's timer, reused from one turn to the next.
+	timer *time.Timer
+	end   time.Duration
+	env   *Env
 }
 
 func newSched(host *sim.Host, seed uint64, watchdog, end time.Duration) *sched {
@@ -178,12 +180,16 @@ func (s *sched) resume(t *task, w simbind.Wake) bool {
 	t.ready, t.ctx, t.timedOut = nil, nil, false
 	s.current = t
 	t.wake <- w
-	timer := time.NewTimer(s.watchdog)
-	defer timer.Stop()
+	if s.timer == nil {
+		s.timer = time.NewTimer(s.watchdog)
+	} else {
+		s.timer.Reset(s.watchdog)
+	}
 	select {
 	case <-s.yield:
+		s.timer.Stop()
 		return true
-	case <-timer.C:
+	case <-s.timer.C:
 		return false
 	}
 }
@@ -255,10 +261,10 @@ func (s *sched) describeWaiting() string {
 }
 
 // abort ends every task still parked (runtime.Goexit in its goroutine, which runs its deferred
-// calls); a task that kept the turn past the watchdog is left behind.
-func (s *sched) abort(stuck *task) {
+// calls). It must not be called while a task holds the turn.
+func (s *sched) abort() {
 	for _, t := range s.tasks {
-		if t.state == taskDone || t == stuck {
+		if t.state == taskDone {
 			continue
 		}
 		t.wake <- wakeAbort

@@ -218,7 +218,7 @@ func Run(cfg Config, body func(env *Env)) *Result {
 		watchdog = DefaultWatchdog
 	}
 	s := newSched(host, cfg.Seed, watchdog, rs.Duration)
-	env := &Env{s: s, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6170706c))}// "appl"
+	env := &Env{s: s, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6170706c))} // "appl"
 
 	s.env = env
 	opts, err := optionsOf(rs)
@@ -242,16 +242,24 @@ func Run(cfg Config, body func(env *Env)) *Result {
 		body(env)
 	})
 	stuck, loopErr := s.loop()
-	if loopErr != nil {
-		s.abort(stuck)
+	if stuck != nil {
+		// The stuck task may still wake up and use the world, the client and the other tasks:
+		// leave them all to it (their goroutines stay parked) and report only the error.
+		res.Err = loopErr
+		return res
 	}
-	if env.client != nil && stuck == nil {
+	if loopErr != nil {
+		s.abort()
+	}
+	if env.client != nil {
 		_ = env.client.Close()
 	}
 	res.Err = errors.Join(setupErr, loopErr)
 	sr := host.Finish()
 	res.Sim, res.End, res.Trace, res.TraceHash = sr, sr.End, sr.Trace, sr.TraceHash
+	env.mu.Lock()
 	res.Failures, res.Logs = env.failures, env.logs
+	env.mu.Unlock()
 	return res
 }
 
