@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/respire-go/respire/sim/scenario"
@@ -33,18 +34,29 @@ func (r *recorder) FailNow()                  { r.failed = true }
 func (r *recorder) Fail()                     { r.failed = true }
 func (r *recorder) Failed() bool              { return r.failed }
 
-// noFailFiles stops rapid from saving fail files under testdata for the failures the positive
-// control expects.
-func noFailFiles(t *testing.T) {
-	f := flag.Lookup("rapid.nofailfile")
+// setFlag sets one of rapid's flags for the test.
+func setFlag(t *testing.T, name, value string) {
+	f := flag.Lookup(name)
 	if f == nil {
-		t.Fatal("rapid's -rapid.nofailfile flag is not registered")
+		t.Fatalf("rapid's -%s flag is not registered", name)
 	}
 	old := f.Value.String()
-	if err := f.Value.Set("true"); err != nil {
+	if err := f.Value.Set(value); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// positiveControl sets rapid up for a property that must fail: no fail files under testdata,
+// and at least 100 checks, even with -short (which divides them by five), so that a bug rapid
+// usually finds within a few dozen checks is not missed.
+func positiveControl(t *testing.T) {
+	setFlag(t, "rapid.nofailfile", "true")
+	checks := "100"
+	if testing.Short() {
+		checks = "500"
+	}
+	setFlag(t, "rapid.checks", checks)
 }
 
 // TestNaivePaymentsDoubleChargeUnderOneLostReply is the worked example's failing half: rapid
@@ -52,7 +64,7 @@ func noFailFiles(t *testing.T) {
 // lost reply. The test fails if the property passes (the bug not found), if shrinking leaves
 // more than that fault, or if the saved scenario does not load and replay the failure.
 func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
-	noFailFiles(t)
+	positiveControl(t)
 	rec := &recorder{}
 	cfg := simtest.Config{Scenario: paymentScenario()}
 	failing := simtest.Check(rec, cfg, simtest.FaultSpace{}, payments(chargeNaive))
@@ -66,7 +78,12 @@ func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
 	if len(failing.Failures) == 0 {
 		t.Fatalf("the smallest failing run recorded no failure: %s", failing.Summary())
 	}
-	t.Logf("smallest failing run: %s", failing.Summary())
+	t.Logf("smallest failing run: %s (fault at %v)", failing.Summary(), faults[0].At.Value())
+	for _, m := range rec.msgs {
+		if strings.Contains(m, "[rapid] failed after") {
+			t.Log(strings.SplitN(m, "\n", 2)[0])
+		}
+	}
 
 	path := filepath.Join(t.TempDir(), "double-charge.yaml")
 	if err := simtest.WriteScenario(path, failing.Scenario); err != nil {
