@@ -50,8 +50,10 @@ func errNotSimulated(option string) error {
 // endpoint, without the features whose goroutines or transports the simulator does not drive.
 func (o *Options) simSupported() error {
 	switch {
-	case o.UseCluster:
-		return errNotSimulated("UseCluster")
+	case o.UseCluster && o.SplitCrossSlotCommands:
+		return errNotSimulated("SplitCrossSlotCommands")
+	case o.UseCluster && o.Database != 0:
+		return errNotSimulated("Database (with UseCluster)")
 	case o.SentinelPrimaryName != "":
 		return errNotSimulated("SentinelPrimaryName")
 	case len(o.ReplicaEndpoints) > 0:
@@ -87,9 +89,17 @@ func (c *Client) executeSim(ctx context.Context, cl *call) error {
 		c.putCall(cl)
 		return errSimUnsupported("blocking commands")
 	}
+	if _, wide := widePolicies[cl.cmd.Name]; wide && c.opts.UseCluster && cl.node == 0 {
+		c.putCall(cl)
+		return errSimUnsupported("commands sent to every Cluster node")
+	}
 	cl.cmd.Reset()
 	cl.cmd.ID = c.sim.CommandID()
-	c.eng.Submit(&cl.cmd)
+	if cl.node != 0 {
+		c.eng.SubmitNode(&cl.cmd, cl.node)
+	} else {
+		c.eng.Submit(&cl.cmd)
+	}
 	switch c.sim.Wait(ctx, func() bool { return len(cl.done) > 0 }, c.opts.CommandTimeout) {
 	case simbind.Ready:
 		<-cl.done

@@ -29,7 +29,7 @@ type Host struct {
 }
 
 // ErrHostTopology reports a scenario whose topology a Host does not simulate yet.
-var ErrHostTopology = errors.New("sim: a host simulates standalone topologies only")
+var ErrHostTopology = errors.New("sim: a host simulates standalone and cluster topologies only")
 
 // ErrHostWorkload reports a scenario with a workload given to a Host, which runs the
 // application's code instead.
@@ -42,7 +42,7 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 	if err != nil {
 		return nil, err
 	}
-	if rs.IsCluster() || rs.IsSentinel() {
+	if rs.IsSentinel() {
 		return nil, ErrHostTopology
 	}
 	wl := &rs.Workload
@@ -60,9 +60,12 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 // Scenario returns the resolved scenario the host runs.
 func (h *Host) Scenario() *scenario.Scenario { return h.w.sc }
 
-// Endpoint returns the endpoint of the scenario's first node: where a client connects.
-func (h *Host) Endpoint() engine.Endpoint {
-	return engine.Endpoint{Host: h.w.sc.Topology.Nodes[0].ID, Port: scenario.NodePort}
+// Endpoints returns where a client connects: the scenario's first node, or a Cluster's seeds.
+func (h *Host) Endpoints() []engine.Endpoint {
+	if cc := h.w.sc.EngineConfig().Cluster; cc != nil {
+		return cc.Seeds
+	}
+	return []engine.Endpoint{{Host: h.w.sc.Topology.Nodes[0].ID, Port: scenario.NodePort}}
 }
 
 // Bind checks a client's resolved configuration against the scenario's client section, which

@@ -26,11 +26,13 @@
 //
 // # What is simulated
 //
-// A standalone node with the simulator's commands (strings, counters, lists, GET/SET and their
-// variants; see package sim), commands and their replies, timeouts, connection recovery and
-// every fault kind of a scenario. Batches, dedicated connections, pub/sub and blocking commands
-// fail at once with an error saying the simulator does not support them yet; so do the Cluster,
-// Sentinel and replica options, and renewable credentials.
+// A standalone node or a Redis Cluster (the scenario's topology) with the simulator's commands
+// (strings, counters, lists, GET/SET and their variants; see package sim), commands and their
+// replies, timeouts, redirects, connection recovery and every fault kind of a scenario.
+// Batches, dedicated connections, pub/sub, blocking commands and commands sent to every Cluster
+// node fail at once with an error saying the simulator does not support them yet; the
+// Sentinel, replica, hedged-read, credential-provider and SplitCrossSlotCommands options are
+// refused when the client is built.
 //
 // The scenario's client section is the client's configuration: the options that shape
 // connections (timeouts, the reconnect policy, the protocol, credentials) come from it, and

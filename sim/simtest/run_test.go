@@ -232,3 +232,55 @@ func TestFaultSpaceBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterClient: a Cluster scenario gives a Cluster client, which follows a failover with
+// the production client's redirects and topology refresh, in virtual time.
+func TestClusterClient(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+name: cluster-simtest
+duration: 30s
+topology:
+  kind: cluster
+  nodes: [{id: a1}, {id: a2}, {id: b1}, {id: b2}]
+  cluster:
+    shards:
+      - {primary: a1, replicas: [a2]}
+      - {primary: b1, replicas: [b2]}
+client: {connect_timeout: 500ms, command_timeout: 1s, reconnect_policy: {initial_delay: 100ms, max_delay: 1s}}
+faults:
+  - {at: 2s, cluster: {promote: {node: a2, old: readonly}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(env *simtest.Env) {
+		ctx := context.Background()
+		c := env.Client()
+		keys := []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+		for round := 0; round < 6; round++ {
+			for _, k := range keys {
+				if _, err := c.Incr(ctx, k); err != nil {
+					env.Logf("round %d %s: %v", round, k, err)
+				}
+			}
+			env.Sleep(time.Second)
+		}
+		for _, k := range keys {
+			v, _, err := c.Get(ctx, k)
+			if err != nil || v == "" {
+				env.Errorf("after the failover, %s: %q %v", k, v, err)
+			}
+		}
+	}
+	res := simtest.Test(t, simtest.Config{Scenario: sc, Seed: 4}, body)
+	if again := simtest.Run(simtest.Config{Scenario: sc, Seed: 4}, body); again.TraceHash != res.TraceHash {
+		t.Fatalf("seed 4 gave two traces: %s and %s", res.TraceHash, again.TraceHash)
+	}
+	nodes := map[string]bool{}
+	for _, a := range res.Sim.Applies {
+		nodes[a.Node] = true
+	}
+	if !nodes["a1"] || !nodes["a2"] || !nodes["b1"] {
+		t.Fatalf("applies on %v, want a1 before the failover, a2 after, and b1", nodes)
+	}
+}

@@ -226,7 +226,9 @@ func Run(cfg Config, body func(env *Env)) *Result {
 		res.Err = errors.Join(ErrScenario, err)
 		return res
 	}
-	opts.Endpoints = []client.Endpoint{{Host: host.Endpoint().Host, Port: host.Endpoint().Port}}
+	for _, ep := range host.Endpoints() {
+		opts.Endpoints = append(opts.Endpoints, client.Endpoint{Host: ep.Host, Port: ep.Port})
+	}
 	if cfg.Options != nil {
 		cfg.Options(&opts)
 	}
@@ -285,18 +287,20 @@ func optionsOf(sc *scenario.Scenario) (client.Options, error) {
 	}
 	o := &r.Options
 	opts := client.Options{
-		Connections:                 o.Connections,
-		ConnectTimeout:              o.ConnectTimeout,
-		CommandTimeout:              o.CommandTimeout,
-		Protocol:                    client.Protocol(o.Protocol),
-		Database:                    o.Database,
-		ClientName:                  o.ClientName,
-		LibraryName:                 o.LibraryName,
-		DisableLibraryInfo:          o.DisableLibraryInfo,
-		ConnectionIdleReadTimeout:   o.ConnectionIdleReadTimeout,
-		GatheredWriteStallTimeout:   o.GatheredWriteStallTimeout,
-		ConnectionMaxLifetime:       o.ConnectionMaxLifetime,
-		ConnectionMaxLifetimeJitter: o.ConnectionMaxLifetimeJitter,
+		Connections:                    o.Connections,
+		ConnectTimeout:                 o.ConnectTimeout,
+		CommandTimeout:                 o.CommandTimeout,
+		Protocol:                       client.Protocol(o.Protocol),
+		Database:                       o.Database,
+		ClientName:                     o.ClientName,
+		LibraryName:                    o.LibraryName,
+		DisableLibraryInfo:             o.DisableLibraryInfo,
+		ConnectionIdleReadTimeout:      o.ConnectionIdleReadTimeout,
+		GatheredWriteStallTimeout:      o.GatheredWriteStallTimeout,
+		ConnectionMaxLifetime:          o.ConnectionMaxLifetime,
+		ConnectionMaxLifetimeJitter:    o.ConnectionMaxLifetimeJitter,
+		UseCluster:                     o.UseCluster,
+		ClusterTopologyRefreshInterval: o.ClusterTopologyRefreshInterval,
 		DedicatedPool: client.DedicatedPoolOptions{MinimumSize: o.DedicatedPool.MinimumSize, MaximumSize: o.DedicatedPool.MaximumSize,
 			MaximumIdle: o.DedicatedPool.MaximumIdle, IdleTimeout: o.DedicatedPool.IdleTimeout},
 	}
