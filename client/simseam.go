@@ -15,8 +15,9 @@ import (
 // a time. Such a client differs from a production client in three places only:
 //   - create takes the engine's runtime and transport from the host, and the host steps the
 //     engine instead of a loop goroutine (client.go);
-//   - a command waits through the host (executeSim below) instead of a select, so that its
-//     CommandTimeout runs in virtual time and its task yields while it waits;
+//   - a command or a batch waits through the host (executeSim and awaitGroupSim below) instead
+//     of a select, so that its CommandTimeout runs in virtual time and its task yields while it
+//     waits;
 //   - Close lets the host step the disposal instead of waiting for the loop (client.go).
 //
 // A production client has no host: it pays one nil comparison per command.
@@ -109,6 +110,25 @@ func (c *Client) executeSim(ctx context.Context, cl *call) error {
 	default:
 		return c.abandonSim(cl, nil)
 	}
+}
+
+// awaitGroupSim submits a batch's commands for a simulated client, each with a command id, and
+// waits for the group through the host, as awaitGroup does with a select. When the wait is
+// interrupted, nothing can complete a call until the task yields again, so the batch's settle
+// never waits for a completion in flight.
+func (c *Client) awaitGroupSim(ctx context.Context, g *callGroup, cmds []*engine.Command) (done bool, ctxErr error, timedOut bool) {
+	for _, cmd := range cmds {
+		cmd.ID = c.sim.CommandID()
+	}
+	c.eng.SubmitGroup(cmds)
+	switch c.sim.Wait(ctx, func() bool { return len(g.done) > 0 }, c.opts.CommandTimeout) {
+	case simbind.Ready:
+		<-g.done
+		return true, nil, false
+	case simbind.Cancelled:
+		return false, ctx.Err(), false
+	}
+	return false, nil, true
 }
 
 // abandonSim is abandon for a simulated client: in the simulator nothing completes a command

@@ -29,8 +29,8 @@
 // A standalone node or a Redis Cluster (the scenario's topology) with the simulator's commands
 // (strings, counters, lists, GET/SET and their variants; see package sim), commands and their
 // replies, timeouts, redirects, connection recovery and every fault kind of a scenario.
-// Batches, dedicated connections, pub/sub, blocking commands and commands sent to every Cluster
-// node fail at once with an error saying the simulator does not support them yet; the
+// Batches (pipelines and MULTI/EXEC) run too. Dedicated connections, pub/sub, blocking commands
+// and commands sent to every Cluster node fail at once with an error saying the simulator does not support them yet; the
 // Sentinel, replica, hedged-read, credential-provider and SplitCrossSlotCommands options are
 // refused when the client is built.
 //

@@ -215,11 +215,6 @@ func TestUnsupportedFeaturesFailClearly(t *testing.T) {
 		if _, err := c.Subscribe(ctx, "ch"); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
 			env.Errorf("Subscribe: %v", err)
 		}
-		var b client.Batch
-		b.Set("k", "v")
-		if err := c.Pipeline(ctx, &b); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
-			env.Errorf("batch: %v", err)
-		}
 	})
 }
 
@@ -282,5 +277,46 @@ faults:
 	}
 	if !nodes["a1"] || !nodes["a2"] || !nodes["b1"] {
 		t.Fatalf("applies on %v, want a1 before the failover, a2 after, and b1", nodes)
+	}
+}
+
+// TestBatches: pipelines and MULTI/EXEC transactions run in a simulated client; a batch whose
+// reply is lost ends with an unknown outcome, and is not resent.
+func TestBatches(t *testing.T) {
+	sc := simtest.DefaultScenario()
+	sc.Faults = []scenario.Fault{{At: scenario.At(time.Second), LoseReply: &scenario.Target{Node: "r1"}}}
+	res := simtest.Test(t, simtest.Config{Scenario: sc, Seed: 2}, func(env *simtest.Env) {
+		ctx := context.Background()
+		c := env.Client()
+		var b client.Batch
+		set := b.Set("k", "v")
+		n := b.Incr("n")
+		if err := c.Pipeline(ctx, &b); err != nil || set.Err() != nil || n.Val() != 1 {
+			env.Fatalf("pipeline: %v %v %d", err, set.Err(), n.Val())
+		}
+		var tx client.Batch
+		m := tx.Incr("n")
+		if err := c.Atomic(ctx, &tx); err != nil || m.Val() != 2 {
+			env.Fatalf("transaction: %v %d", err, m.Val())
+		}
+		env.Sleep(time.Second)
+		var lost client.Batch
+		l := lost.Incr("n")
+		if err := c.Pipeline(ctx, &lost); !errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(l.Err(), client.ErrUnknownOutcome) {
+			env.Fatalf("a batch whose reply is lost: %v / %v, want an unknown outcome", err, l.Err())
+		}
+		v, _, err := c.Get(ctx, "n")
+		if err != nil || v != "3" {
+			env.Fatalf("after the lost reply n=%q %v, want 3 (applied once, never resent)", v, err)
+		}
+	})
+	incrs := 0
+	for _, a := range res.Sim.Applies {
+		if a.Name == "INCR" {
+			incrs++
+		}
+	}
+	if incrs != 3 {
+		t.Fatalf("%d INCRs applied, want 3", incrs)
 	}
 }
