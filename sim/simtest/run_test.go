@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/client"
+	"github.com/respire-go/respire/sim"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/simtest"
 )
@@ -318,5 +319,19 @@ func TestBatches(t *testing.T) {
 	}
 	if incrs != 3 {
 		t.Fatalf("%d INCRs applied, want 3", incrs)
+	}
+}
+
+// TestScenarioForAHost: the application's code is the workload, so a scenario with one is a
+// scenario error, as an invalid scenario is.
+func TestScenarioForAHost(t *testing.T) {
+	withWorkload := simtest.DefaultScenario()
+	withWorkload.Workload = scenario.Workload{Callers: 1, Rate: 10, Keys: 1, Mix: scenario.Mix{Get: 1}}
+	res := simtest.Run(simtest.Config{Scenario: withWorkload, Seed: 1}, func(*simtest.Env) {})
+	if !errors.Is(res.Err, simtest.ErrScenario) || !errors.Is(res.Err, sim.ErrHostWorkload) {
+		t.Fatalf("a scenario with a workload: %v", res.Err)
+	}
+	if res := simtest.Run(simtest.Config{Scenario: &scenario.Scenario{Name: "no-duration"}}, func(*simtest.Env) {}); !errors.Is(res.Err, simtest.ErrScenario) {
+		t.Fatalf("a scenario without a duration: %v", res.Err)
 	}
 }
