@@ -158,9 +158,10 @@ func withFaults(cfg Config, faults []scenario.Fault, seed uint64) Config {
 // Check is a property test of body under fault timelines drawn from space, with rapid: each
 // check draws a timeline and a seed, adds the timeline to cfg.Scenario's faults and runs body
 // (Run). A failing run fails the check; rapid then shrinks the timeline (fewer faults, earlier
-// times, kinds listed first) and the seed to the smallest failing run, and fails t with its
-// summary. Check returns that smallest failing run, whose Result.Scenario WriteScenario saves
-// as a scenario file that replays it, or nil when every check passed.
+// times, kinds listed first) and the seed to the smallest failing run, and marks t failed with
+// its summary (t.Errorf: the test goes on). Check returns that smallest failing run, whose
+// Result.Scenario WriteScenario saves as a scenario file that replays it, or nil when every
+// check passed.
 //
 // t is usually the test's *testing.T; a test that expects a failure (the positive control of
 // its own property) passes a rapid.TB that records it instead.
@@ -168,12 +169,12 @@ func Check(t rapid.TB, cfg Config, space FaultSpace, body func(env *Env)) *Resul
 	t.Helper()
 	s, err := space.withDefaults()
 	if err != nil {
-		t.Fatalf("%v", err)
+		t.Errorf("%v", err)
 		return nil
 	}
 	gen := faults(s)
 	var failing *Result
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(softTB{t}, func(rt *rapid.T) {
 		timeline := gen.Draw(rt, "faults")
 		seed := rapid.Uint64Range(0, 1<<32).Draw(rt, "seed")
 		res := Run(withFaults(cfg, timeline, seed), body)
@@ -185,6 +186,14 @@ func Check(t rapid.TB, cfg Config, space FaultSpace, body func(env *Env)) *Resul
 	})
 	return failing
 }
+
+// softTB turns rapid's final FailNow and Fatalf into Fail and Errorf, so that Check returns the
+// smallest failing run to its caller instead of ending the test first.
+type softTB struct{ rapid.TB }
+
+func (s softTB) FailNow()                  { s.TB.Fail() }
+func (s softTB) Fatalf(f string, a ...any) { s.TB.Helper(); s.TB.Errorf(f, a...) }
+func (s softTB) Fatal(a ...any)            { s.TB.Helper(); s.TB.Error(a...) }
 
 // Sweep runs body under n fault timelines drawn from space, the i-th with rapid's example
 // for seed i and with seed i, and returns the first failing run, or nil when all n passed. It

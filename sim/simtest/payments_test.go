@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // recorder is a rapid.TB that records a property's failure instead of failing the test: the
-// positive control runs a property that must fail, and fails if it does not.
+// positive control runs a property that must fail, and fails if it does not. Like a
+// testing.T, its FailNow, Fatal and Fatalf end the calling goroutine.
 type recorder struct {
 	failed bool
 	msgs   []string
@@ -28,9 +30,9 @@ func (r *recorder) Skip(a ...any)             { panic(fmt.Sprint(a...)) }
 func (r *recorder) SkipNow()                  { panic("skip") }
 func (r *recorder) Errorf(f string, a ...any) { r.failed = true; r.Logf(f, a...) }
 func (r *recorder) Error(a ...any)            { r.failed = true; r.Log(a...) }
-func (r *recorder) Fatalf(f string, a ...any) { r.failed = true; r.Logf(f, a...) }
-func (r *recorder) Fatal(a ...any)            { r.failed = true; r.Log(a...) }
-func (r *recorder) FailNow()                  { r.failed = true }
+func (r *recorder) Fatalf(f string, a ...any) { r.Errorf(f, a...); runtime.Goexit() }
+func (r *recorder) Fatal(a ...any)            { r.Error(a...); runtime.Goexit() }
+func (r *recorder) FailNow()                  { r.failed = true; runtime.Goexit() }
 func (r *recorder) Fail()                     { r.failed = true }
 func (r *recorder) Failed() bool              { return r.failed }
 
@@ -67,7 +69,17 @@ func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
 	positiveControl(t)
 	rec := &recorder{}
 	cfg := simtest.Config{Scenario: paymentScenario()}
-	failing := simtest.Check(rec, cfg, simtest.FaultSpace{}, payments(chargeNaive))
+	// Check runs on a goroutine of its own, as a test function does: it must return the
+	// failing run rather than end the goroutine (FailNow) before it can be saved.
+	result := make(chan *simtest.Result, 1)
+	go func() {
+		defer close(result)
+		result <- simtest.Check(rec, cfg, simtest.FaultSpace{}, payments(chargeNaive))
+	}()
+	failing, returned := <-result
+	if !returned {
+		t.Fatal("Check ended its goroutine instead of returning the failing run")
+	}
 	if !rec.failed || failing == nil {
 		t.Fatalf("rapid did not find the naive handler's double charge: %v", rec.msgs)
 	}
