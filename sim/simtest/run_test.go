@@ -194,9 +194,14 @@ func TestOptionsMustMatchTheScenario(t *testing.T) {
 		!strings.Contains(res.Err.Error(), "scenario's client section") {
 		t.Fatalf("a command timeout set outside the scenario: %v", res.Err)
 	}
-	var ce *client.ConfigError
-	if res := run(func(o *client.Options) { o.UseCluster = true }); !errors.As(res.Err, &ce) {
-		t.Fatalf("UseCluster: %v, want a *client.ConfigError", res.Err)
+	for name, adjust := range map[string]func(*client.Options){
+		"ReplicaEndpoints":       func(o *client.Options) { o.ReplicaEndpoints = []client.Endpoint{{Host: "r2", Port: 6379}} },
+		"SplitCrossSlotCommands": func(o *client.Options) { o.UseCluster, o.SplitCrossSlotCommands = true, true },
+	} {
+		var ce *client.ConfigError
+		if res := run(adjust); !errors.As(res.Err, &ce) || ce.Option != name || !strings.Contains(ce.Reason, "simulator") {
+			t.Errorf("%s: %v, want a *client.ConfigError naming it", name, res.Err)
+		}
 	}
 	res := run(func(o *client.Options) { o.KeyPrefix = "app:" })
 	if res.Failed() {
