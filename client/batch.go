@@ -477,8 +477,14 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		cmds = append(cmds, &cl.cmd)
 	}
 	b.cmds = cmds
-	c.eng.SubmitGroup(cmds)
-	done, ctxErr, timedOut := awaitGroup(ctx, g, c.opts.CommandTimeout)
+	var done, timedOut bool
+	var ctxErr error
+	if c.sim != nil {
+		done, ctxErr, timedOut = c.awaitGroupSim(ctx, g, cmds) // simseam.go
+	} else {
+		c.eng.SubmitGroup(cmds)
+		done, ctxErr, timedOut = awaitGroup(ctx, g, c.opts.CommandTimeout)
+	}
 	if !done && c.eng.Withdraw(cmds[0]) {
 		// Still waiting for a connection: nothing was sent.
 		err := ctxErr

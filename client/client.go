@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/simbind"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/resp"
 )
@@ -53,6 +54,8 @@ type Client struct {
 	// recovery is the latest lifecycle observation of a command slot, kept for the hooks when
 	// a TracerProvider or hooks are set (hook.go); nil before the first.
 	recovery atomic.Pointer[ConnectionStateChange]
+	// sim binds the client to the simulator (sim/simtest, simseam.go); nil in production.
+	sim simbind.Host
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -77,13 +80,21 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // connects; a later command retries a failed attempt, once the slot's rest after the failure
 // (250 ms doubling up to 5 s) is over. Commands during the rest fail at once with the last
 // connection error. See ReconnectPolicy.
-func Create(opts Options) (*Client, error) {
+func Create(opts Options) (*Client, error) { return create(opts, nil) }
+
+// create builds the client; host, when not nil, binds it to the simulator (simseam.go).
+func create(opts Options, host simbind.Host) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	o, resolved, err := opts.resolve()
 	if err != nil {
 		return nil, err
+	}
+	if host != nil {
+		if err := o.simSupported(); err != nil {
+			return nil, err
+		}
 	}
 	o.logIgnored(o.Logger)
 	o.logPlaintextCredentials(o.Logger)
@@ -100,10 +111,16 @@ func Create(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
+	var transport engine.Transport
+	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router}
 	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
-	var transport engine.Transport
-	if o.UseCluster && o.Database != 0 {
+	if host != nil {
+		if deps.Runtime, transport, deps.OnStep, err = host.Bind(&resolved); err != nil {
+			return nil, err
+		}
+		c.sim = host
+	} else if o.UseCluster && o.Database != 0 {
 		// Each connection checks the server and SELECTs itself (cluster_db.go).
 		tcfg.Handshake.Database = 0
 		transport = dbTransport{inner: netio.NewTransport(tcfg), db: o.Database}
@@ -119,21 +136,30 @@ func Create(opts Options) (*Client, error) {
 			roleBudget: max(o.CommandTimeout, 0)}
 		c.ep = Endpoint{}
 	}
-	deps := engine.Deps{
-		Runtime:   engine.NewClockRuntime(clock.New(), rand.Uint64()),
-		Transport: transport,
-		Meter:     meter,
-		PubSub:    c.pubsub.router,
+	if deps.Runtime == nil {
+		deps.Runtime = engine.NewClockRuntime(clock.New(), rand.Uint64())
 	}
+	deps.Transport = transport
 	if sentinel != nil {
 		deps.SentinelWarn = c.sentinelWarn
 	}
 	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil {
-		c.dispatcher = engine.NewDispatcher(c.observe)
-		deps.Observer = c.dispatcher
+		if host != nil {
+			// One goroutine at a time in the simulator: observations are delivered in the step.
+			deps.Observer = engine.ObserverFunc(c.observe)
+		} else {
+			c.dispatcher = engine.NewDispatcher(c.observe)
+			deps.Observer = c.dispatcher
+		}
 	}
 	ecfg := resolved.ClusterEngine(o.clusterSeeds())
 	ecfg.Endpoint, ecfg.EpisodeBase = c.ep.engine(), nextEpisodeBase()
+	if host != nil {
+		// A simulated run numbers its episodes from zero, whatever other clients exist, so
+		// that a seed replays the same trace; the host records every step, so the engine
+		// keeps no journal of its own (as in the simulator's runs).
+		ecfg.EpisodeBase, ecfg.JournalSize = 0, -1
+	}
 	if ecfg.Cluster != nil {
 		ecfg.Cluster.RetiredGrace = testRetiredGrace
 	}
@@ -145,7 +171,11 @@ func Create(opts Options) (*Client, error) {
 		sentinel.Attach(c.eng)
 	}
 	c.pubsub.router.Attach(c.eng)
-	c.eng.Start()
+	if host != nil {
+		host.Attach(c.eng)
+	} else {
+		c.eng.Start()
+	}
 	if err := c.startReplicas(ecfg, deps); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -200,6 +230,9 @@ func errString(err error) string {
 func (c *Client) connect(ctx context.Context) error {
 	answer := make(chan engine.Grant, 1)
 	id := c.eng.Acquire(fsm.NeedAll, func(g engine.Grant) { answer <- g })
+	if c.sim != nil {
+		return c.connectSim(ctx, id, answer)
+	}
 	select {
 	case g := <-answer:
 		return c.grantErr(g)
@@ -230,7 +263,11 @@ func (c *Client) Close() error {
 		c.renewer.close()
 		c.closeReplicas()
 		c.eng.Close()
-		c.eng.Wait()
+		if c.sim != nil {
+			c.sim.Closed()
+		} else {
+			c.eng.Wait()
+		}
 		c.pubsub.router.Close()
 		if c.dispatcher != nil {
 			c.dispatcher.Close()
@@ -357,6 +394,9 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		// Already cancelled: nothing is sent.
 		c.putCall(cl)
 		return err
+	}
+	if c.sim != nil {
+		return c.executeSim(ctx, cl)
 	}
 	if c.opts.UseCluster && cl.node == 0 {
 		if done, err := c.executeCluster(ctx, cl); done {

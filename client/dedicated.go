@@ -92,6 +92,9 @@ func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
 // dedicatedSlot rents a dedicated connection to the Cluster node serving slot (any primary for
 // engine.Keyless, and the endpoint of a standalone client).
 func (c *Client) dedicatedSlot(ctx context.Context, slot int) (*DedicatedConn, error) {
+	if c.sim != nil {
+		return nil, errSimUnsupported("dedicated connections")
+	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}

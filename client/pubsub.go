@@ -167,6 +167,9 @@ func (c *Client) subscribe(ctx context.Context, m fsm.Machine, kind fsm.TopicKin
 	if err != nil {
 		return nil, err
 	}
+	if c.sim != nil {
+		return nil, errSimUnsupported("pub/sub")
+	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
