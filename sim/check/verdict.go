@@ -74,6 +74,9 @@ func Checkers(r *record.Result) []Checker {
 	if sc.Expect.Connect != nil {
 		names = append(names, CheckExpectConnect)
 	}
+	if len(sc.Expect.Monitors) > 0 {
+		names = append(names, CheckExpectMonitors)
+	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -144,6 +147,8 @@ func registry(r *record.Result) map[string]Checker {
 		// Cluster (dials.go, retired.go).
 		CheckDials:   Dials{},
 		CheckRetired: retiredFor(sc),
+		// Sentinel (sentinel_monitor.go).
+		CheckExpectMonitors: expectMonitors{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
