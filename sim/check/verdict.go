@@ -38,6 +38,9 @@ func Checkers(r *record.Result) []Checker {
 		if sc.IsCluster() {
 			names = append(names, CheckRetired)
 		}
+		if sc.IsSentinel() {
+			names = append(names, CheckReplicaWrites)
+		}
 	default:
 		names = append(names, inv.Names...)
 	}
@@ -147,8 +150,9 @@ func registry(r *record.Result) map[string]Checker {
 		// Cluster (dials.go, retired.go).
 		CheckDials:   Dials{},
 		CheckRetired: retiredFor(sc),
-		// Sentinel (sentinel_monitor.go).
+		// Sentinel (sentinel_monitor.go) and replicas (replica.go).
 		CheckExpectMonitors: expectMonitors{},
+		CheckReplicaWrites:  ReplicaWrites{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
