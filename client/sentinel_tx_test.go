@@ -18,13 +18,16 @@ import (
 // roFake is a loopback RESP2 server that plays a Sentinel and the primary it names (itself):
 // SENTINEL MASTER names it under epoch 1, ROLE says master, subscriptions are acknowledged, and
 // writes queued inside MULTI are refused with READONLY (EXEC then answers EXECABORT), as a
-// primary demoted to a replica does. It counts the SENTINEL MASTER queries.
+// primary demoted to a replica does. Scripts and functions (EVAL, EVALSHA, FCALL) fail with the
+// READONLY error a script gets when it writes on a replica; inside MULTI they are queued and
+// EXEC answers that error as their element. It counts the SENTINEL MASTER queries and the scripts run.
 type roFake struct {
 	l       net.Listener
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	conns   []net.Conn
 	masters int
+	scripts int
 }
 
 func startROFake(t *testing.T) *roFake {
@@ -65,17 +68,26 @@ func (f *roFake) port() int { return f.l.Addr().(*net.TCPAddr).Port }
 
 func (f *roFake) masterQueries() int { f.mu.Lock(); defer f.mu.Unlock(); return f.masters }
 
+// scriptRuns counts the EVAL, EVALSHA and FCALL commands received.
+func (f *roFake) scriptRuns() int { f.mu.Lock(); defer f.mu.Unlock(); return f.scripts }
+
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
 
 func (f *roFake) serve(nc net.Conn) {
 	r := bufio.NewReader(nc)
-	multi := false
+	multi, aborted := false, false
+	var queued []string // the replies EXEC owes the commands queued inside MULTI
 	for {
 		args, err := readArgs(r)
 		if err != nil {
 			return
 		}
 		name := strings.ToUpper(args[0])
+		if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
+			f.mu.Lock()
+			f.scripts++
+			f.mu.Unlock()
+		}
 		var out string
 		switch {
 		case name == "SENTINEL" && len(args) > 1 && strings.EqualFold(args[1], "MASTER"):
@@ -100,13 +112,22 @@ func (f *roFake) serve(nc net.Conn) {
 		case name == "PING":
 			out = "+PONG\r\n"
 		case name == "MULTI":
-			multi = true
+			multi, aborted, queued = true, false, nil
 			out = "+OK\r\n"
-		case name == "EXEC":
+		case name == "EXEC" && aborted:
 			multi = false
 			out = "-EXECABORT Transaction discarded because of previous errors.\r\n"
+		case name == "EXEC":
+			multi = false
+			out = "*" + strconv.Itoa(len(queued)) + "\r\n" + strings.Join(queued, "")
 		case multi && name == "SET":
+			aborted = true
 			out = "-READONLY You can't write against a read only replica.\r\n"
+		case multi && (name == "EVAL" || name == "EVALSHA" || name == "FCALL"):
+			queued = append(queued, scriptReadOnly)
+			out = "+QUEUED\r\n"
+		case name == "EVAL" || name == "EVALSHA" || name == "FCALL":
+			out = scriptReadOnly
 		case name == "GET":
 			out = "$-1\r\n"
 		default:
@@ -117,6 +138,9 @@ func (f *roFake) serve(nc net.Conn) {
 		}
 	}
 }
+
+// scriptReadOnly is the error a script or function that writes gets on a replica (Redis 7).
+const scriptReadOnly = "-READONLY You can't write against a read only replica. script: 4e6d8fc8, on @user_script:1.\r\n"
 
 // readArgs reads one RESP command (an array of bulk strings).
 func readArgs(r *bufio.Reader) ([]string, error) {

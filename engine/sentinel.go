@@ -116,6 +116,17 @@ type sentinelState struct {
 	disposing bool
 	view      atomic.Pointer[sentinelView]
 	timers    atomic.Uint64
+	// queries are the discovery queries in flight (loop-owned): those of the resolution's one
+	// connection, pipelined. Closing their connection settles them (sentinelDropQueries).
+	queries []*sentinelQuery
+}
+
+// sentinelQuery is a discovery query in flight: its connection, its timeout and whether it was
+// settled (answered, timed out, or dropped because its connection closed).
+type sentinelQuery struct {
+	conn    fsm.ConnID
+	timer   fsm.TimerID
+	settled atomic.Bool
 }
 
 // sentinelView is what callers read of the Sentinel state, without locks.
@@ -374,13 +385,18 @@ func (e *Engine) sentinelQuery(f *fsm.Effect) {
 	}
 	args := topo.SentinelCommand(q, e.sn.name)
 	cmd := &Command{Name: args[0], Frame: resp.AppendCommand(nil, args...)}
-	var settled atomic.Bool
 	timer := fsm.TimerID(fsm.IDBase(sentinelTimers) + e.sn.timers.Add(1))
+	sq := &sentinelQuery{conn: conn, timer: timer}
+	settled := &sq.settled
+	e.sn.queries = append(e.sn.queries, sq)
 	cmd.Done = func(cmd *Command) {
 		if !settled.CompareAndSwap(false, true) {
 			return
 		}
-		e.post(item{call: func() { e.deps.Runtime.CancelTimer(timer) }})
+		e.post(item{call: func() {
+			e.deps.Runtime.CancelTimer(timer)
+			e.sn.forgetQuery(sq)
+		}})
 		if cmd.Err != nil {
 			answer(&fsm.SentinelData{Query: q}, cmd.Err)
 			return
@@ -391,11 +407,42 @@ func (e *Engine) sentinelQuery(f *fsm.Effect) {
 	}
 	e.deps.Runtime.ArmTimer(timer, e.sn.timeout, func() {
 		if settled.CompareAndSwap(false, true) {
+			e.post(item{call: func() { e.sn.forgetQuery(sq) }})
 			e.Abort(conn, errSentinelQueryTimeout)
 		}
 	})
 	cmd.Enqueued()
 	c.Send(cmd)
+}
+
+// forgetQuery removes a settled query from the ones in flight.
+func (s *sentinelState) forgetQuery(q *sentinelQuery) {
+	for i, x := range s.queries {
+		if x == q {
+			s.queries = append(s.queries[:i], s.queries[i+1:]...)
+			return
+		}
+	}
+}
+
+// sentinelDropQueries settles, without an answer, the discovery queries in flight on conn, a
+// connection the loop closed (the resolution abandoned it, or disposal did): their timeouts are
+// cancelled, and a reply or failure the connection still reports later is dropped. So a query
+// cut short by Close leaves no timer behind and posts nothing after the loop stopped, whether or
+// not the connection completes its pending commands when closed.
+func (e *Engine) sentinelDropQueries(conn fsm.ConnID) {
+	kept := e.sn.queries[:0]
+	for _, q := range e.sn.queries {
+		if q.conn != conn {
+			kept = append(kept, q)
+			continue
+		}
+		if q.settled.CompareAndSwap(false, true) {
+			e.deps.Runtime.CancelTimer(q.timer)
+		}
+	}
+	clear(e.sn.queries[len(kept):])
+	e.sn.queries = kept
 }
 
 // sentinelEndpoint is the endpoint of an effect of a Sentinel client that names none: the
@@ -457,7 +504,11 @@ func (e *Engine) sentinelDisposed() bool {
 // transport reports no loss for a connection the engine closed, and Conn.Close returns once the
 // connection stopped. Attempts still dialing end through their own DialFailed.
 func (e *Engine) sentinelClosed(id fsm.ConnID) {
-	if e.sn == nil || !e.sn.disposing || fsm.MachineOf(uint64(id)) != fsm.MachineSentinelMonitor {
+	if e.sn == nil {
+		return
+	}
+	e.sentinelDropQueries(id)
+	if !e.sn.disposing || fsm.MachineOf(uint64(id)) != fsm.MachineSentinelMonitor {
 		return
 	}
 	e.post(item{ev: fsm.Event{Kind: fsm.ConnLost, Conn: id, Err: errMonitorClosed}})

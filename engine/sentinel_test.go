@@ -25,6 +25,8 @@ type sentinelWorld struct {
 	// sentinelDials and dataDials count the opens by kind, dialsTo by address.
 	sentinelDials, dataDials int
 	dialsTo                  map[string]int
+	// holdQueries: the Sentinels hold their discovery queries unanswered (like other commands).
+	holdQueries bool
 }
 
 type sentinelView2 struct {
@@ -116,6 +118,9 @@ func (c *worldConn) Send(cmd *Command) {
 // answer serves a discovery query or ROLE.
 func (c *worldConn) answer(cmd *Command) (resp.Value, bool) {
 	frame := string(cmd.Frame)
+	if c.sentinel && c.w.holdQueries && strings.Contains(frame, "SENTINEL") {
+		return resp.Value{}, false
+	}
 	switch {
 	case strings.Contains(frame, "ROLE"):
 		if c.w.roles[c.addr] == fsm.RolePrimary {
@@ -655,6 +660,58 @@ func TestSentinelCloseClosesAMonitorThatConnectsLate(t *testing.T) {
 	}
 	if !late.closed {
 		t.Fatal("the late monitor connection was kept open")
+	}
+	if len(w.h.eng.conns) != 0 {
+		t.Fatalf("%d connections kept after Close", len(w.h.eng.conns))
+	}
+}
+
+// TestSentinelCloseDropsTheDiscoveryQueryInFlight: Close while a discovery query waits for its
+// Sentinel's answer cancels it cleanly, without waiting: the loop stops at once, the query's
+// connection is closed, its timeout is cancelled (no timer is left armed to fire after Close),
+// the command waiting for the primary fails as closed, and an answer the connection still
+// delivers afterwards steps nothing. Before the engine dropped the query, its timeout stayed
+// armed after Close (the fake connection, like a custom transport may, does not complete its
+// pending command when closed).
+func TestSentinelCloseDropsTheDiscoveryQueryInFlight(t *testing.T) {
+	w := newWorldWithPrimary(t, 1)
+	w.holdQueries = true
+	var got []error
+	w.h.eng.Submit(incrCmd(func(c *Command) { got = append(got, c.Err) }))
+	w.serve()
+	var asked *worldConn
+	for _, c := range w.conns {
+		if c.sentinel && len(c.held) > 0 && strings.Contains(string(c.held[0].Frame), "SENTINEL") {
+			asked = c
+		}
+	}
+	if asked == nil {
+		t.Fatal("no discovery query in flight")
+	}
+	if n := len(w.h.rt.timers); n != len(asked.held) {
+		t.Fatalf("%d timers armed with %d queries in flight, want their timeouts", n, len(asked.held))
+	}
+	w.h.eng.Close()
+	if !w.h.eng.RunPending() {
+		t.Fatalf("the loop still runs after Close with only a discovery query in flight (monitor %s)", w.h.eng.machines.mon.Phase())
+	}
+	if !asked.closed {
+		t.Fatal("the query's connection was left open")
+	}
+	if n := len(w.h.rt.timers); n != 0 {
+		t.Fatalf("%d timers left armed after Close: the query's timeout would fire later", n)
+	}
+	var ae *AcquireError
+	if len(got) != 1 || !errors.As(got[0], &ae) || ae.Outcome != fsm.OutcomeClosed {
+		t.Fatalf("the command waiting for the primary: %v, want failed as closed", got)
+	}
+	steps := len(w.h.events)
+	for len(asked.held) > 0 {
+		asked.reply(resp.ArrayOf())
+	}
+	w.h.run()
+	if len(w.h.events) != steps || len(w.h.rt.timers) != 0 {
+		t.Fatalf("a late answer stepped %d events and left %d timers", len(w.h.events)-steps, len(w.h.rt.timers))
 	}
 	if len(w.h.eng.conns) != 0 {
 		t.Fatalf("%d connections kept after Close", len(w.h.eng.conns))

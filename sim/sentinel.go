@@ -128,7 +128,7 @@ func (w *world) sentinelOpen(ctx context.Context, req *engine.OpenRequest) *wire
 		return nil
 	case req.Sentinel:
 		return &w.sentinel.hs
-	case req.Machine != fsm.MachineSentinel:
+	case req.Machine != fsm.MachineSentinel && !w.sc.Planted(scenario.PlantSentinelSkipRoleCheck):
 		req.Sink = &roleCheck{w: w, ctx: ctx, inner: req.Sink}
 	}
 	return nil

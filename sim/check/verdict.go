@@ -38,6 +38,9 @@ func Checkers(r *record.Result) []Checker {
 		if sc.IsCluster() {
 			names = append(names, CheckRetired)
 		}
+		if sc.IsSentinel() {
+			names = append(names, CheckReplicaWrites)
+		}
 	default:
 		names = append(names, inv.Names...)
 	}
@@ -73,6 +76,9 @@ func Checkers(r *record.Result) []Checker {
 	}
 	if sc.Expect.Connect != nil {
 		names = append(names, CheckExpectConnect)
+	}
+	if len(sc.Expect.Monitors) > 0 {
+		names = append(names, CheckExpectMonitors)
 	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
@@ -144,6 +150,9 @@ func registry(r *record.Result) map[string]Checker {
 		// Cluster (dials.go, retired.go).
 		CheckDials:   Dials{},
 		CheckRetired: retiredFor(sc),
+		// Sentinel (sentinel_monitor.go) and replicas (replica.go).
+		CheckExpectMonitors: expectMonitors{},
+		CheckReplicaWrites:  ReplicaWrites{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After

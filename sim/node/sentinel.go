@@ -51,6 +51,7 @@ func (g *Group) Promote(n *Node) bool {
 		return false
 	}
 	g.Rejoin(n, 0)
+	g.SetLink(n, true)
 	g.primary = n
 	return true
 }
@@ -65,16 +66,7 @@ func (g *Group) Diverge(n *Node) uint64 {
 	}
 	n.sn.diverged = true
 	n.sn.divergence++
-	var dbs [databases]map[string]*entry
-	for i := range g.dbs {
-		dbs[i] = make(map[string]*entry, len(g.dbs[i]))
-		for k, e := range g.dbs[i] {
-			c := *e
-			c.val, c.prev = append([]byte(nil), e.val...), append([]byte(nil), e.prev...)
-			dbs[i][k] = &c
-		}
-	}
-	n.dbs = dbs
+	n.dbs = g.copyDBs()
 	return n.sn.divergence
 }
 
@@ -116,6 +108,8 @@ type sentinelRole struct {
 	peers    []string
 	// noEpoch: SENTINEL MASTER is refused (NOPERM), as for a user without the permission.
 	noEpoch bool
+	// replica is a data node's replication state as a replica sees it (replica.go).
+	replica replicaState
 }
 
 // MakeSentinel makes n a Sentinel listening on port, monitoring the primary named name, with
@@ -198,6 +192,9 @@ func (n *Node) sentinelIntercept(c *Conn, cmd command, known bool) bool {
 		return true
 	}
 	if !s.sentinel {
+		if n.replicaIntercept(c, cmd, known) {
+			return true
+		}
 		if known && writeCommands[cmd.name] && s.group.primary != n && !s.diverged {
 			n.errorReply(c, "READONLY You can't write against a read only replica.")
 			return true
@@ -263,7 +260,7 @@ func (s *sentinelRole) role(n *Node) resp.Value {
 		return resp.ArrayOf(resp.BulkString("master"), resp.Int(0), resp.ArrayOf(reps...))
 	}
 	return resp.ArrayOf(resp.BulkString("slave"), resp.BulkString(s.group.primary.id), resp.Int(int64(s.group.port)),
-		resp.BulkString("connected"), resp.Int(0))
+		resp.BulkString(s.replica.linkState()), resp.Int(0))
 }
 
 // fields is a record reply: an array of field names and values.

@@ -18,6 +18,7 @@ var CheckerNames = []string{
 	"expect-events", "expect-outcomes", "expect-dedicated", "expect-pubsub",
 	"expect-during", "expect-dial-rate", "expect-connect",
 	"dials", "retired-dials",
+	"expect-monitors", "replica-writes",
 }
 
 // checkerLiveness is the checker that only expect.liveness configures.

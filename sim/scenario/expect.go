@@ -29,6 +29,9 @@ type Expect struct {
 	DialRate []DialRateExpect `yaml:"dial_rate,omitempty"`
 	// Connect asserts that the eager connect fails (checked by expect-connect).
 	Connect *ConnectExpect `yaml:"connect,omitempty"`
+	// Monitors asserts the Sentinel event monitors (checked by expect-monitors;
+	// sentinel_monitor.go).
+	Monitors []MonitorExpect `yaml:"monitors,omitempty"`
 }
 
 // EventExpect asserts the recovery lifecycle of one slot.

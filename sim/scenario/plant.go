@@ -50,6 +50,10 @@ const (
 	// replaced, a dial to the replaced node's address: the incident's client, which kept
 	// dialing departed nodes (caught by dials).
 	PlantDialDeparted Plant = "dial-departed"
+	// PlantSentinelSkipRoleCheck hands a Sentinel client's data connections to the engine
+	// without their ROLE check, so a connection opened to the old primary after a failover
+	// nobody announced carries writes to a replica (caught by replica-writes).
+	PlantSentinelSkipRoleCheck Plant = "sentinel-skip-role-check"
 )
 
 // Plants in the code both runtimes share (netio/wire, the engine's caller logic and grant),
@@ -73,7 +77,8 @@ var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, 
 	PlantRetryPermanent, PlantReRent, PlantResendBlocking, PlantUseAfterReturn,
 	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion, PlantDialDeparted,
 	PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand, PlantAckToWrongBatch,
-	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply, PlantSentinelRedialAtOnce}
+	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply, PlantSentinelRedialAtOnce,
+	PlantSentinelSkipRoleCheck}
 
 // Planted reports whether the scenario plants p.
 func (sc *Scenario) Planted(p Plant) bool { return slices.Contains(sc.Plant, p) }

@@ -464,6 +464,9 @@ func (sc *Scenario) validateExpect() error {
 	if err := sc.validateDials(); err != nil {
 		return err
 	}
+	if err := sc.validateMonitors(); err != nil {
+		return err
+	}
 	for i, ev := range e.Events {
 		f := "expect.events[" + strconv.Itoa(i) + "]"
 		if ev.Slot < 0 || ev.Slot >= sc.Client.Connections {
