@@ -170,17 +170,22 @@ func (s *sentinelReplicas) run() {
 		if time.Now().Before(next) && !moved {
 			continue
 		}
-		if err := s.refresh(); err != nil {
-			delay = min(2*delay, s.backoff)
-		} else {
-			delay = s.interval
-		}
+		delay = refreshDelay(delay, s.interval, s.backoff, s.refresh() != nil)
 		next = time.Now().Add(delay)
 		if !firstDone {
 			firstDone = true
 			close(s.first)
 		}
 	}
+}
+
+// refreshDelay returns the wait before the next refresh: the interval after a success, and
+// after a failure the previous wait doubled, at most ceiling (never below the interval).
+func refreshDelay(prev, interval, ceiling time.Duration, failed bool) time.Duration {
+	if !failed {
+		return interval
+	}
+	return max(min(2*prev, ceiling), interval)
 }
 
 // refresh asks the Sentinels for the replicas and publishes a new generation when the set

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/topo"
@@ -67,5 +68,27 @@ func TestSentinelReplicaOptions(t *testing.T) {
 		if !isConfig || ce.Option != tc.opt {
 			t.Errorf("%s: %v, want a *ConfigError for %s", tc.name, err, tc.opt)
 		}
+	}
+}
+
+// TestSentinelReplicaRefreshDelay: failed refreshes back off, doubling from the interval up to
+// the ceiling (30 s, or the interval when longer); a success resets the wait to the interval.
+func TestSentinelReplicaRefreshDelay(t *testing.T) {
+	const ceiling = 30 * time.Second
+	d := time.Second
+	var got []time.Duration
+	for range 7 {
+		d = refreshDelay(d, time.Second, ceiling, true)
+		got = append(got, d)
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, ceiling, ceiling, ceiling}
+	if !slices.Equal(got, want) {
+		t.Fatalf("backoff %v, want %v", got, want)
+	}
+	if d = refreshDelay(d, time.Second, ceiling, false); d != time.Second {
+		t.Fatalf("after a success: %v, want the interval", d)
+	}
+	if d = refreshDelay(time.Hour, time.Hour, time.Hour, true); d != time.Hour {
+		t.Fatalf("an interval above 30 s: %v, want the interval", d)
 	}
 }

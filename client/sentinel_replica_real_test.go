@@ -110,8 +110,9 @@ func TestSentinelReplicaReadsReal(t *testing.T) {
 }
 
 // TestSentinelReplicaViewReal: a Sentinel client whose default policy is Primary reads from the
-// primary until a view asks for replicas; that view's first read starts the Sentinel source.
-// ReplicaPreferred reads the primary while no replica is known.
+// primary until a view asks for replicas; that view's first read starts the Sentinel source,
+// which skips the first Sentinel when it is down. With every Sentinel down, the replicas it
+// knows keep taking reads.
 func TestSentinelReplicaViewReal(t *testing.T) {
 	g := redistest.StartSentinelGroup(t, redistest.SentinelConfig{})
 	nodes := g.Nodes()
@@ -138,10 +139,27 @@ func TestSentinelReplicaViewReal(t *testing.T) {
 	if s := c.ReadRoutingSnapshot(); s != nil {
 		t.Fatalf("a snapshot before any replica read: %+v", s)
 	}
+	sentinels := g.Sentinels()
+	sentinels[0].Kill()
 	view := c.WithReadFrom(client.Replica)
 	waitReplicaFor(t, 10*time.Second, "the view reads the replica", func() bool {
 		before := getCalls(t, nodes[1])
 		_, _, err := view.Get(ctx, "k")
 		return err == nil && getCalls(t, nodes[1]) == before+1
 	})
+	for _, s := range sentinels[1:] {
+		s.Kill()
+	}
+	before := getCalls(t, nodes[1])
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if _, _, err := view.Get(ctx, "k"); err != nil {
+			t.Fatalf("a replica read with every Sentinel down: %v", err)
+		}
+	}
+	if getCalls(t, nodes[1]) == before {
+		t.Fatal("no read reached the replica with every Sentinel down")
+	}
+	if n := getCalls(t, nodes[0]) - base; n != 5 {
+		t.Fatalf("the primary took %d reads, want only the 5 Primary ones", n)
+	}
 }
