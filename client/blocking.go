@@ -130,7 +130,8 @@ func (d *DedicatedConn) exchangeBlocking(ctx context.Context, cl *call) error {
 		d.c.putCall(cl)
 		return err
 	}
-	unblock := d.c.opts.DedicatedPool.UnblockOnCancel
+	// A replica's connection is discarded on cancellation: CLIENT UNBLOCK would go to the primary.
+	unblock := d.c.opts.DedicatedPool.UnblockOnCancel && d.eng == nil
 	cls := make([]*call, 0, 2)
 	if unblock && !d.idAsked {
 		d.idAsked = true

@@ -418,6 +418,9 @@ func (c *Client) claimShardSlot(channels []string) error {
 // *CrossSlotError when its keys span slots). A redirect would need the call sent again, which
 // a pooled call consumed by its first attempt cannot be: it runs once.
 func (c *Client) rentFor(cl *call) (func(context.Context, func(*DedicatedConn) error) error, error) {
+	if c.routesBlockingRead(cl) {
+		return c.replicaRent(cl), nil // replica_blocking.go
+	}
 	if !c.opts.UseCluster {
 		return c.WithDedicated, nil
 	}

@@ -53,6 +53,10 @@ type DedicatedConn struct {
 	c    *Client
 	id   fsm.ConnID
 	conn engine.Conn
+	// eng and ep are the replica engine and endpoint of a blocking read's connection
+	// (replica_blocking.go); nil for the client's own.
+	eng *engine.Engine
+	ep  Endpoint
 
 	busy      atomic.Bool
 	closed    atomic.Bool
@@ -157,7 +161,7 @@ func (d *DedicatedConn) Close() error {
 		d.conn.Send(&cl.cmd)
 		d.watching = false
 	}
-	d.c.eng.Return(d.id, healthy)
+	d.engine().Return(d.id, healthy)
 	return nil
 }
 
@@ -165,7 +169,7 @@ func (d *DedicatedConn) Close() error {
 func (d *DedicatedConn) discard() {
 	if d.closed.CompareAndSwap(false, true) {
 		d.discarded = true
-		d.c.eng.Return(d.id, false)
+		d.engine().Return(d.id, false)
 	}
 }
 
@@ -269,7 +273,7 @@ func (d *DedicatedConn) abandon(cls []*call, from int, ctxErr error) error {
 	}
 	d.discard()
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: d.c.ep, Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: d.endpoint(), Stage: stage, Err: ctxErr}
 	}
 	return d.c.timeoutErr(name, stage)
 }

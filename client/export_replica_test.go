@@ -8,7 +8,12 @@ func SetReplicaOnStep(fn func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)) 
 
 // ReplicaJournal returns the client's read-router journal and configuration inputs: the journal,
 // whether it is complete, and the router's configuration.
-func ReplicaJournal(c *Client) ([]fsm.RouterEvent, bool) { return c.replicas.router.Journal() }
+func ReplicaJournal(c *Client) ([]fsm.RouterEvent, bool) {
+	return c.replicas.cur.Load().router.Journal()
+}
 
 // ReplicaRouterConfig returns the configuration the client's read router was built with.
-func ReplicaRouterConfig(c *Client) fsm.RouterConfig { return c.replicas.cfg }
+func ReplicaRouterConfig(c *Client) fsm.RouterConfig { return c.replicas.cur.Load().cfg }
+
+// CompareEndpointsForTest orders endpoints as the Sentinel replica source does.
+var CompareEndpointsForTest = compareEndpoints

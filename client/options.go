@@ -279,10 +279,12 @@ type Options struct {
 	// 1 day). Parsed and validated; takes effect in a later version.
 	MaintenanceWindowTimeout time.Duration
 	// ReplicaEndpoints are the primary's replicas, for reads (standalone only: Endpoints then
-	// holds the one primary). At most MaxReplicaEndpoints. See docs/replicas.md.
+	// holds the one primary; a Sentinel client learns its replicas from SENTINEL REPLICAS). At
+	// most MaxReplicaEndpoints. See docs/replicas.md.
 	ReplicaEndpoints []Endpoint
 	// ReadFrom is where read-only commands run by default (Primary, the zero value, keeps every
-	// command on the primary). A policy other than Primary needs ReplicaEndpoints.
+	// command on the primary). A policy other than Primary needs a source of replicas:
+	// ReplicaEndpoints, or SentinelPrimaryName. Cluster clients do not support it yet.
 	ReadFrom ReadFrom
 	// ReplicaLatencyTolerance, when set, spreads reads across the candidates whose measured
 	// PING latency is at most the fastest's plus the tolerance, within the best tier (0: the
@@ -298,7 +300,7 @@ type Options struct {
 	ClientAvailabilityZone string
 	// HedgedReads, when set, sends a hedge-eligible read that has no answer after a delay to a
 	// second server as well; the first success wins. Experimental: outside the compatibility
-	// promise. Needs ReplicaEndpoints. See docs/replicas.md.
+	// promise. Needs ReplicaEndpoints or SentinelPrimaryName. See docs/replicas.md.
 	HedgedReads *HedgedReadOptions
 	// OnConnectionStateChange receives connection lifecycle observations in order, on a goroutine
 	// of its own; it may call Close. Keep it short.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -95,13 +97,15 @@ func (o *Options) validateReplicas() error {
 	case len(o.ReplicaEndpoints) > MaxReplicaEndpoints:
 		return configErr("ReplicaEndpoints", "more than MaxReplicaEndpoints ("+strconv.Itoa(MaxReplicaEndpoints)+")")
 	case len(o.ReplicaEndpoints) > 0 && o.UseCluster:
-		return configErr("ReplicaEndpoints", "cannot be combined with UseCluster (Cluster replica reads are not supported yet)")
+		return configErr("ReplicaEndpoints", "cannot be combined with UseCluster (a Cluster's replicas come from its slots)")
 	case len(o.ReplicaEndpoints) > 0 && o.SentinelPrimaryName != "":
-		return configErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (Sentinel replica reads are not supported yet)")
+		return configErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (the Sentinels name the replicas)")
 	case len(o.ReplicaEndpoints) > 0 && len(o.Endpoints) != 1:
 		return configErr("ReplicaEndpoints", "needs exactly one primary in Endpoints")
-	case o.ReadFrom != Primary && len(o.ReplicaEndpoints) == 0:
-		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints")
+	case o.ReadFrom != Primary && o.UseCluster:
+		return configErr("ReadFrom", o.ReadFrom.String()+" is not supported with UseCluster yet (Cluster replica reads)")
+	case o.ReadFrom != Primary && !o.hasReplicaSource():
+		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints, or SentinelPrimaryName")
 	case o.ReadFrom.zoneAware() && o.ClientAvailabilityZone == "":
 		return configErr("ClientAvailabilityZone", "must be set for "+o.ReadFrom.String())
 	case o.ReplicaLatencyTolerance != nil && *o.ReplicaLatencyTolerance < 0:
@@ -109,7 +113,7 @@ func (o *Options) validateReplicas() error {
 	case o.ReplicaRefreshInterval < 0 || o.ReplicaRefreshInterval > MaxReplicaRefreshInterval:
 		return configErr("ReplicaRefreshInterval", "must be in [0, "+MaxReplicaRefreshInterval.String()+"] (0: the default, 1s)")
 	}
-	if err := o.HedgedReads.validate(len(o.ReplicaEndpoints) > 0); err != nil {
+	if err := o.HedgedReads.validate(o.hasReplicaSource() && !o.UseCluster); err != nil {
 		return err
 	}
 	for i, ep := range o.ReplicaEndpoints {
@@ -120,32 +124,48 @@ func (o *Options) validateReplicas() error {
 	return nil
 }
 
+// hasReplicaSource reports whether the options name a source of replicas: ReplicaEndpoints, or
+// the Sentinels (SENTINEL REPLICAS).
+func (o *Options) hasReplicaSource() bool {
+	return len(o.ReplicaEndpoints) > 0 || o.SentinelPrimaryName != ""
+}
+
 func (r ReadFrom) zoneAware() bool { return fsm.ReadFrom(r).ZoneAware() }
 
-// replicaSet is a client's replica reads: one engine per replica, and the router that picks
-// among them and the primary (engine.ReplicaRouter).
+// replicaSet is a client's replica reads: the current generation of replica engines and the
+// router that picks among them and the primary (engine.ReplicaRouter). A standalone client has
+// one generation for its life; a Sentinel client replaces it when SENTINEL REPLICAS reports
+// another set (sentinel_replica.go), and has none while no replica is known.
 type replicaSet struct {
+	cur     atomic.Pointer[replicaGen]
+	hedging bool
+	// tmpl is the router configuration without its endpoints.
+	tmpl  fsm.RouterConfig
+	meter *engine.HedgeMeter
+	// src is the Sentinel source, nil for ReplicaEndpoints.
+	src *sentinelReplicas
+	// past adds up the hedging figures of retired routers.
+	mu   sync.Mutex
+	past engine.HedgeCounts
+}
+
+// replicaGen is one generation of replica reads: a router over the primary's engine and one
+// engine per replica. It never changes once published.
+type replicaGen struct {
 	engines  []*engine.Engine // the replicas' (the primary's is the client's)
 	router   *engine.ReplicaRouter
 	eps      []Endpoint // the candidates: the primary, then the replicas
 	fallback int        // how many selections a read may make: one per candidate
 	cfg      fsm.RouterConfig
-	hedging  bool
 }
 
 // replicaOnStep, set by tests only (export_replica_test.go), sees every step of the read
 // routers created after it is set.
 var replicaOnStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 
-// startReplicas builds and starts the replica engines and the router, when the options name
-// replicas.
-func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
-	o := &c.opts
-	if len(o.ReplicaEndpoints) == 0 {
-		return nil
-	}
-	rs := &replicaSet{eps: append([]Endpoint{c.ep}, o.ReplicaEndpoints...)}
-	targets := []*engine.Engine{c.eng}
+// newReplicaSet returns the replica reads of options o, without a generation yet.
+func newReplicaSet(o *Options) (*replicaSet, error) {
+	rs := &replicaSet{hedging: o.HedgedReads != nil}
 	cfg := fsm.RouterConfig{Default: fsm.ReadFrom(o.ReadFrom), RefreshInterval: o.ReplicaRefreshInterval,
 		Zone: o.ClientAvailabilityZone}
 	if cfg.RefreshInterval == 0 {
@@ -155,54 +175,117 @@ func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
 		cfg.Banded, cfg.Tolerance = true, *t
 	}
 	routerHedging(&cfg, o.HedgedReads)
-	rs.hedging = o.HedgedReads != nil
-	for _, ep := range rs.eps {
-		cfg.Endpoints = append(cfg.Endpoints, fsm.MakeEndpoint(ep.Host, ep.Port))
+	rs.tmpl = cfg
+	if o.HedgedReads != nil {
+		meter, err := engine.NewHedgeMeter(o.MeterProvider)
+		if err != nil {
+			return nil, errors.Wrap(err, "respire: creating the hedge metrics")
+		}
+		rs.meter = meter
 	}
-	for _, ep := range o.ReplicaEndpoints {
-		rcfg := ecfg
-		rcfg.Endpoint, rcfg.EpisodeBase = ep.engine(), nextEpisodeBase()
-		rdeps := deps
-		rdeps.Runtime = engine.NewClockRuntime(clock.New(), rand.Uint64())
-		rdeps.PubSub = nil
-		e := engine.New(rcfg, rdeps)
-		rs.engines = append(rs.engines, e)
-		targets = append(targets, e)
+	return rs, nil
+}
+
+// build returns a started generation over primary (served by primaryEng) and the replicas,
+// each served by the engine of the same index.
+func (rs *replicaSet) build(primary Endpoint, primaryEng *engine.Engine, replicas []Endpoint, engines []*engine.Engine) (*replicaGen, error) {
+	g := &replicaGen{engines: engines, eps: append([]Endpoint{primary}, replicas...), cfg: rs.tmpl}
+	g.cfg.Endpoints = nil
+	for _, ep := range g.eps {
+		g.cfg.Endpoints = append(g.cfg.Endpoints, fsm.MakeEndpoint(ep.Host, ep.Port))
 	}
-	router, err := engine.NewReplicaRouter(cfg, targets, clock.New())
+	targets := append([]*engine.Engine{primaryEng}, engines...)
+	router, err := engine.NewReplicaRouter(g.cfg, targets, clock.New())
 	if err != nil {
-		return errors.Wrap(err, "respire: configuring replica reads")
+		return nil, errors.Wrap(err, "respire: configuring replica reads")
 	}
 	if replicaOnStep != nil {
 		router.SetOnStep(replicaOnStep)
 	}
-	if o.HedgedReads != nil {
-		meter, err := engine.NewHedgeMeter(o.MeterProvider)
-		if err != nil {
-			return errors.Wrap(err, "respire: creating the hedge metrics")
-		}
-		router.SetHedgeMeter(meter)
+	router.SetHedgeMeter(rs.meter)
+	g.router, g.fallback = router, len(targets)
+	router.Start()
+	return g, nil
+}
+
+// retired adds the figures of a generation's router, which stopped, to the client's.
+func (rs *replicaSet) retired(g *replicaGen) {
+	h := g.router.Hedges()
+	rs.mu.Lock()
+	rs.past.Eligible += h.Eligible
+	rs.past.Sent += h.Sent
+	rs.past.Won += h.Won
+	rs.mu.Unlock()
+}
+
+// newReplicaEngine returns an unstarted engine for replica ep, with the client's configuration
+// and its own runtime.
+func newReplicaEngine(ecfg engine.Config, deps engine.Deps, ep Endpoint) *engine.Engine {
+	rcfg := ecfg
+	rcfg.Endpoint, rcfg.EpisodeBase = ep.engine(), nextEpisodeBase()
+	rcfg.Sentinel, rcfg.Cluster = nil, nil
+	rdeps := deps
+	rdeps.Runtime = engine.NewClockRuntime(clock.New(), rand.Uint64())
+	rdeps.PubSub = nil
+	rdeps.SentinelWarn = nil
+	return engine.New(rcfg, rdeps)
+}
+
+// startReplicas builds and starts the replica engines and the router, when the options name
+// replicas; a Sentinel client gets its Sentinel source (started with the first replica read).
+func (c *Client) startReplicas(ecfg engine.Config, deps engine.Deps) error {
+	o := &c.opts
+	if len(o.ReplicaEndpoints) == 0 && o.SentinelPrimaryName == "" {
+		return nil
 	}
-	rs.router, rs.fallback, rs.cfg = router, len(targets), cfg
-	for _, e := range rs.engines {
+	rs, err := newReplicaSet(o)
+	if err != nil {
+		return err
+	}
+	if o.SentinelPrimaryName != "" {
+		rs.src = newSentinelReplicas(c, rs, ecfg, deps)
+		c.replicas = rs
+		if o.ReadFrom != Primary {
+			rs.src.start()
+		}
+		return nil
+	}
+	engines := make([]*engine.Engine, 0, len(o.ReplicaEndpoints))
+	for _, ep := range o.ReplicaEndpoints {
+		engines = append(engines, newReplicaEngine(ecfg, deps, ep))
+	}
+	for _, e := range engines {
 		e.Start()
 	}
-	router.Start()
+	g, err := rs.build(c.ep, c.eng, o.ReplicaEndpoints, engines)
+	if err != nil {
+		for _, e := range engines {
+			e.Close()
+			e.Wait()
+		}
+		return err
+	}
+	rs.cur.Store(g)
 	c.replicas = rs
 	return nil
 }
 
-// closeReplicas stops the router and closes the replica engines.
+// closeReplicas stops the routers and closes the replica engines.
 func (c *Client) closeReplicas() {
 	rs := c.replicas
 	if rs == nil {
 		return
 	}
-	rs.router.Close()
-	for _, e := range rs.engines {
+	if rs.src != nil {
+		rs.src.close()
+		return
+	}
+	g := rs.cur.Load()
+	g.router.Close()
+	for _, e := range g.engines {
 		e.Close()
 	}
-	for _, e := range rs.engines {
+	for _, e := range g.engines {
 		e.Wait()
 	}
 }
@@ -240,9 +323,26 @@ func (c *Client) routesRead(cl *call) bool {
 func (c *Client) executeRead(ctx context.Context, cl *call) error {
 	rs := c.replicas
 	policy := c.policyOfCall(cl)
+	g := rs.cur.Load()
+	if g == nil {
+		var err error
+		if g, err = c.awaitReplicas(ctx, policy); err != nil {
+			c.putCall(cl)
+			return err
+		}
+		if g == nil { // no replica known: the primary takes the read
+			if retry, err := c.executeOn(ctx, cl, c.eng, c.Endpoint()); retry || err != nil {
+				if retry {
+					c.putCall(cl) // executeOn left the call to its caller
+				}
+				return err
+			}
+			return nil
+		}
+	}
 	var acquireErr error // the last selected server's acquisition failure
-	for range rs.fallback {
-		target, w, err := rs.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
+	for range g.fallback {
+		target, w, err := g.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
 		if err != nil {
 			c.putCall(cl)
 			switch {
@@ -251,23 +351,32 @@ func (c *Client) executeRead(ctx context.Context, cl *call) error {
 			case acquireErr != nil:
 				return acquireErr // no fallback: the original failure
 			}
-			return &ConnectionError{Endpoint: c.ep, Err: readRefused(err)}
+			return &ConnectionError{Endpoint: c.readEndpoint(g, 0), Err: readRefused(err)}
 		}
 		if w != nil {
-			return c.executeHedged(ctx, cl, w, target)
+			return c.executeHedged(ctx, cl, g, w, target)
 		}
-		retry, err := c.executeOn(ctx, cl, rs.router.Target(target), rs.eps[target])
+		retry, err := c.executeOn(ctx, cl, g.router.Target(target), c.readEndpoint(g, target))
 		if !retry {
 			if err != nil && target != 0 && failedConnection(err) {
-				rs.router.Failed(target)
+				g.router.Failed(target)
 			}
 			return err
 		}
 		acquireErr = err
-		rs.router.Failed(target)
+		g.router.Failed(target)
 	}
 	c.putCall(cl)
 	return acquireErr
+}
+
+// readEndpoint names candidate i of generation g: a replica's endpoint, or the primary's (a
+// Sentinel client's current one).
+func (c *Client) readEndpoint(g *replicaGen, i int) Endpoint {
+	if i == 0 && c.replicas.src != nil {
+		return c.Endpoint()
+	}
+	return g.eps[i]
 }
 
 // failedConnection reports whether a read's error says its server's connection failed (not a
@@ -352,7 +461,9 @@ func (c *Client) abandonOn(cl *call, eng *engine.Engine, ep Endpoint, ctxErr err
 
 // WithReadFrom returns a View of the client whose read-only commands follow policy instead of
 // Options.ReadFrom. It composes with key prefixes: a view of a view keeps both prefixes and
-// the innermost policy. A policy other than Primary on a client without ReplicaEndpoints, or a
+// the innermost policy. On a Sentinel client, the first read of such a view starts asking the
+// Sentinels for the replicas. A policy other than Primary on a client without
+// ReplicaEndpoints or SentinelPrimaryName, or a
 // zone-aware one without Options.ClientAvailabilityZone, makes every command of the view fail
 // with a *ConfigError.
 func (c *Client) WithReadFrom(policy ReadFrom) *View { return newPolicyView(c, c.ns, policy) }
@@ -365,7 +476,7 @@ func newPolicyView(c *Client, ns *namespace, policy ReadFrom) *View {
 	case policy > AzAffinityReplicasAndPrimary:
 		ns = &namespace{err: configErr("WithReadFrom", "is not a read policy")}
 	case policy != Primary && c.replicas == nil:
-		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs replicas: set Options.ReplicaEndpoints")}
+		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs replicas: set Options.ReplicaEndpoints or Options.SentinelPrimaryName")}
 	case policy.zoneAware() && c.opts.ClientAvailabilityZone == "":
 		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs Options.ClientAvailabilityZone")}
 	}
@@ -399,13 +510,17 @@ func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
 	if rs == nil {
 		return nil
 	}
-	band, at, ok := rs.router.LastBand()
+	g := rs.cur.Load()
+	if g == nil {
+		return nil
+	}
+	band, at, ok := g.router.LastBand()
 	if !ok {
 		return nil
 	}
 	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: at}
 	for _, i := range band.Candidates {
-		s.EligibleEndpoints = append(s.EligibleEndpoints, rs.eps[i])
+		s.EligibleEndpoints = append(s.EligibleEndpoints, c.readEndpoint(g, i))
 	}
 	return s
 }

@@ -43,7 +43,7 @@ func (h *HedgedReadOptions) validate(replicas bool) error {
 	case h == nil:
 		return nil
 	case !replicas:
-		return configErr("HedgedReads", "needs ReplicaEndpoints")
+		return configErr("HedgedReads", "needs replicas: ReplicaEndpoints or SentinelPrimaryName")
 	case h.Delay != 0 && (h.Delay < fsm.HedgeDelayMin || h.Delay > fsm.HedgeDelayMax):
 		return configErr("HedgedReads.Delay", "must be 0 (the default, 10ms) or in [1ms, 1m]")
 	case h.MaximumExtraLoadPercent < 0 || h.MaximumExtraLoadPercent > 100:
@@ -102,10 +102,17 @@ func (s HedgeStats) String() string {
 
 // HedgeStats returns the client's hedged-read figures (zero without Options.HedgedReads).
 func (c *Client) HedgeStats() HedgeStats {
-	if c.replicas == nil {
+	rs := c.replicas
+	if rs == nil {
 		return HedgeStats{}
 	}
-	h := c.replicas.router.Hedges()
+	rs.mu.Lock()
+	h := rs.past
+	rs.mu.Unlock()
+	if g := rs.cur.Load(); g != nil {
+		now := g.router.Hedges()
+		h.Eligible, h.Sent, h.Won = h.Eligible+now.Eligible, h.Sent+now.Sent, h.Won+now.Won
+	}
 	return HedgeStats{Watched: h.Eligible, Sent: h.Sent, Won: h.Won}
 }
 
@@ -129,14 +136,13 @@ func attemptOK(x *call) bool { return x.cmd.Err == nil && !x.cmd.Reply.IsError()
 // executeHedged runs a read the router watches: the original attempt goes to target, a hedge
 // where the router says, and the router's settlement picks the attempt whose outcome
 // completes cl. cl itself is never sent: it receives the winner's reply.
-func (c *Client) executeHedged(ctx context.Context, cl *call, w *engine.ReadWatch, target int) error {
-	rs := c.replicas
+func (c *Client) executeHedged(ctx context.Context, cl *call, g *replicaGen, w *engine.ReadWatch, target int) error {
 	var at [2]readAttempt
 	at[0] = readAttempt{cl: c.copyCall(cl), target: target}
 	n := 1
 	send := func(a *readAttempt) {
 		a.cl.cmd.Reset()
-		rs.router.Target(a.target).Submit(&a.cl.cmd)
+		g.router.Target(a.target).Submit(&a.cl.cmd)
 	}
 	send(&at[0])
 	timeout := c.armTimeout(cl)
@@ -148,9 +154,9 @@ func (c *Client) executeHedged(ctx context.Context, cl *call, w *engine.ReadWatc
 	ended := func(a *readAttempt) {
 		a.done = true
 		if a.cl.cmd.Err != nil {
-			rs.router.Failed(a.target)
+			g.router.Failed(a.target)
 		}
-		rs.router.Ended(w, a.target, attemptOK(a.cl))
+		g.router.Ended(w, a.target, attemptOK(a.cl))
 	}
 	for {
 		var hedgeDone chan struct{}
@@ -173,20 +179,20 @@ func (c *Client) executeHedged(ctx context.Context, cl *call, w *engine.ReadWatc
 				continue
 			}
 			stop()
-			return c.settleHedged(cl, at[:n], s)
+			return c.settleHedged(cl, g, at[:n], s)
 		case <-ctx.Done():
 			stop()
-			rs.router.Withdraw(w)
-			return c.leaveHedged(cl, at[:n], ctx.Err())
+			g.router.Withdraw(w)
+			return c.leaveHedged(cl, g, at[:n], ctx.Err())
 		case <-timeout:
-			rs.router.Withdraw(w)
-			return c.leaveHedged(cl, at[:n], nil)
+			g.router.Withdraw(w)
+			return c.leaveHedged(cl, g, at[:n], nil)
 		}
 	}
 }
 
 // settleHedged completes cl with the settled attempt's outcome and lets the other go.
-func (c *Client) settleHedged(cl *call, at []readAttempt, s engine.HedgeSignal) error {
+func (c *Client) settleHedged(cl *call, g *replicaGen, at []readAttempt, s engine.HedgeSignal) error {
 	var win *readAttempt
 	for i := range at {
 		if at[i].target == s.Target && at[i].done {
@@ -195,7 +201,7 @@ func (c *Client) settleHedged(cl *call, at []readAttempt, s engine.HedgeSignal) 
 	}
 	for i := range at {
 		if &at[i] != win {
-			c.release(&at[i])
+			c.release(g, &at[i])
 		}
 	}
 	if win == nil { // the router closed
@@ -203,7 +209,7 @@ func (c *Client) settleHedged(cl *call, at []readAttempt, s engine.HedgeSignal) 
 		return ErrClosed
 	}
 	x := win.cl
-	ep := c.replicas.eps[win.target]
+	ep := c.readEndpoint(g, win.target)
 	if err := x.cmd.Err; err != nil {
 		var out error
 		if x.cmd.MaybeSent() {
@@ -222,7 +228,7 @@ func (c *Client) settleHedged(cl *call, at []readAttempt, s engine.HedgeSignal) 
 
 // leaveHedged ends a hedged read whose caller stopped waiting: every attempt still in flight
 // is abandoned, and the error is the original attempt's, as Client.abandon reports it.
-func (c *Client) leaveHedged(cl *call, at []readAttempt, ctxErr error) error {
+func (c *Client) leaveHedged(cl *call, g *replicaGen, at []readAttempt, ctxErr error) error {
 	name := cl.cmd.Name
 	orig := at[0]
 	stage := Stage(StageWaitingForCapacity)
@@ -233,7 +239,7 @@ func (c *Client) leaveHedged(cl *call, at []readAttempt, ctxErr error) error {
 		stage = stageOf(st)
 	}
 	for i := range at {
-		c.release(&at[i])
+		c.release(g, &at[i])
 	}
 	c.putCall(cl)
 	if !sent {
@@ -243,19 +249,19 @@ func (c *Client) leaveHedged(cl *call, at []readAttempt, ctxErr error) error {
 		return c.timeoutErr(name, StageWaitingForCapacity)
 	}
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: c.replicas.eps[orig.target], Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.readEndpoint(g, orig.target), Stage: stage, Err: ctxErr}
 	}
 	return c.timeoutErr(name, stage)
 }
 
 // release gives an attempt back: recycled now if it ended or was withdrawn, or left to its
 // connection, whose late completion recycles it.
-func (c *Client) release(a *readAttempt) {
+func (c *Client) release(g *replicaGen, a *readAttempt) {
 	if a.done {
 		c.putCall(a.cl)
 		return
 	}
-	ab := c.replicas.router.Target(a.target).Abandon(&a.cl.cmd)
+	ab := g.router.Target(a.target).Abandon(&a.cl.cmd)
 	switch {
 	case ab.Wait:
 		<-a.cl.done

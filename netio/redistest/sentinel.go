@@ -44,14 +44,16 @@ type SentinelConfig struct {
 	DownAfter time.Duration
 	// FailoverTimeout is failover-timeout; DefaultFailoverTimeout when zero.
 	FailoverTimeout time.Duration
+	// Replicas is how many replicas the primary gets: one when zero, at most four.
+	Replicas int
 }
 
-// SentinelGroup is a primary, a replica and three sentinels monitoring the
+// SentinelGroup is a primary, its replicas (one by default) and three sentinels monitoring the
 // primary with quorum 2, started by [StartSentinelGroup]. All its processes
 // are [Server] values and can be killed, paused and restarted individually.
 type SentinelGroup struct {
 	name      string
-	nodes     []*Server // [0] started as primary, [1] as its replica
+	nodes     []*Server // [0] started as primary, the others as its replicas
 	sentinels []*Server
 }
 
@@ -82,12 +84,21 @@ func StartSentinelGroup(t testing.TB, cfg SentinelConfig) *SentinelGroup {
 	primary := startNode(t, Config{Password: cfg.Password, Extra: dataExtra}, roleServer)
 	replicaExtra := append(dataExtra[:len(dataExtra):len(dataExtra)],
 		fmt.Sprintf("replicaof 127.0.0.1 %d", primary.Port()))
-	replica := startNode(t, Config{Password: cfg.Password, Extra: replicaExtra}, roleServer)
-	g.nodes = []*Server{primary, replica}
-	if status, ok := waitUntil(groupTimeout, 10*time.Millisecond, func() (bool, string) {
-		return replicaInSync(replica)
-	}); !ok {
-		t.Fatalf("redistest: replica %s did not sync with %s: %s\n%s", replica.Addr(), primary.Addr(), status, replica.diagnostics())
+	g.nodes = []*Server{primary}
+	if cfg.Replicas < 1 || cfg.Replicas > 4 {
+		if cfg.Replicas != 0 {
+			t.Fatalf("redistest: SentinelConfig.Replicas is %d, want 0 to 4", cfg.Replicas)
+		}
+		cfg.Replicas = 1
+	}
+	for range cfg.Replicas {
+		replica := startNode(t, Config{Password: cfg.Password, Extra: replicaExtra}, roleServer)
+		g.nodes = append(g.nodes, replica)
+		if status, ok := waitUntil(groupTimeout, 10*time.Millisecond, func() (bool, string) {
+			return replicaInSync(replica)
+		}); !ok {
+			t.Fatalf("redistest: replica %s did not sync with %s: %s\n%s", replica.Addr(), primary.Addr(), status, replica.diagnostics())
+		}
 	}
 
 	name := quoteConfig(cfg.MasterName)
@@ -130,7 +141,7 @@ func replicaInSync(replica *Server) (bool, string) {
 
 // settled reports whether every sentinel agrees on the initial topology.
 func (g *SentinelGroup) settled() (bool, string) {
-	primary, replica := g.nodes[0], g.nodes[1]
+	primary, replicas := g.nodes[0], g.nodes[1:]
 	for _, s := range g.sentinels {
 		addr, err := g.askPrimary(s)
 		if err != nil {
@@ -144,18 +155,21 @@ func (g *SentinelGroup) settled() (bool, string) {
 			return false, fmt.Sprintf("sentinel %s: SENTINEL MASTER: %v %s", s.Addr(), err, r)
 		}
 		m := r.fields()
-		if m["flags"] != "master" || m["num-other-sentinels"] != strconv.Itoa(sentinelCount-1) || m["num-slaves"] != "1" {
+		if m["flags"] != "master" || m["num-other-sentinels"] != strconv.Itoa(sentinelCount-1) || m["num-slaves"] != strconv.Itoa(len(replicas)) {
 			return false, fmt.Sprintf("sentinel %s: primary flags=%q num-other-sentinels=%s num-slaves=%s",
 				s.Addr(), m["flags"], m["num-other-sentinels"], m["num-slaves"])
 		}
 		r, err = s.command(pollTimeout, "SENTINEL", "REPLICAS", g.name)
-		if err != nil || r.isError() || len(r.elems) != 1 {
+		if err != nil || r.isError() || len(r.elems) != len(replicas) {
 			return false, fmt.Sprintf("sentinel %s: SENTINEL REPLICAS: %v %s", s.Addr(), err, r)
 		}
-		rm := r.elems[0].fields()
-		if got := net.JoinHostPort(rm["ip"], rm["port"]); got != replica.Addr() || rm["flags"] != "slave" || rm["master-link-status"] != "ok" {
-			return false, fmt.Sprintf("sentinel %s: replica %s flags=%q master-link-status=%q",
-				s.Addr(), got, rm["flags"], rm["master-link-status"])
+		for _, e := range r.elems {
+			rm := e.fields()
+			got := net.JoinHostPort(rm["ip"], rm["port"])
+			if g.node(got) == nil || got == primary.Addr() || rm["flags"] != "slave" || rm["master-link-status"] != "ok" {
+				return false, fmt.Sprintf("sentinel %s: replica %s flags=%q master-link-status=%q",
+					s.Addr(), got, rm["flags"], rm["master-link-status"])
+			}
 		}
 		r, err = s.command(pollTimeout, "SENTINEL", "SENTINELS", g.name)
 		if err != nil || r.isError() || len(r.elems) != sentinelCount-1 {
@@ -197,8 +211,8 @@ func (g *SentinelGroup) SentinelAddrs() []string {
 	return addrs
 }
 
-// Nodes returns the data nodes: [0] was started as the primary and [1] as
-// its replica. Their roles swap after a failover.
+// Nodes returns the data nodes: [0] was started as the primary and the
+// others as its replicas. Their roles change after a failover.
 func (g *SentinelGroup) Nodes() []*Server { return append([]*Server(nil), g.nodes...) }
 
 // PrimaryAddr returns the primary's address as reported by the first

@@ -1,0 +1,152 @@
+package client
+
+import (
+	"context"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/topo"
+)
+
+// Blocking reads on replicas: a read-only blocking command (XREAD BLOCK, ...) under a policy
+// other than Primary rents a dedicated connection from the server the router selects, as a
+// non-blocking read is routed. A replica's connection must answer ROLE as a replica before the
+// command is sent on it; one that does not (a promoted replica, a refused ROLE) is discarded,
+// the replica cools down, and the read selects again: nothing was sent. Cancelling the read
+// discards the connection (CLIENT UNBLOCK is not sent to replicas). A blocking read is never
+// sent twice.
+
+// errReplicaRole: a replica's dedicated connection did not answer ROLE as a replica.
+var errReplicaRole = errors.New("respire: the replica's connection did not answer ROLE as a replica")
+
+// routesBlockingRead reports whether a blocking call rents its connection through the read
+// router.
+func (c *Client) routesBlockingRead(cl *call) bool {
+	return c.replicas != nil && cl.readable && cl.blocking && cl.node == 0 && !c.opts.UseCluster &&
+		c.policyOfCall(cl) != fsm.ReadPrimary
+}
+
+// replicaRent returns how blocking read cl rents its dedicated connection: from the server its
+// policy selects. It has the shape of rentFor's answer.
+func (c *Client) replicaRent(cl *call) func(context.Context, func(*DedicatedConn) error) error {
+	policy := c.policyOfCall(cl)
+	return func(ctx context.Context, fn func(*DedicatedConn) error) error {
+		d, err := c.rentReplica(ctx, policy)
+		if err != nil {
+			return err
+		}
+		return c.withRented(d, fn)
+	}
+}
+
+// rentReplica rents a validated dedicated connection from the server policy selects, selecting
+// again (at most once per candidate) when a rent or a replica's ROLE check fails.
+func (c *Client) rentReplica(ctx context.Context, policy fsm.ReadFrom) (*DedicatedConn, error) {
+	rs := c.replicas
+	g := rs.cur.Load()
+	if g == nil {
+		var err error
+		if g, err = c.awaitReplicas(ctx, policy); err != nil {
+			return nil, err
+		}
+		if g == nil { // no replica known: the primary serves it
+			return c.Dedicated(ctx)
+		}
+	}
+	var last error
+	for range g.fallback {
+		target, err := g.router.Select(ctx, policy)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+				return nil, err
+			case last != nil:
+				return nil, last
+			}
+			return nil, &ConnectionError{Endpoint: c.readEndpoint(g, 0), Err: readRefused(err)}
+		}
+		if target == 0 {
+			return c.Dedicated(ctx)
+		}
+		d, err := c.rentOn(ctx, g.router.Target(target), c.readEndpoint(g, target))
+		if err == nil {
+			if err = d.checkReplicaRole(ctx); err == nil {
+				return d, nil
+			}
+			d.discard()
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		last = err
+		g.router.Failed(target)
+	}
+	return nil, last
+}
+
+// rentOn rents a dedicated connection from eng, the server at ep.
+func (c *Client) rentOn(ctx context.Context, eng *engine.Engine, ep Endpoint) (*DedicatedConn, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	answer := make(chan engine.Grant, 1)
+	id := eng.Rent(func(g engine.Grant) { answer <- g })
+	var g engine.Grant
+	select {
+	case g = <-answer:
+	case <-ctx.Done():
+		eng.Cancel(fsm.MachinePool, id)
+		g = <-answer
+		if g.Outcome == fsm.OutcomeGranted {
+			eng.Return(g.ConnID, true)
+		}
+		return nil, ctx.Err()
+	}
+	if g.Outcome != fsm.OutcomeGranted {
+		return nil, acquireFailure(ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
+	}
+	if g.Conn == nil {
+		eng.Return(g.ConnID, false)
+		return nil, &ConnectionError{Endpoint: ep, Err: errors.New("respire: granted dedicated connection is gone")}
+	}
+	d := &DedicatedConn{c: c, id: g.ConnID, conn: g.Conn, eng: eng, ep: ep}
+	d.Commands = Commands{x: d}
+	return d, nil
+}
+
+// checkReplicaRole sends ROLE on d and checks that the server is a replica.
+func (d *DedicatedConn) checkReplicaRole(ctx context.Context) error {
+	cl := d.c.getCall()
+	cl.begin("ROLE", 1, anyReply)
+	if err := d.exchange(ctx, cl); err != nil {
+		return err
+	}
+	r, err := topo.ParseRole(cl.cmd.Reply)
+	d.c.putCall(cl)
+	switch {
+	case err != nil:
+		return &ConnectionError{Endpoint: d.endpoint(), Err: err}
+	case r.Role != fsm.RoleReplica:
+		return &ConnectionError{Endpoint: d.endpoint(), Err: errReplicaRole}
+	}
+	return nil
+}
+
+// engine returns the engine d was rented from.
+func (d *DedicatedConn) engine() *engine.Engine {
+	if d.eng != nil {
+		return d.eng
+	}
+	return d.c.eng
+}
+
+// endpoint returns the server d is connected to (the client's endpoint unless rented from a
+// replica).
+func (d *DedicatedConn) endpoint() Endpoint {
+	if d.eng != nil {
+		return d.ep
+	}
+	return d.c.ep
+}
