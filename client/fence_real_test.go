@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,14 @@ func TestSettleFencesALatentWrite(t *testing.T) {
 	// Settling again is harmless and immediate.
 	if err := c.Settle(ctx, err2(uo)); err != nil {
 		t.Fatalf("second Settle: %v", err)
+	}
+	// The fence's decisions replay from the journal alone: the kill of the dead connection's id
+	// on its peer, and the acknowledged waiters.
+	c.Close()
+	effects, complete := client.ReplayJournal(c)
+	kill := regexp.MustCompile(`(?m)^kill conn=fence#\d+ owed=\d+ id=\d+ peer=127\.0\.0\.1:` + strconv.Itoa(srv.Port()) + `$`)
+	if !complete || !kill.MatchString(effects) || !strings.Contains(effects, "outcome=granted") {
+		t.Fatalf("replayed fence effects (journal complete %v):\n%s", complete, effects)
 	}
 }
 
