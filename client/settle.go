@@ -71,7 +71,7 @@ func (c *Client) Settle(ctx context.Context, err error) error {
 		return ErrNotUnknownOutcome
 	}
 	var ioe *netio.IOError
-	if !errors.As(err, &ioe) || ioe.Conn == 0 {
+	if !c.opts.EnableFences || !errors.As(err, &ioe) || ioe.Conn == 0 {
 		return ErrNoIdentity
 	}
 	if c.closed.Load() {

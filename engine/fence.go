@@ -20,12 +20,15 @@ type Identity struct {
 }
 
 // Identified is an optional interface of a Conn that records its identity for fences. The engine
-// asks a connection that ended whether it left replies outstanding (Unanswered); when it did, the
-// connection owes a fence (fsm.Fence), identified or not: an unidentified one makes Settle
-// answer fsm.ErrNoIdentity. Connections that do not implement Identified are not tracked, and
-// Settle answers for them as for a connection that drained: only transports that implement it
-// support fences.
+// tracks the connections that asked for their identity (Fenceable) and asks one that ended
+// whether it left replies outstanding (Unanswered); when it did, the connection owes a fence
+// (fsm.Fence), identified or not: an unidentified one makes Settle answer fsm.ErrNoIdentity.
+// Connections that do not implement Identified, or did not ask, are not tracked, and Settle
+// answers for them as for a connection that drained: callers check that fences are enabled
+// before they settle.
 type Identified interface {
+	// Fenceable reports whether the connection asked for its CLIENT ID (fences are enabled).
+	Fenceable() bool
 	// Identity returns the connection's identity and whether its CLIENT ID is known.
 	Identity() (Identity, bool)
 	// Unanswered reports whether the connection ended with commands written whose replies
@@ -117,7 +120,7 @@ func (e *Engine) cancelSettle(id fsm.WaiterID) {
 // identity, forgetting tracked ones that stopped with nothing outstanding.
 func (e *Engine) fenceReady(id fsm.ConnID, c Conn) {
 	ic, ok := c.(Identified)
-	if !ok || fsm.MachineOf(uint64(id)) == fsm.MachineFence {
+	if !ok || !ic.Fenceable() || fsm.MachineOf(uint64(id)) == fsm.MachineFence {
 		return
 	}
 	if e.fc.tracked == nil {

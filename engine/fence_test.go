@@ -20,6 +20,7 @@ func (c *identConn) Identity() (Identity, bool) {
 	return Identity{ClientID: c.id, Peer: Endpoint{Host: "10.1.2.3", Port: 6380}}, c.id != 0
 }
 func (c *identConn) Unanswered() bool { return c.unanswered }
+func (c *identConn) Fenceable() bool  { return true }
 
 // readyIdent resolves the pending opens with identified connections.
 func (h *harness) readyIdent(id int64) map[fsm.ConnID]*identConn {

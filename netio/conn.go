@@ -78,6 +78,7 @@ type Conn struct {
 	// before done closes).
 	ident      engine.Identity
 	identified bool
+	fenceable  bool
 	unanswered atomic.Bool
 
 	// Liveness bounds (zero: off) and whether the idle-read watchdog runs (set by start, once the

@@ -15,6 +15,7 @@ func (c *Conn) recordIdentity(h *Handshake) {
 	id, ok := h.ClientID()
 	c.ident = engine.Identity{ClientID: id, Peer: peerOf(c.nc, c.ep)}
 	c.identified = ok
+	c.fenceable = h.AskedClientID()
 }
 
 // peerOf returns the address nc is connected to: the resolved IP and port of a TCP socket, the
@@ -35,6 +36,10 @@ func peerOf(nc net.Conn, ep engine.Endpoint) engine.Endpoint {
 // Identity returns the connection's CLIENT ID and physical peer, and whether the server gave an
 // id (see HandshakeConfig.ClientID).
 func (c *Conn) Identity() (engine.Identity, bool) { return c.ident, c.identified }
+
+// Fenceable reports whether the handshake asked for the connection's CLIENT ID
+// (HandshakeConfig.ClientID).
+func (c *Conn) Fenceable() bool { return c.fenceable }
 
 // Unanswered reports whether the connection ended with commands written (in part or in full)
 // whose replies never came. Valid once the connection stopped (Lost was reported, or Close

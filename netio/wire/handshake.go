@@ -145,6 +145,10 @@ func (h *Handshake) FellBack() bool { return h.fallback }
 // HandshakeConfig.ClientID, and only when CLIENT ID answered with an integer. Valid once Done.
 func (h *Handshake) ClientID() (int64, bool) { return h.id, h.identified }
 
+// AskedClientID reports whether the handshake asks for the connection's id
+// (HandshakeConfig.ClientID).
+func (h *Handshake) AskedClientID() bool { return h.cfg.ClientID }
+
 // Next appends the next batch of setup commands to dst and returns it with the number of replies
 // the batch expects. It returns n == 0 when the handshake is complete (or has nothing to send).
 // Call Next again only after all replies of the previous batch were accepted.
