@@ -386,6 +386,7 @@ func (o *Options) shared() *config.Options {
 		ClientName:                  o.ClientName,
 		LibraryName:                 o.LibraryName,
 		DisableLibraryInfo:          o.DisableLibraryInfo,
+		EnableFences:                o.EnableFences,
 		ReconnectPolicy:             o.ReconnectPolicy.machine(),
 		ConnectionIdleReadTimeout:   o.ConnectionIdleReadTimeout,
 		GatheredWriteStallTimeout:   o.GatheredWriteStallTimeout,
@@ -512,7 +513,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		ClientName:     h.ClientName,
 		LibraryName:    h.LibraryName,
 		LibraryVersion: h.LibraryVersion,
-		ClientID:       o.EnableFences,
+		ClientID:       h.ClientID,
 	}
 	// The command timeout bounds the handshake; NoTimeout (-1) is netio's "no bound" as well.
 	handshakeTimeout := r.Options.CommandTimeout
