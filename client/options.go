@@ -193,6 +193,12 @@ type Options struct {
 	// blocking command waits without bytes by design); pub/sub connections only while they wait
 	// for subscription acknowledgements.
 	ConnectionIdleReadTimeout time.Duration
+	// EnableFences records each connection's server-side id (CLIENT ID, one more command in the
+	// handshake's last batch) so that Settle can fence a command whose reply was lost: see
+	// Settle and docs/fences.md. A server or ACL that refuses CLIENT ID leaves the connection
+	// without an id and never fails the handshake; Settle then answers ErrNoIdentity. Off by
+	// default.
+	EnableFences bool
 	// GatheredWriteStallTimeout aborts a connection whose write makes no progress for this long
 	// (a peer that stopped reading while a large value is sent). Zero inherits
 	// ConnectionIdleReadTimeout (both unset disables both bounds); NoTimeout disables only this
@@ -382,6 +388,7 @@ func (o *Options) shared() *config.Options {
 		ClientName:                  o.ClientName,
 		LibraryName:                 o.LibraryName,
 		DisableLibraryInfo:          o.DisableLibraryInfo,
+		EnableFences:                o.EnableFences,
 		ReconnectPolicy:             o.ReconnectPolicy.machine(),
 		ConnectionIdleReadTimeout:   o.ConnectionIdleReadTimeout,
 		GatheredWriteStallTimeout:   o.GatheredWriteStallTimeout,
@@ -508,6 +515,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		ClientName:     h.ClientName,
 		LibraryName:    h.LibraryName,
 		LibraryVersion: h.LibraryVersion,
+		ClientID:       h.ClientID,
 	}
 	// The command timeout bounds the handshake; NoTimeout (-1) is netio's "no bound" as well.
 	handshakeTimeout := r.Options.CommandTimeout

@@ -102,7 +102,7 @@ var parityBadValues = []struct {
 
 // optionsWithoutBadValues are the shared options that accept every value of their type.
 var optionsWithoutBadValues = map[string]bool{
-	"Username": true, "Password": true, "ClientName": true, "DisableLibraryInfo": true,
+	"Username": true, "Password": true, "ClientName": true, "DisableLibraryInfo": true, "EnableFences": true,
 	// MaxWaiters is not an Options field: the client leaves it at the engine's default.
 	"MaxWaiters": true,
 	// UseCluster accepts both values (a scenario's topology must agree with it).

@@ -27,6 +27,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrSubscriptionEnded": ErrSubscriptionEnded, "ErrNotRun": ErrNotRun, "ErrKeyPrefix": ErrKeyPrefix,
 		"ErrCursorLost": ErrCursorLost, "ErrIncompleteTopology": ErrIncompleteTopology, "ErrTxRetry": ErrTxRetry,
 		"ErrHookReplay": ErrHookReplay, "ErrHookDropped": ErrHookDropped,
+		"ErrNotUnknownOutcome": ErrNotUnknownOutcome, "ErrNoIdentity": ErrNoIdentity,
 		"ErrNotPrimary": ErrNotPrimary, "ErrStaleSentinel": ErrStaleSentinel,
 		"ErrNoReadServer": ErrNoReadServer,
 	}

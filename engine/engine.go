@@ -180,6 +180,8 @@ type Engine struct {
 	cl *clusterState
 	// sn is a Sentinel engine's state; nil for other engines (sentinel.go).
 	sn *sentinelState
+	// fc is the loop's bookkeeping for fences (fence.go).
+	fc fenceState
 
 	opens sync.WaitGroup
 	done  chan struct{}
@@ -316,6 +318,10 @@ func (e *Engine) Release(id fsm.WaiterID) { e.Cancel(e.callerMachine(), id) }
 // Cancel withdraws the waiter id of machine m (an acquisition, a rent or a subscription demand);
 // its notify is called with fsm.OutcomeCancelled unless an answer was already delivered.
 func (e *Engine) Cancel(m fsm.Machine, id fsm.WaiterID) {
+	if m == fsm.MachineFence {
+		e.cancelSettle(id)
+		return
+	}
 	if e.cl != nil && (m == fsm.MachineMux || m == fsm.MachinePool) {
 		m = fsm.MachineCluster
 	}
@@ -550,6 +556,7 @@ func (e *Engine) step(it *item) {
 		e.finishOpen(ev.Conn)
 		if it.conn != nil {
 			e.conns[ev.Conn] = it.conn
+			e.fenceReady(ev.Conn, it.conn)
 		}
 	case fsm.DialFailed:
 		e.finishOpen(ev.Conn)
@@ -558,6 +565,7 @@ func (e *Engine) step(it *item) {
 			delete(e.conns, ev.Conn)
 			c.Close()
 		}
+		defer e.fenceEnded(ev.Conn)
 		defer e.unpark(ev.Conn)
 	}
 	e.out.Reset()
@@ -569,6 +577,7 @@ func (e *Engine) step(it *item) {
 		e.execute(&e.out.Effects[i])
 	}
 	if ev.Kind == fsm.Disposed {
+		e.fenceDisposed()
 		e.unparkAll()
 		e.abortDraining()
 		e.closed = true
@@ -597,6 +606,10 @@ func (e *Engine) stop() {
 func (e *Engine) execute(f *fsm.Effect) {
 	switch f.Kind {
 	case fsm.Dial:
+		if f.Machine == fsm.MachineFence {
+			e.fenceOpen(f)
+			return
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		e.opening[f.Conn] = cancel
 		e.opens.Add(1)
@@ -629,6 +642,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 			} else {
 				c.Close()
 				e.sentinelClosed(f.Conn)
+				e.fenceEnded(f.Conn)
 			}
 		}
 	case fsm.Route:
@@ -676,6 +690,8 @@ func (e *Engine) execute(f *fsm.Effect) {
 		e.dirty = true
 	case fsm.Complete:
 		e.complete(f)
+	case fsm.Kill:
+		e.fenceKill(f)
 	case fsm.Subscribe, fsm.Unsubscribe:
 		if f.Machine == fsm.MachineSentinelMonitor {
 			e.sentinelEffect(f)

@@ -19,11 +19,14 @@ type machines struct {
 	// res and mon are a Sentinel engine's resolution and event monitor; nil otherwise.
 	res *fsm.Resolution
 	mon *fsm.Monitor
+	// fence is the fence machine (fence obligations), on every engine.
+	fence *fsm.Fence
 }
 
 func newMachines(cfg Config) *machines {
 	mux, pool, eps := cfg.machineConfigs()
-	m := &machines{eps: [2]*fsm.Episode{fsm.NewEpisode(eps[0]), fsm.NewEpisode(eps[1])}}
+	m := &machines{eps: [2]*fsm.Episode{fsm.NewEpisode(eps[0]), fsm.NewEpisode(eps[1])},
+		fence: fsm.NewFence(fsm.FenceConfig{IDBase: fsm.IDBase(fsm.MachineFence)})}
 	if cfg.Cluster != nil {
 		m.cluster = fsm.NewCluster(cfg.clusterMachineConfig())
 		return m
@@ -108,7 +111,7 @@ func machineConfigError(prefix string, err error) error {
 func targetOf(ev *fsm.Event) fsm.Machine {
 	switch ev.Kind {
 	case fsm.DialSucceeded, fsm.HandshakeDone, fsm.DialFailed, fsm.ConnLost, fsm.Returned, fsm.Acked, fsm.Rejected,
-		fsm.Answered, fsm.Notified:
+		fsm.Answered, fsm.Notified, fsm.Killed:
 		return fsm.MachineOf(uint64(ev.Conn))
 	case fsm.TimerFired:
 		return fsm.MachineOf(uint64(ev.Timer))
@@ -130,6 +133,8 @@ func (m *machines) get(t fsm.Machine) fsm.Stepper {
 		if m.mon != nil {
 			return m.mon
 		}
+	case fsm.MachineFence:
+		return m.fence
 	}
 	if m.cluster != nil {
 		// The command slots and pools of a Cluster client are its nodes', run by the Cluster
@@ -146,6 +151,8 @@ func (m *machines) get(t fsm.Machine) fsm.Stepper {
 // event reaches its target.
 func (m *machines) step(ev *fsm.Event, out *fsm.Outbox) {
 	if ev.Kind == fsm.Retired || ev.Kind == fsm.Disposed {
+		// Obligations outlive retirement; disposal flags them. The fence machine steps last.
+		defer m.stepOne(fsm.MachineFence, ev, out)
 		if m.cluster != nil {
 			m.stepOne(fsm.MachineCluster, ev, out)
 			m.stepOne(fsm.MachinePubSub, ev, out)

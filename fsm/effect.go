@@ -58,11 +58,14 @@ const (
 	Rediscover
 	// Warn: log the warning Sentinel.Warning (about Endpoint, when set).
 	Warn
+	// Kill: send CLIENT KILL ID Fence.ClientID on the fence's ready control connection Conn
+	// (dialed to Fence.Peer), and report its answer as a Killed event.
+	Kill
 )
 
 var effectNames = [...]string{"none", "dial", "arm-timer", "cancel-timer", "close", "route",
 	"emit", "record", "complete", "subscribe", "unsubscribe", "gap", "end", "query", "publish",
-	"retire", "rediscover", "warn"}
+	"retire", "rediscover", "warn", "kill"}
 
 // String returns the kebab-case name of the kind.
 func (k EffectKind) String() string {
@@ -123,6 +126,8 @@ type Effect struct {
 	Sentinel *SentinelData
 	// Map is the slot map of a Cluster Publish. It is never modified.
 	Map *ClusterMap
+	// Fence is the identity a Kill names. It is never modified.
+	Fence *FenceData
 }
 
 // EndReason says why a subscription ended.
@@ -216,6 +221,9 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		}
 	case Retire, Rediscover, Warn:
 		dst = f.appendSentinel(dst)
+	case Kill:
+		dst = f.Conn.AppendTo(append(dst, " conn="...))
+		dst = f.Fence.appendTo(dst)
 	case Subscribe, Unsubscribe:
 		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		for i := range f.Topics {

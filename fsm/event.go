@@ -65,12 +65,18 @@ const (
 	// Moved: a command for Slot was redirected with MOVED to Endpoint (the zero Endpoint when
 	// the reply named no usable host).
 	Moved
+	// Owed: connection Conn ended with commands whose bytes may have reached the server and
+	// whose replies never came; Fence names its identity (a zero ClientID: none was recorded).
+	Owed
+	// Killed: the CLIENT KILL ID sent on the fence's control connection Conn was answered (Err
+	// nil: the killed connection is gone), or failed with Err (Class classifies it).
+	Killed
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
 	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
 	"acked", "rejected", "unsubscribed", "answered", "notified", "published", "primary-failed",
-	"rediscovery-requested", "replied", "query-failed", "moved"}
+	"rediscovery-requested", "replied", "query-failed", "moved", "owed", "killed"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -169,6 +175,8 @@ type Event struct {
 	Endpoint Endpoint
 	// Reply is the parsed answer of a Replied event. It is never modified.
 	Reply *TopologyReply
+	// Fence is the identity of an Owed event's connection. It is never modified.
+	Fence *FenceData
 }
 
 // clusterMachine reports whether m is one of a Cluster client's machines (the topology machine
@@ -195,6 +203,20 @@ func (e *Event) AppendTo(dst []byte) []byte {
 		}
 		if clusterMachine(e.Machine) {
 			dst = e.appendTarget(dst)
+		}
+		if e.Machine == MachineFence {
+			dst = e.Conn.AppendTo(append(dst, " conn="...))
+		}
+	case Owed:
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
+		dst = e.Fence.appendTo(dst)
+	case Killed:
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
+		if e.Err != nil {
+			dst = append(dst, " class="...)
+			dst = append(dst, e.Class.String()...)
+			dst = append(dst, " err="...)
+			dst = appendQuote(dst, e.Err.Error())
 		}
 	case Noticed:
 		dst = appendUint(dst, " slot=", uint64(e.Slot))

@@ -29,12 +29,15 @@ const (
 	MachineSentinel
 	// MachineSentinelMonitor is the Sentinel event monitor (Monitor).
 	MachineSentinelMonitor
+	// MachineFence is the fence machine (Fence): the identity obligations of connections that
+	// died with replies outstanding, discharged by CLIENT KILL ID over control connections.
+	MachineFence
 	// Machines is the number of machines.
 	Machines
 )
 
 var machineNames = [...]string{"mux", "pool", "pubsub", "sharded-pubsub", "cluster", "node-mux",
-	"node-pool", "sentinel", "sentinel-monitor"}
+	"node-pool", "sentinel", "sentinel-monitor", "fence"}
 
 // String returns the machine's name.
 func (m Machine) String() string {

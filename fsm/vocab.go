@@ -31,7 +31,7 @@ func (t TimerID) AppendTo(dst []byte) []byte { return appendID(dst, uint64(t)) }
 // idPrefixes name each machine in its identifiers; the command slots' identifiers have none.
 var idPrefixes = [...]string{MachineMux: "", MachinePool: "dedicated", MachinePubSub: "pubsub",
 	MachineShardedPubSub: "sharded-pubsub", MachineCluster: "cluster", MachineSentinel: "sentinel",
-	MachineSentinelMonitor: "sentinel-monitor"}
+	MachineSentinelMonitor: "sentinel-monitor", MachineFence: "fence"}
 
 // appendID appends a ConnID or TimerID: its machine (unless it is the mux), '#', and its number
 // within the machine. A Cluster node's identifiers start with "n", the node number and a dot:

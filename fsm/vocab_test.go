@@ -21,7 +21,8 @@ func TestIDsPrintTheirMachineAndNumber(t *testing.T) {
 		{NodeIDBase(MachineNodePool, MaxNodeNumber) + 2, "n1048575.dedicated#2"},
 		{IDBase(MachineSentinel) + 1, "sentinel#1"},
 		{IDBase(MachineSentinelMonitor) + 2, "sentinel-monitor#2"},
-		{IDBase(Machines+5) + 4, "machine14#4"},
+		{IDBase(MachineFence) + 3, "fence#3"},
+		{IDBase(Machine(14)) + 4, "machine14#4"},
 	}
 	for _, c := range cases {
 		if got := ConnID(c.id).String(); got != c.want {

@@ -73,6 +73,14 @@ type Conn struct {
 	push  func(resp.Value)
 	proto int
 
+	// ident is the connection's CLIENT ID and physical peer (fence.go), set by the handshake;
+	// unanswered records that it failed with commands written and unanswered (set by finish,
+	// before done closes).
+	ident      engine.Identity
+	identified bool
+	fenceable  bool
+	unanswered atomic.Bool
+
 	// Liveness bounds (zero: off) and whether the idle-read watchdog runs (set by start, once the
 	// handshake's own deadline is gone).
 	idleRead   time.Duration
@@ -348,6 +356,7 @@ func (c *Conn) finish() {
 	inFlight := c.p.TakeFlight(make([]*engine.Command, 0, c.p.InFlight()))
 	c.fmu.Unlock()
 
+	c.unanswered.Store(len(inFlight) > 0)
 	for _, cmd := range inFlight {
 		cmd.Complete(err)
 	}

@@ -196,5 +196,6 @@ func (c *Conn) handshake(cfg *TransportConfig) error {
 		}
 	}
 	c.proto = h.Protocol()
+	c.recordIdentity(h)
 	return nil
 }

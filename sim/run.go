@@ -177,7 +177,8 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	w.cfg = cfg
 	h := &cfg.Handshake
 	w.handshake = wire.HandshakeConfig{Protocol: wire.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
-		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion}
+		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion,
+		ClientID: h.ClientID}
 	w.sentinelHandshake()
 	for _, p := range sc.Plant {
 		switch p {

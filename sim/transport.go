@@ -78,6 +78,7 @@ type simConn struct {
 	refused      bool // the connect was answered with a reset
 	engineClosed bool // the engine called Close or Drain: no Lost
 	clientClosed bool
+	unanswered   bool // closed with commands written and unanswered (fence.go)
 	flushPending bool // the connection is in the world's flushes
 	// idleArmed says an idle-read check event is in the heap (liveness.go; the pipeline keeps
 	// the progress of the replies).
@@ -387,6 +388,7 @@ func (c *simConn) closeClient(err error) {
 	}
 	// Every pending command completes with err: the unwritten ones at StageBuffered (a definite
 	// failure), the written ones at StageAwaitingReply (unknown outcome).
+	c.unanswered = c.p.InFlight() > 0
 	c.p.Stop(err, c.engineClosed)
 	c.p.Aborted()
 	if c.sub != nil {

@@ -90,6 +90,8 @@ type Options struct {
 	LibraryName string
 	// DisableLibraryInfo omits CLIENT SETINFO.
 	DisableLibraryInfo bool
+	// EnableFences asks every connection for its CLIENT ID, the identity a fence names.
+	EnableFences bool
 	// ReconnectPolicy bounds and delays connection replacement; nil means no policy. Its fields
 	// are validated by fsm.Policy.Validate.
 	ReconnectPolicy *fsm.Policy
@@ -269,6 +271,8 @@ type Handshake struct {
 	// LibraryName and LibraryVersion are sent with CLIENT SETINFO; both are empty when
 	// DisableLibraryInfo is set.
 	LibraryName, LibraryVersion string
+	// ClientID asks for the connection's CLIENT ID (EnableFences).
+	ClientID bool
 }
 
 // Resolved is the outcome of Resolve.
@@ -314,6 +318,7 @@ func Resolve(o Options) (Resolved, error) {
 			Password:   o.Password,
 			Database:   o.Database,
 			ClientName: o.ClientName,
+			ClientID:   o.EnableFences,
 		},
 	}
 	if !o.DisableLibraryInfo {

@@ -49,6 +49,11 @@ type HandshakeConfig struct {
 	// LibraryName and LibraryVersion are sent with CLIENT SETINFO when LibraryName is not empty.
 	// Server errors on them never fail the handshake.
 	LibraryName, LibraryVersion string
+	// ClientID asks the server for the connection's id (CLIENT ID), the identity a fence names
+	// (CLIENT KILL ID) when the connection dies with replies outstanding. It is fail-soft: a
+	// refusal (an ACL without CLIENT ID, a server without the command) or a reply that is not an
+	// integer leaves the connection without an id, and never fails the handshake.
+	ClientID bool
 }
 
 // transientCodes are the server error codes that do not prove a permanent rejection.
@@ -98,8 +103,9 @@ func (e *HandshakeError) Class() fsm.FailureClass {
 // step is one setup command in a batch and how its reply is judged.
 type step struct {
 	command  string // diagnostic name
-	optional bool   // errors are ignored (CLIENT SETINFO)
+	optional bool   // errors are ignored (CLIENT SETINFO, CLIENT ID)
 	hello    bool   // the HELLO of Auto mode: unknown-command or NOPROTO falls back
+	clientID bool   // CLIENT ID: an integer reply is the connection's id
 }
 
 // Handshake is the pure setup sequence of one connection: it produces pipelined request batches
@@ -116,6 +122,9 @@ type Handshake struct {
 	phase    int // 0: first batch not sent; 1: first batch sent; 2: second batch sent; 3: done
 	second   bool
 	fallback bool
+	// id is the connection's CLIENT ID (ClientID), valid when identified.
+	id         int64
+	identified bool
 }
 
 // NewHandshake returns the handshake for cfg.
@@ -131,6 +140,14 @@ func (h *Handshake) Done() bool { return h.phase == 3 }
 
 // FellBack reports whether Auto mode fell back to RESP2.
 func (h *Handshake) FellBack() bool { return h.fallback }
+
+// ClientID returns the connection's server-side id and whether the server gave it: only with
+// HandshakeConfig.ClientID, and only when CLIENT ID answered with an integer. Valid once Done.
+func (h *Handshake) ClientID() (int64, bool) { return h.id, h.identified }
+
+// AskedClientID reports whether the handshake asks for the connection's id
+// (HandshakeConfig.ClientID).
+func (h *Handshake) AskedClientID() bool { return h.cfg.ClientID }
 
 // Next appends the next batch of setup commands to dst and returns it with the number of replies
 // the batch expects. It returns n == 0 when the handshake is complete (or has nothing to send).
@@ -194,6 +211,10 @@ func (h *Handshake) Reply(v *resp.Value) error {
 			return h.reject(st, code, msg, "the server or a proxy does not support HELLO; set the protocol to RESP2 explicitly")
 		default:
 			return h.reject(st, code, msg, "")
+		}
+	} else if st.clientID {
+		if v.Kind == resp.KindInteger {
+			h.id, h.identified = v.Int, true
 		}
 	} else if st.hello {
 		if v.Kind != resp.KindMap && v.Kind != resp.KindArray {
@@ -286,6 +307,10 @@ func (h *Handshake) appendSession(dst []byte) []byte {
 			dst = resp.AppendCommand(dst, "CLIENT", "SETINFO", "LIB-VER", h.cfg.LibraryVersion)
 			h.batch = append(h.batch, step{command: "CLIENT SETINFO", optional: true})
 		}
+	}
+	if h.cfg.ClientID {
+		dst = resp.AppendCommand(dst, "CLIENT", "ID")
+		h.batch = append(h.batch, step{command: "CLIENT ID", optional: true, clientID: true})
 	}
 	return dst
 }

@@ -212,3 +212,50 @@ func TestMaxClientsIsTransient(t *testing.T) {
 		t.Fatalf("max clients must be transient: %v", err)
 	}
 }
+
+func TestHandshakeRecordsClientID(t *testing.T) {
+	withID := func(reply resp.Value) func(string) resp.Value {
+		return func(cmd string) resp.Value {
+			if cmd == "CLIENT ID" {
+				return reply
+			}
+			return redis70(cmd)
+		}
+	}
+	for _, proto := range []Protocol{ProtocolAuto, ProtocolRESP2, ProtocolRESP3} {
+		h := NewHandshake(HandshakeConfig{Protocol: proto, LibraryName: "respire", ClientID: true})
+		batches, err := runHandshake(t, h, withID(resp.Int(42)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := batches[len(batches)-1]
+		if last[len(last)-1] != "CLIENT ID" {
+			t.Fatalf("%v: CLIENT ID is not the last setup command: %q", proto, batches)
+		}
+		if id, ok := h.ClientID(); !ok || id != 42 {
+			t.Fatalf("%v: id %d %v, want 42", proto, id, ok)
+		}
+	}
+	// Fail-soft: a refusal or an odd reply leaves the connection without an id, and ready.
+	for _, reply := range []resp.Value{
+		resp.ErrorValue("NOPERM this user has no permissions to run the 'client|id' command"),
+		resp.SimpleString("OK"),
+	} {
+		h := NewHandshake(HandshakeConfig{ClientID: true})
+		if _, err := runHandshake(t, h, withID(reply)); err != nil {
+			t.Fatalf("%v failed the handshake: %v", reply, err)
+		}
+		if id, ok := h.ClientID(); ok || id != 0 || !h.Done() {
+			t.Fatalf("%v: id %d %v done %v", reply, id, ok, h.Done())
+		}
+	}
+	// Not asked: not sent.
+	h := NewHandshake(HandshakeConfig{Protocol: ProtocolRESP3})
+	batches, _ := runHandshake(t, h, redis70)
+	if !equalBatches(batches, [][]string{{"HELLO 3"}}) {
+		t.Fatalf("CLIENT ID sent unasked: %q", batches)
+	}
+	if _, ok := h.ClientID(); ok {
+		t.Fatal("identified without CLIENT ID")
+	}
+}

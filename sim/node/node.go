@@ -672,6 +672,8 @@ func (n *Node) client(c *Conn, args [][]byte) {
 		}
 	case eqFold(sub, "ID"):
 		n.reply(c, resp.Int(int64(c.id)))
+	case eqFold(sub, "KILL"):
+		n.clientKill(c, args)
 	default:
 		// Redis 7.0 has no CLIENT SETINFO (added in 7.2).
 		n.errorReply(c, "ERR unknown subcommand '"+string(args[1])+"'. Try CLIENT HELP.")

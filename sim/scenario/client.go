@@ -28,6 +28,7 @@ func (c *Client) options() config.Options {
 		ClientName:                  c.ClientName,
 		LibraryName:                 c.LibraryName,
 		DisableLibraryInfo:          c.DisableLibraryInfo,
+		EnableFences:                c.EnableFences,
 		ReconnectPolicy:             c.ReconnectPolicy.Policy(),
 		ConnectionIdleReadTimeout:   c.ConnectionIdleReadTimeout,
 		GatheredWriteStallTimeout:   c.GatheredWriteStallTimeout,
@@ -61,7 +62,7 @@ func (c *Client) setOptions(o *config.Options) {
 	c.Connections, c.ConnectTimeout, c.CommandTimeout = o.Connections, o.ConnectTimeout, o.CommandTimeout
 	c.Protocol = o.Protocol.String()
 	c.Username, c.Password, c.Database, c.ClientName = o.Username, o.Password, o.Database, o.ClientName
-	c.LibraryName, c.DisableLibraryInfo = o.LibraryName, o.DisableLibraryInfo
+	c.LibraryName, c.DisableLibraryInfo, c.EnableFences = o.LibraryName, o.DisableLibraryInfo, o.EnableFences
 	c.ReconnectPolicy = policySpec(o.ReconnectPolicy)
 	c.ConnectionIdleReadTimeout, c.GatheredWriteStallTimeout = o.ConnectionIdleReadTimeout, o.GatheredWriteStallTimeout
 	c.ConnectionMaxLifetime, c.ConnectionMaxLifetimeJitter = o.ConnectionMaxLifetime, o.ConnectionMaxLifetimeJitter

@@ -187,6 +187,9 @@ type Client struct {
 	LibraryName string `yaml:"library_name"`
 	// DisableLibraryInfo drops the CLIENT SETINFO commands from the handshake.
 	DisableLibraryInfo bool `yaml:"disable_library_info,omitempty"`
+	// EnableFences asks every connection for its CLIENT ID, so that a connection that dies with
+	// replies outstanding is fenced (CLIENT KILL ID on its node; see docs/fences.md).
+	EnableFences bool `yaml:"enable_fences,omitempty"`
 	// ReconnectPolicy is the reconnect policy; omit it for none.
 	ReconnectPolicy *PolicySpec `yaml:"reconnect_policy,omitempty"`
 	// MaxWaiters bounds callers waiting for a connection, per machine (default 65536, the
