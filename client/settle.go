@@ -108,13 +108,15 @@ func settleResult(g engine.Grant) error {
 	return &SettleError{Reason: "the fence's CLIENT KILL failed", Err: g.Err}
 }
 
-// engineOf returns the engine whose connections go to ep: a replica's for a replica read, the
-// client's own otherwise.
+// engineOf returns the engine whose connections go to ep: for a replica read, that replica's
+// engine in the current generation; the client's own otherwise.
 func (c *Client) engineOf(ep engine.Endpoint) *engine.Engine {
 	if rs := c.replicas; rs != nil {
-		for i, r := range rs.eps[1:] {
-			if i < len(rs.engines) && r.Host == ep.Host && r.Port == ep.Port {
-				return rs.engines[i]
+		if g := rs.cur.Load(); g != nil {
+			for i, r := range g.eps[1:] {
+				if i < len(g.engines) && r.Host == ep.Host && r.Port == ep.Port {
+					return g.engines[i]
+				}
 			}
 		}
 	}
