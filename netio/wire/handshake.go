@@ -49,6 +49,9 @@ type HandshakeConfig struct {
 	// LibraryName and LibraryVersion are sent with CLIENT SETINFO when LibraryName is not empty.
 	// Server errors on them never fail the handshake.
 	LibraryName, LibraryVersion string
+	// Maintenance opts the connection in to maintenance notifications (see MaintMode).
+	// MaintEnabled requires a Protocol other than ProtocolRESP2 (engine/config rejects the pair).
+	Maintenance MaintMode
 }
 
 // transientCodes are the server error codes that do not prove a permanent rejection.
@@ -100,6 +103,7 @@ type step struct {
 	command  string // diagnostic name
 	optional bool   // errors are ignored (CLIENT SETINFO)
 	hello    bool   // the HELLO of Auto mode: unknown-command or NOPROTO falls back
+	maint    bool   // CLIENT MAINT_NOTIFICATIONS ON (maint.go)
 }
 
 // Handshake is the pure setup sequence of one connection: it produces pipelined request batches
@@ -116,6 +120,7 @@ type Handshake struct {
 	phase    int // 0: first batch not sent; 1: first batch sent; 2: second batch sent; 3: done
 	second   bool
 	fallback bool
+	maintOn  bool // the server acknowledged CLIENT MAINT_NOTIFICATIONS ON
 }
 
 // NewHandshake returns the handshake for cfg.
@@ -182,11 +187,16 @@ func (h *Handshake) Reply(v *resp.Value) error {
 	}
 	st := h.batch[h.replied]
 	h.replied++
+	if st.maint {
+		return h.maintReply(st, v)
+	}
 	if v.IsError() {
 		code, msg := v.ErrorCode(), v.ErrorMessage()
 		switch {
 		case st.optional:
 			// CLIENT SETINFO: unsupported or denied metadata never fails the handshake.
+		case st.hello && h.cfg.Maintenance == MaintEnabled:
+			return h.reject(st, code, msg, maintNeedsRESP3)
 		case st.hello && (code == "NOPROTO" || isUnknownHello(msg)):
 			h.fallback = true
 			h.proto = 2
@@ -201,10 +211,15 @@ func (h *Handshake) Reply(v *resp.Value) error {
 		}
 		h.proto = 3
 	}
+	h.answered()
+	return nil
+}
+
+// answered completes the handshake once the last batch has all its replies.
+func (h *Handshake) answered() {
 	if h.replied == len(h.batch) && (h.phase == 2 || !h.second) {
 		h.phase = 3
 	}
-	return nil
 }
 
 // reject builds the error of a rejected setup command from the reply's code and its message
@@ -271,8 +286,9 @@ func (h *Handshake) appendLegacySetup(dst []byte) []byte {
 	return dst
 }
 
-// appendSession appends SELECT and the library metadata.
+// appendSession appends SELECT, the maintenance opt-in and the library metadata.
 func (h *Handshake) appendSession(dst []byte) []byte {
+	dst = h.appendMaint(dst)
 	if h.cfg.Database != 0 {
 		dst = resp.AppendArrayHeader(dst, 2)
 		dst = resp.AppendBulkString(dst, "SELECT")

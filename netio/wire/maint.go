@@ -248,3 +248,78 @@ func appendMaintSlots(dst []fsm.SlotRange, v *resp.Value) ([]fsm.SlotRange, stri
 	}
 	return dst, ""
 }
+
+// MaintMode is how a connection opts in to maintenance notifications during its handshake.
+type MaintMode uint8
+
+// Maintenance modes.
+const (
+	// MaintDisabled (the zero value): no maintenance handshake.
+	MaintDisabled MaintMode = iota
+	// MaintAuto: a RESP3 connection sends CLIENT MAINT_NOTIFICATIONS ON. An unknown-command ERR
+	// turns the feature off for that connection; any other error reply fails the setup. A RESP2
+	// connection does not ask.
+	MaintAuto
+	// MaintEnabled: the connection must speak RESP3 and the server must acknowledge
+	// CLIENT MAINT_NOTIFICATIONS ON; anything else fails the setup.
+	MaintEnabled
+)
+
+// String returns "disabled", "auto" or "enabled".
+func (m MaintMode) String() string {
+	switch m {
+	case MaintDisabled:
+		return "disabled"
+	case MaintAuto:
+		return "auto"
+	case MaintEnabled:
+		return "enabled"
+	}
+	return "maint(" + strconv.Itoa(int(m)) + ")"
+}
+
+// maintCommand is the setup command's diagnostic name.
+const maintCommand = "CLIENT MAINT_NOTIFICATIONS"
+
+// MaintEnabled reports whether the server acknowledged the maintenance opt-in: the connection
+// relaxes timeouts on its notifications. Valid once Done.
+func (h *Handshake) MaintEnabled() bool { return h.maintOn }
+
+// appendMaint appends CLIENT MAINT_NOTIFICATIONS ON when the mode asks for it and the connection
+// speaks RESP3. A MaintEnabled handshake never reaches RESP2: the HELLO refusal fails it.
+func (h *Handshake) appendMaint(dst []byte) []byte {
+	if h.cfg.Maintenance == MaintDisabled || h.proto != 3 {
+		return dst
+	}
+	dst = resp.AppendCommand(dst, "CLIENT", "MAINT_NOTIFICATIONS", "ON")
+	h.batch = append(h.batch, step{command: maintCommand, maint: true})
+	return dst
+}
+
+// maintNeedsRESP3 is the hint of a MaintEnabled handshake whose server answered HELLO 3 with an
+// error: notifications are RESP3 pushes.
+const maintNeedsRESP3 = "maintenance notifications are enabled and need RESP3, which the server refused"
+
+// maintReply judges the reply to CLIENT MAINT_NOTIFICATIONS ON.
+func (h *Handshake) maintReply(st step, v *resp.Value) error {
+	switch {
+	case v.IsError():
+		code, msg := v.ErrorCode(), v.ErrorMessage()
+		if h.cfg.Maintenance == MaintAuto && code == "ERR" && isUnknownCommand(msg) {
+			break // the server does not know it: off for this connection
+		}
+		return h.reject(st, code, msg, "")
+	case (v.Kind == resp.KindSimpleString || v.Kind == resp.KindBulkString) && strings.EqualFold(string(v.Str), "OK"):
+		h.maintOn = true
+	default:
+		return &resp.ProtocolError{Reason: "CLIENT MAINT_NOTIFICATIONS reply is " + v.Kind.String() + ", not OK"}
+	}
+	h.answered()
+	return nil
+}
+
+// isUnknownCommand recognizes Redis's wording for an unknown command or subcommand.
+func isUnknownCommand(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.HasPrefix(m, "err unknown command") || strings.HasPrefix(m, "err unknown subcommand")
+}
