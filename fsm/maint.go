@@ -275,6 +275,7 @@ type Relaxation struct {
 	// windows holds, per starting kind, when its window ends (zero: closed).
 	windows [MaintSlotMigrating + 1]time.Time
 	relaxed bool
+	since   time.Time // when the current relaxation began
 	until   time.Time
 	timer   time.Time
 	ops     []maintOp
@@ -374,6 +375,9 @@ func (r *Relaxation) settle(now time.Time, out []MaintEffect) []MaintEffect {
 	}
 	relaxed := !until.IsZero()
 	changed := relaxed != r.relaxed || !until.Equal(r.until)
+	if relaxed && !r.relaxed {
+		r.since = now
+	}
 	r.relaxed, r.until = relaxed, until
 	if changed {
 		if relaxed {
@@ -434,4 +438,26 @@ func (r *Relaxation) started(ev *MaintEvent, out []MaintEffect) []MaintEffect {
 	}
 	r.ops = append(r.ops, maintOp{id: ev.Op, start: ev.Start, timeout: ev.Timeout, deadline: d})
 	return out
+}
+
+// DeadlineAt evaluates, without tracking it, the deadline at now of a command started at start
+// with its own timeout (0: unlimited, the zero deadline), for a runtime that checks deadlines
+// when they fire rather than registering every command. recheck is when to ask again: the
+// earlier of the deadline and the window's end, or the zero time when the answer is final. A
+// command whose own deadline passed before the relaxation began stays expired. DeadlineAt does
+// not change the machine: the windows that ended by now count as closed.
+func (r *Relaxation) DeadlineAt(now, start time.Time, timeout time.Duration) (deadline, recheck time.Time) {
+	if timeout <= 0 {
+		return time.Time{}, time.Time{}
+	}
+	own := start.Add(timeout)
+	relaxed := r.relaxed && now.Before(r.until)
+	if !relaxed || !r.since.Before(own) {
+		return own, time.Time{}
+	}
+	deadline = start.Add(max(timeout, r.cfg.RelaxedTimeout))
+	if deadline.Before(r.until) {
+		return deadline, deadline
+	}
+	return deadline, r.until
 }

@@ -51,6 +51,7 @@ func (m *relaxModel) update(now time.Time, relaxed bool) {
 //     own and relaxed timeouts while relaxed; a deadline reached is never moved (not revived);
 //   - no deadline is before start+own or after start+max(own, relaxed); unlimited stays unlimited;
 //   - the relaxation never outlives WindowTimeout after the last starting notice;
+//   - DeadlineAt, the untracked evaluation, agrees with every tracked deadline;
 //   - at most MaxMaintOps commands are tracked;
 //   - replaying the journal of events into a fresh machine gives the same effects (event
 //     sourcing).
@@ -126,6 +127,15 @@ func TestRelaxationProperties(t *testing.T) {
 				}
 				if !got.Equal(op.deadline) {
 					t.Fatalf("op %d: deadline %v, oracle %v (relaxed %v)", id, got.Sub(maintOrigin), op.deadline.Sub(maintOrigin), relaxed)
+				}
+				// The untracked evaluation the socket runtime uses agrees with the tracked one.
+				// Both may name different past instants for a command whose timer was late:
+				// expired either way.
+				if at, _ := r.DeadlineAt(now, op.start, op.timeout); !at.Equal(got) && (at.After(now) || got.After(now)) {
+					for _, e := range journal {
+						t.Log(e.String())
+					}
+					t.Fatalf("op %d: DeadlineAt %v, tracked %v", id, at.Sub(maintOrigin), got.Sub(maintOrigin))
 				}
 			}
 			if r.Tracked() != len(m.ops) || r.Tracked() > MaxMaintOps {
