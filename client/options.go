@@ -520,7 +520,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 	if dialer.TLS != nil && o.CheckCertificateRevocation {
 		dialer = revocationDialer(dialer)
 	}
-	return netio.TransportConfig{
+	t := netio.TransportConfig{
 		Dialer:            dialer,
 		Handshake:         hs,
 		HandshakeTimeout:  handshakeTimeout,
@@ -529,4 +529,6 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		WriteStallTimeout: r.WriteStallTimeout,
 		Limits:            o.ReplyLimits.resp(),
 	}
+	o.maintTransport(&t)
+	return t
 }

@@ -72,6 +72,8 @@ type Conn struct {
 	sink  engine.Sink
 	push  func(resp.Value)
 	proto int
+	// relax hosts the maintenance relaxation when the handshake enabled notifications (maint.go).
+	relax *engine.Relax
 
 	// Liveness bounds (zero: off) and whether the idle-read watchdog runs (set by start, once the
 	// handshake's own deadline is gone).
@@ -289,6 +291,9 @@ func (c *Conn) readLoop() error {
 			return c.ioError("read", err)
 		}
 		if c.p.Unsolicited(&c.scratch) {
+			if c.relax != nil {
+				c.maintNotice()
+			}
 			if c.push != nil {
 				c.push(c.scratch)
 			}
