@@ -269,14 +269,15 @@ type Options struct {
 	// its bytes are allocated. See ReplyLimits.
 	ReplyLimits ReplyLimits
 	// MaintenanceNotifications opts in to server maintenance notifications (default
-	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. Parsed and
-	// validated; takes effect in a later version.
+	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. A
+	// connection that opted in relaxes its commands' timeouts during maintenance windows; see
+	// docs/maintenance.md for what is supported so far.
 	MaintenanceNotifications MaintenanceMode
-	// MaintenanceRelaxedTimeout is the minimum command timeout during a maintenance window
-	// (default 30 s; 1 ms to 1 day). Parsed and validated; takes effect in a later version.
+	// MaintenanceRelaxedTimeout is the minimum command timeout, measured from each command's
+	// start, while its connection is in a maintenance window (default 30 s; 1 ms to 1 day).
 	MaintenanceRelaxedTimeout time.Duration
-	// MaintenanceWindowTimeout is the longest a maintenance window lasts (default 60 s; 1 ms to
-	// 1 day). Parsed and validated; takes effect in a later version.
+	// MaintenanceWindowTimeout is the longest a maintenance notice relaxes a connection when its
+	// completion never arrives (default 60 s; 1 ms to 1 day).
 	MaintenanceWindowTimeout time.Duration
 	// ReplicaEndpoints are the primary's replicas, for reads (standalone only: Endpoints then
 	// holds the one primary). At most MaxReplicaEndpoints. See docs/replicas.md.
