@@ -65,12 +65,16 @@ const (
 	// Moved: a command for Slot was redirected with MOVED to Endpoint (the zero Endpoint when
 	// the reply named no usable host).
 	Moved
+	// MovingNoticed: the ready connection Conn received a MOVING maintenance notice: its
+	// endpoint moves to Endpoint (zero: the configured one, resolved again) and Grace is how
+	// long the old socket may still serve (maint_handoff.go).
+	MovingNoticed
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
 	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
 	"acked", "rejected", "unsubscribed", "answered", "notified", "published", "primary-failed",
-	"rediscovery-requested", "replied", "query-failed", "moved"}
+	"rediscovery-requested", "replied", "query-failed", "moved", "moving-noticed"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -169,6 +173,8 @@ type Event struct {
 	Endpoint Endpoint
 	// Reply is the parsed answer of a Replied event. It is never modified.
 	Reply *TopologyReply
+	// Grace is the grace period of a MovingNoticed event.
+	Grace time.Duration
 }
 
 // clusterMachine reports whether m is one of a Cluster client's machines (the topology machine
@@ -213,6 +219,15 @@ func (e *Event) AppendTo(dst []byte) []byte {
 	case Moved:
 		dst = appendUint(dst, " slot=", uint64(e.Slot))
 		dst = e.Endpoint.AppendTo(append(dst, " to="...))
+	case MovingNoticed:
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
+		if e.Endpoint.IsZero() {
+			dst = append(dst, " to=configured"...)
+		} else {
+			dst = e.Endpoint.AppendTo(append(dst, " to="...))
+		}
+		dst = append(dst, " grace="...)
+		dst = append(dst, e.Grace.String()...)
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
 	case Disposed:
