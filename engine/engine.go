@@ -632,6 +632,10 @@ func (e *Engine) execute(f *fsm.Effect) {
 				c.Close()
 				e.sentinelClosed(f.Conn)
 			}
+		} else if c := e.draining[f.Conn]; c != nil && !f.Drain {
+			// A drain with a deadline (a MOVING handoff's grace, maint.go) ends now.
+			delete(e.draining, f.Conn)
+			c.Close()
 		}
 	case fsm.Route:
 		if f.Node != 0 {

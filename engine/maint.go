@@ -76,3 +76,18 @@ func (c *Command) sentOn(r *Relax) {
 		c.relax.Store(r)
 	}
 }
+
+// MovingSink is implemented by the engine's Sink: a connection that parsed a MOVING notice
+// reports it, and the connection's machine hands its slot off (fsm.MovingNoticed): target is the
+// announced endpoint (zero: the configured one, resolved again), grace how long the old socket
+// may still serve.
+type MovingSink interface {
+	Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration)
+}
+
+// Moving implements MovingSink.
+func (s sink) Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration) {
+	s.e.post(item{ev: fsm.Event{Kind: fsm.MovingNoticed, Conn: id, Endpoint: target, Grace: grace}})
+}
+
+var _ MovingSink = sink{}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
 )
 
@@ -35,4 +36,9 @@ func (c *Conn) maintNotice() {
 		return
 	}
 	c.relax.Notice(n, time.Now())
+	if n.Kind == fsm.MaintMoving {
+		if ms, ok := c.sink.(engine.MovingSink); ok {
+			ms.Moving(c.id, n.Target, n.Time)
+		}
+	}
 }
