@@ -304,6 +304,9 @@ type call struct {
 	// grp, for a call of a batch's run, is the group its completion counts down instead of
 	// signalling done (batch.go).
 	grp *callGroup
+	// relaxStart is the start of a command whose timeout a maintenance window extended
+	// (maint.go); zero otherwise.
+	relaxStart time.Time
 	// blocking: the command may wait on the server; it runs on a dedicated connection with
 	// no reply budget.
 	blocking bool
@@ -413,16 +416,24 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		c.eng.Submit(&cl.cmd)
 	}
 	timeout := c.armTimeout(cl)
-	select {
-	case <-cl.done:
-		if cl.timer != nil {
-			cl.timer.Stop()
+	cl.relaxStart = time.Time{}
+	for {
+		select {
+		case <-cl.done:
+			if cl.timer != nil {
+				cl.timer.Stop()
+			}
+			return c.completion(cl)
+		case <-ctx.Done():
+			return c.abandon(cl, ctx.Err())
+		case fired := <-timeout:
+			// A maintenance window may extend the deadline (maint.go).
+			if relaxed, ok := c.relaxedWait(cl, fired); ok {
+				timeout = relaxed
+				continue
+			}
+			return c.abandon(cl, nil)
 		}
-		return c.completion(cl)
-	case <-ctx.Done():
-		return c.abandon(cl, ctx.Err())
-	case <-timeout:
-		return c.abandon(cl, nil)
 	}
 }
 

@@ -275,14 +275,15 @@ type Options struct {
 	// its bytes are allocated. See ReplyLimits.
 	ReplyLimits ReplyLimits
 	// MaintenanceNotifications opts in to server maintenance notifications (default
-	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. Parsed and
-	// validated; takes effect in a later version.
+	// MaintenanceDisabled). MaintenanceEnabled cannot be combined with ProtocolRESP2. A
+	// connection that opted in relaxes its commands' timeouts during maintenance windows; see
+	// docs/maintenance.md for what is supported so far.
 	MaintenanceNotifications MaintenanceMode
-	// MaintenanceRelaxedTimeout is the minimum command timeout during a maintenance window
-	// (default 30 s; 1 ms to 1 day). Parsed and validated; takes effect in a later version.
+	// MaintenanceRelaxedTimeout is the minimum command timeout, measured from each command's
+	// start, while its connection is in a maintenance window (default 30 s; 1 ms to 1 day).
 	MaintenanceRelaxedTimeout time.Duration
-	// MaintenanceWindowTimeout is the longest a maintenance window lasts (default 60 s; 1 ms to
-	// 1 day). Parsed and validated; takes effect in a later version.
+	// MaintenanceWindowTimeout is the longest a maintenance notice relaxes a connection when its
+	// completion never arrives (default 60 s; 1 ms to 1 day).
 	MaintenanceWindowTimeout time.Duration
 	// ReplicaEndpoints are the primary's replicas, for reads (standalone only: Endpoints then
 	// holds the one primary; a Sentinel client learns its replicas from SENTINEL REPLICAS). At
@@ -530,7 +531,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 	if dialer.TLS != nil && o.CheckCertificateRevocation {
 		dialer = revocationDialer(dialer)
 	}
-	return netio.TransportConfig{
+	t := netio.TransportConfig{
 		Dialer:            dialer,
 		Handshake:         hs,
 		HandshakeTimeout:  handshakeTimeout,
@@ -539,4 +540,6 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		WriteStallTimeout: r.WriteStallTimeout,
 		Limits:            o.ReplyLimits.resp(),
 	}
+	o.maintTransport(&t)
+	return t
 }

@@ -70,6 +70,8 @@ type Command struct {
 	waiter fsm.WaiterID
 	// cl is the command's Cluster routing state (cluster_submit.go).
 	cl clusterCmd
+	// relax is the maintenance relaxation of the connection it was handed to (maint.go).
+	relax atomic.Pointer[Relax]
 }
 
 // Reset prepares a completed or new command for reuse: stage Queued, no error, its caller waiting
@@ -82,6 +84,9 @@ func (c *Command) Reset() {
 	c.final = StageQueued
 	c.Err = nil
 	c.waiter = 0
+	if c.relax.Load() != nil {
+		c.relax.Store(nil)
+	}
 	if c.cl.eng != nil || c.cl.routed {
 		c.cl = clusterCmd{}
 	}

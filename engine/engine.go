@@ -131,6 +131,7 @@ type snapshot struct {
 type slotView struct {
 	conn      Conn
 	offer     Offerer
+	relax     *Relax // the connection's maintenance relaxation, or nil (maint.go)
 	awaitsUse bool
 	noticed   atomic.Bool
 }
@@ -251,6 +252,7 @@ func (e *Engine) Submit(cmd *Command) {
 		v := &s.slots[i]
 		if v.conn != nil {
 			if cmd.Enqueued() {
+				cmd.sentOn(v.relax)
 				if v.offer == nil {
 					v.conn.Send(cmd)
 				} else if !v.offer.Offer(cmd) {
@@ -644,6 +646,10 @@ func (e *Engine) execute(f *fsm.Effect) {
 				e.sentinelClosed(f.Conn)
 				e.fenceEnded(f.Conn)
 			}
+		} else if c := e.draining[f.Conn]; c != nil && !f.Drain {
+			// A drain with a deadline (a MOVING handoff's grace, maint.go) ends now.
+			delete(e.draining, f.Conn)
+			c.Close()
 		}
 	case fsm.Route:
 		if f.Node != 0 {
@@ -742,6 +748,7 @@ func (e *Engine) complete(f *fsm.Effect) {
 		if c == nil {
 			cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeFailed})
 		} else if cmd.Enqueued() {
+			cmd.sentOn(relaxOf(c))
 			if o := offerOf(c); o == nil {
 				c.Send(cmd)
 			} else if !o.Offer(cmd) {
@@ -793,6 +800,7 @@ func (e *Engine) publish() {
 		}
 		s.slots[i].conn = r.conn
 		s.slots[i].offer = offerOf(r.conn)
+		s.slots[i].relax = relaxOf(r.conn)
 		s.slots[i].awaitsUse = r.state.AwaitsUse() && r.state != fsm.SlotFresh
 		if r.conn != nil {
 			s.connected = true

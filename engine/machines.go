@@ -111,7 +111,7 @@ func machineConfigError(prefix string, err error) error {
 func targetOf(ev *fsm.Event) fsm.Machine {
 	switch ev.Kind {
 	case fsm.DialSucceeded, fsm.HandshakeDone, fsm.DialFailed, fsm.ConnLost, fsm.Returned, fsm.Acked, fsm.Rejected,
-		fsm.Answered, fsm.Notified, fsm.Killed:
+		fsm.Answered, fsm.Notified, fsm.Killed, fsm.MovingNoticed:
 		return fsm.MachineOf(uint64(ev.Conn))
 	case fsm.TimerFired:
 		return fsm.MachineOf(uint64(ev.Timer))

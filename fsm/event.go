@@ -71,12 +71,16 @@ const (
 	// Killed: the CLIENT KILL ID sent on the fence's control connection Conn was answered (Err
 	// nil: the killed connection is gone), or failed with Err (Class classifies it).
 	Killed
+	// MovingNoticed: the ready connection Conn received a MOVING maintenance notice: its
+	// endpoint moves to Endpoint (zero: the configured one, resolved again) and Grace is how
+	// long the old socket may still serve (maint_handoff.go).
+	MovingNoticed
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
 	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
 	"acked", "rejected", "unsubscribed", "answered", "notified", "published", "primary-failed",
-	"rediscovery-requested", "replied", "query-failed", "moved", "owed", "killed"}
+	"rediscovery-requested", "replied", "query-failed", "moved", "owed", "killed", "moving-noticed"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -177,6 +181,8 @@ type Event struct {
 	Reply *TopologyReply
 	// Fence is the identity of an Owed event's connection. It is never modified.
 	Fence *FenceData
+	// Grace is the grace period of a MovingNoticed event.
+	Grace time.Duration
 }
 
 // clusterMachine reports whether m is one of a Cluster client's machines (the topology machine
@@ -235,6 +241,15 @@ func (e *Event) AppendTo(dst []byte) []byte {
 	case Moved:
 		dst = appendUint(dst, " slot=", uint64(e.Slot))
 		dst = e.Endpoint.AppendTo(append(dst, " to="...))
+	case MovingNoticed:
+		dst = e.Conn.AppendTo(append(dst, " conn="...))
+		if e.Endpoint.IsZero() {
+			dst = append(dst, " to=configured"...)
+		} else {
+			dst = e.Endpoint.AppendTo(append(dst, " to="...))
+		}
+		dst = append(dst, " grace="...)
+		dst = append(dst, e.Grace.String()...)
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
 	case Disposed:

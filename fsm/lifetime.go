@@ -125,6 +125,9 @@ func (m *Mux) age(i int, draw float64, out *Outbox) {
 // flight is closed; an armed timer is cancelled.
 func (m *Mux) abandonRecycle(i int, out *Outbox) {
 	s := &m.slots[i]
+	if s.move.on {
+		m.stopMove(i, out)
+	}
 	switch s.life.phase {
 	case recycleIdle:
 		return

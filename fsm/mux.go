@@ -88,6 +88,8 @@ type slot struct {
 	replacing bool
 	// life is the slot's lifetime recycling work (lifetime.go).
 	life recycle
+	// move is the slot's MOVING handoff (maint_handoff.go).
+	move handoff
 }
 
 // slotStates maps an attempt's phase to the state of the slot that owns it. A slot always has a
@@ -206,6 +208,9 @@ func (m *Mux) Pending() int { return len(m.waiters) }
 
 // Step applies ev and appends the resulting effects to out.
 func (m *Mux) Step(ev *Event, out *Outbox) {
+	if m.stepMoving(ev, out) {
+		return
+	}
 	if m.cfg.Lifetime > 0 && m.stepLifetime(ev, out) {
 		return
 	}

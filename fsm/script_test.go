@@ -187,7 +187,7 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 		"dialed": DialSucceeded, "handshake": HandshakeDone, "dial-failed": DialFailed,
 		"lost": ConnLost, "timer": TimerFired, "retire": Retired, "dispose": Disposed,
 		"return": Returned, "ack": Acked, "reject": Rejected, "unsubscribe": Unsubscribed,
-		"replied": Replied, "query-failed": QueryFailed, "moved": Moved}
+		"replied": Replied, "query-failed": QueryFailed, "moved": Moved, "moving": MovingNoticed}
 	k, ok := kinds[fields[0]]
 	if !ok {
 		t.Fatalf("unknown event %q", fields[0])
@@ -229,6 +229,8 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 			ev.Endpoint = parseEndpointArg(t, v)
 		case "reply":
 			ev.Reply = parseReply(t, v)
+		case "grace":
+			ev.Grace = dur(t, v)
 		case "err":
 			ev.Err = errors.New(v)
 		case "permanent":

@@ -72,6 +72,8 @@ type Conn struct {
 	sink  engine.Sink
 	push  func(resp.Value)
 	proto int
+	// relax hosts the maintenance relaxation when the handshake enabled notifications (maint.go).
+	relax *engine.Relax
 
 	// ident is the connection's CLIENT ID and physical peer (fence.go), set by the handshake;
 	// unanswered records that it failed with commands written and unanswered (set by finish,
@@ -297,6 +299,9 @@ func (c *Conn) readLoop() error {
 			return c.ioError("read", err)
 		}
 		if c.p.Unsolicited(&c.scratch) {
+			if c.relax != nil {
+				c.maintNotice()
+			}
 			if c.push != nil {
 				c.push(c.scratch)
 			}

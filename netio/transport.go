@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -43,6 +44,9 @@ type TransportConfig struct {
 	// WriteStallTimeout, when positive, aborts a ready connection whose write makes no progress
 	// for this long (the spec's GatheredWriteStallTimeout, already resolved). Zero disables it.
 	WriteStallTimeout time.Duration
+	// Maintenance bounds the relaxation of a connection whose handshake enabled maintenance
+	// notifications (Handshake.Maintenance); zero fields take fsm's defaults (30 s and 60 s).
+	Maintenance fsm.MaintConfig
 }
 
 // String describes the configuration without credentials.
@@ -197,5 +201,8 @@ func (c *Conn) handshake(cfg *TransportConfig) error {
 	}
 	c.proto = h.Protocol()
 	c.recordIdentity(h)
+	if h.MaintEnabled() {
+		c.relax = engine.NewRelax(cfg.Maintenance)
+	}
 	return nil
 }

@@ -54,6 +54,9 @@ type HandshakeConfig struct {
 	// refusal (an ACL without CLIENT ID, a server without the command) or a reply that is not an
 	// integer leaves the connection without an id, and never fails the handshake.
 	ClientID bool
+	// Maintenance opts the connection in to maintenance notifications (see MaintMode).
+	// MaintEnabled requires a Protocol other than ProtocolRESP2 (engine/config rejects the pair).
+	Maintenance MaintMode
 }
 
 // transientCodes are the server error codes that do not prove a permanent rejection.
@@ -106,6 +109,7 @@ type step struct {
 	optional bool   // errors are ignored (CLIENT SETINFO, CLIENT ID)
 	hello    bool   // the HELLO of Auto mode: unknown-command or NOPROTO falls back
 	clientID bool   // CLIENT ID: an integer reply is the connection's id
+	maint    bool   // CLIENT MAINT_NOTIFICATIONS ON (maint.go)
 }
 
 // Handshake is the pure setup sequence of one connection: it produces pipelined request batches
@@ -125,6 +129,7 @@ type Handshake struct {
 	// id is the connection's CLIENT ID (ClientID), valid when identified.
 	id         int64
 	identified bool
+	maintOn    bool // the server acknowledged CLIENT MAINT_NOTIFICATIONS ON
 }
 
 // NewHandshake returns the handshake for cfg.
@@ -199,11 +204,16 @@ func (h *Handshake) Reply(v *resp.Value) error {
 	}
 	st := h.batch[h.replied]
 	h.replied++
+	if st.maint {
+		return h.maintReply(st, v)
+	}
 	if v.IsError() {
 		code, msg := v.ErrorCode(), v.ErrorMessage()
 		switch {
 		case st.optional:
 			// CLIENT SETINFO: unsupported or denied metadata never fails the handshake.
+		case st.hello && h.cfg.Maintenance == MaintEnabled:
+			return h.reject(st, code, msg, maintNeedsRESP3)
 		case st.hello && (code == "NOPROTO" || isUnknownHello(msg)):
 			h.fallback = true
 			h.proto = 2
@@ -222,10 +232,15 @@ func (h *Handshake) Reply(v *resp.Value) error {
 		}
 		h.proto = 3
 	}
+	h.answered()
+	return nil
+}
+
+// answered completes the handshake once the last batch has all its replies.
+func (h *Handshake) answered() {
 	if h.replied == len(h.batch) && (h.phase == 2 || !h.second) {
 		h.phase = 3
 	}
-	return nil
 }
 
 // reject builds the error of a rejected setup command from the reply's code and its message
@@ -292,8 +307,9 @@ func (h *Handshake) appendLegacySetup(dst []byte) []byte {
 	return dst
 }
 
-// appendSession appends SELECT and the library metadata.
+// appendSession appends the maintenance opt-in, SELECT, the library metadata and CLIENT ID.
 func (h *Handshake) appendSession(dst []byte) []byte {
+	dst = h.appendMaint(dst)
 	if h.cfg.Database != 0 {
 		dst = resp.AppendArrayHeader(dst, 2)
 		dst = resp.AppendBulkString(dst, "SELECT")

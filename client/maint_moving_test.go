@@ -1,0 +1,116 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/client"
+	"github.com/respire-go/respire/netio/redistest"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// whoFake answers WHO with its name; on MOVE it pushes MOVING toward target (a null: no
+// endpoint) with the given grace, then answers OK; on HANG it pushes the same notice and never
+// answers.
+func whoFake(t *testing.T, name string, target func() resp.Value, grace int64) (*redistest.Fake, *atomic.Int32) {
+	var hangs atomic.Int32
+	return redistest.StartFake(t, func(c *redistest.FakeConn, args []string) {
+		if c.Standard(args) {
+			return
+		}
+		switch args[0] {
+		case "WHO":
+			c.Reply(resp.BulkString(name))
+		case "MOVE":
+			c.Push(resp.BulkString("MOVING"), resp.Int(1), resp.Int(grace), target())
+			c.Reply(resp.SimpleString("OK"))
+		case "HANG":
+			hangs.Add(1)
+			c.Push(resp.BulkString("MOVING"), resp.Int(1), resp.Int(grace), target())
+		default:
+			c.ErrorReply("ERR unknown command")
+		}
+	}), &hangs
+}
+
+func who(t *testing.T, c *client.Client) string {
+	t.Helper()
+	v, err := c.Do(context.Background(), "WHO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(v.Str)
+}
+
+// TestMovingHandsOffToTheAnnouncedEndpoint: A announces MOVING while a command (HANG) waits on
+// it. New commands then go to the announced endpoint B; HANG, which A had accepted, is not
+// resent there and fails with an unknown outcome when the 1 s grace ends, long before its own
+// 10 s timeout. The positive control is the
+// same client before the notice: commands go to the old endpoint.
+func TestMovingHandsOffToTheAnnouncedEndpoint(t *testing.T) {
+	b, replayed := whoFake(t, "B", resp.NullValue, 1)
+	a, _ := whoFake(t, "A", func() resp.Value { return resp.BulkString("127.0.0.1:" + strconv.Itoa(b.Port())) }, 1)
+	c := maintClient(t, a, client.Options{CommandTimeout: 10 * time.Second,
+		MaintenanceNotifications: client.MaintenanceAuto, MaintenanceRelaxedTimeout: 10 * time.Second})
+	if got := who(t, c); got != "A" {
+		t.Fatalf("before MOVING: %s", got)
+	}
+	hung := make(chan error, 1)
+	var hungTook time.Duration
+	go func() {
+		start := time.Now()
+		_, err := c.Do(context.Background(), "HANG")
+		hungTook = time.Since(start)
+		hung <- err
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for who(t, c) != "B" {
+		if time.Now().After(deadline) {
+			t.Fatal("commands still go to A 3s after MOVING")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case err := <-hung:
+		var ue *client.UnknownOutcomeError
+		if !errors.As(err, &ue) {
+			t.Fatalf("the accepted command ended with %v, want an unknown outcome", err)
+		}
+		if hungTook > 5*time.Second {
+			t.Fatalf("the old socket closed after %v: the 1s grace was not the drain budget", hungTook)
+		}
+		if replayed.Load() != 0 {
+			t.Fatal("the accepted command was sent again to the new endpoint")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the old connection still holds its accepted command 5s after a 1s grace")
+	}
+}
+
+// TestMovingWithoutEndpointReconnectsToTheConfiguredHost: a null MOVING endpoint dials the
+// configured endpoint again (a fresh connection to the same fake here), and commands carry on.
+func TestMovingWithoutEndpointReconnectsToTheConfiguredHost(t *testing.T) {
+	a, _ := whoFake(t, "A", resp.NullValue, 1)
+	c := maintClient(t, a, client.Options{MaintenanceNotifications: client.MaintenanceAuto})
+	if got := who(t, c); got != "A" {
+		t.Fatalf("before MOVING: %s", got)
+	}
+	before := len(a.Conns())
+	if _, err := c.Do(context.Background(), "MOVE"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for len(a.Conns()) <= before {
+		if time.Now().After(deadline) {
+			t.Fatal("no new connection to the configured endpoint after MOVING")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := who(t, c); got != "A" {
+		t.Fatalf("after MOVING: %s", got)
+	}
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/fsm"
+)
+
+// Relax hosts one connection's maintenance relaxation (fsm.Relaxation) for a runtime: the
+// connection's reader feeds it the notices it parses (Notice), and a caller whose command timeout
+// fires asks it for the command's relaxed deadline (Deadline). Both are off the hot path: a
+// command on a healthy connection only carries a pointer to it (Command.Relax).
+//
+// The machine's own timer is not armed: Deadline evaluates the windows at the time it is given,
+// and the next Notice closes the windows that ended before it.
+type Relax struct {
+	mu sync.Mutex
+	m  *fsm.Relaxation
+	// relaxed mirrors the machine's state for readers that only want to know (Relaxed).
+	relaxed atomic.Bool
+	// notices counts the notices applied, for tests and diagnostics.
+	notices atomic.Uint64
+}
+
+// NewRelax returns the host of a connection's relaxation under cfg.
+func NewRelax(cfg fsm.MaintConfig) *Relax { return &Relax{m: fsm.NewRelaxation(cfg)} }
+
+// Notice applies a maintenance notice received at now.
+func (r *Relax) Notice(n fsm.MaintNotice, now time.Time) {
+	r.mu.Lock()
+	r.m.Step(&fsm.MaintEvent{Kind: fsm.MaintNoticeReceived, Now: now, Notice: n}, nil)
+	relaxed, _ := r.m.Relaxed()
+	r.mu.Unlock()
+	r.relaxed.Store(relaxed)
+	r.notices.Add(1)
+}
+
+// Notices returns the number of notices applied.
+func (r *Relax) Notices() uint64 { return r.notices.Load() }
+
+// Relaxed reports whether the last notice left the connection relaxed (its window may have ended
+// since; Deadline is exact).
+func (r *Relax) Relaxed() bool { return r.relaxed.Load() }
+
+// Deadline returns the deadline at now of a command started at start with its own timeout, and
+// when to ask again (the zero time: the answer is final). See fsm.Relaxation.DeadlineAt.
+func (r *Relax) Deadline(now, start time.Time, timeout time.Duration) (deadline, recheck time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m.DeadlineAt(now, start, timeout)
+}
+
+// Relaxer is implemented by a connection that hosts maintenance relaxation: Relax returns its
+// host, or nil when the connection did not enable maintenance notifications.
+type Relaxer interface {
+	Relax() *Relax
+}
+
+// relaxOf returns conn's relaxation host, or nil.
+func relaxOf(conn Conn) *Relax {
+	if r, ok := conn.(Relaxer); ok {
+		return r.Relax()
+	}
+	return nil
+}
+
+// Relax returns the relaxation host of the connection the command was handed to, or nil when it
+// has none or the command never reached a connection. Read it after the command was submitted.
+func (c *Command) Relax() *Relax { return c.relax.Load() }
+
+// sentOn records the relaxation host of the connection that takes the command.
+func (c *Command) sentOn(r *Relax) {
+	if r != nil {
+		c.relax.Store(r)
+	}
+}
+
+// MovingSink is implemented by the engine's Sink: a connection that parsed a MOVING notice
+// reports it, and the connection's machine hands its slot off (fsm.MovingNoticed): target is the
+// announced endpoint (zero: the configured one, resolved again), grace how long the old socket
+// may still serve.
+type MovingSink interface {
+	Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration)
+}
+
+// Moving implements MovingSink. A Cluster engine ignores it for now: its nodes' connections
+// find their endpoints through the topology, not through the Dial effect's default.
+func (s sink) Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration) {
+	if s.e.cl != nil {
+		return
+	}
+	s.e.post(item{ev: fsm.Event{Kind: fsm.MovingNoticed, Conn: id, Endpoint: target, Grace: grace}})
+}
+
+var _ MovingSink = sink{}
