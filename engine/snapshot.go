@@ -47,5 +47,37 @@ func (r *Replayer) Step(ev *fsm.Event) []fsm.Effect {
 // Snapshot appends the machines' state, as JSON, to dst. Restoring it gives machines that
 // answer every later event as these do.
 func (r *Replayer) Snapshot(dst []byte) ([]byte, error) {
-	return encodeState(dst, r.m, nil)
+	return encodeState(dst, r.m, nil, nil)
 }
+
+// Recorder steps events into a client's machines, as Replayer does, and records them in a
+// capture ring as an engine with Config.Capture does: the simulator writes a run as a capture
+// with it, and tests check captures against whole runs.
+type Recorder struct {
+	cfg Config
+	r   *Replayer
+	c   *capture
+}
+
+// NewRecorder returns a Recorder of fresh machines built from cfg, whose Capture.Size must be
+// set.
+func NewRecorder(cfg Config) (*Recorder, error) {
+	r, err := NewReplayer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Capture.Size == 0 {
+		return nil, &ConfigError{Field: "Capture.Size", Reason: "must be set for a Recorder"}
+	}
+	return &Recorder{cfg: cfg, r: r, c: newCapture(cfg.Capture)}, nil
+}
+
+// Step steps ev, records it, and returns its effects (reused by the next Step) and the trigger
+// it fired, if any.
+func (r *Recorder) Step(ev *fsm.Event) ([]fsm.Effect, CaptureReason) {
+	effects := r.r.Step(ev)
+	return effects, r.c.record(ev, effects, r.r.m)
+}
+
+// Dump returns the capture as DumpCapture writes it.
+func (r *Recorder) Dump(reason CaptureReason) ([]byte, error) { return r.c.dump(r.cfg, reason) }

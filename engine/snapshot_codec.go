@@ -58,8 +58,9 @@ type locKey struct {
 // stateEncoder is one encoding of a value graph.
 type stateEncoder struct {
 	buf []byte
-	// topic renames topic names (a capture's pseudonyms); nil keeps them.
-	topic func(string) string
+	// topic renames topic names (a capture's pseudonyms), and errText rewrites error texts
+	// (to replace the names they quote); nil keeps them.
+	topic, errText func(string) string
 	// pointed holds the targets of non-nil pointers; inPlace the locations reached as fields or
 	// elements; heap the targets already scanned.
 	pointed, inPlace, heap map[locKey]bool
@@ -70,12 +71,12 @@ type stateEncoder struct {
 }
 
 // encodeState appends the JSON of the value root points to to dst.
-func encodeState(dst []byte, root any, topic func(string) string) ([]byte, error) {
+func encodeState(dst []byte, root any, topic, errText func(string) string) ([]byte, error) {
 	v := reflect.ValueOf(root)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return dst, errors.New("respire: snapshot: the root must be a non-nil pointer")
 	}
-	e := &stateEncoder{buf: dst, topic: topic, pointed: map[locKey]bool{}, inPlace: map[locKey]bool{},
+	e := &stateEncoder{buf: dst, topic: topic, errText: errText, pointed: map[locKey]bool{}, inPlace: map[locKey]bool{},
 		heap: map[locKey]bool{}, written: map[locKey]bool{}, ids: map[locKey]int{}}
 	e.scan(v.Elem(), true)
 	e.encode(v.Elem(), true)
@@ -200,7 +201,11 @@ func (e *stateEncoder) value(v reflect.Value) {
 			return
 		}
 		e.buf = append(e.buf, `{"error":`...)
-		e.str(err.Error())
+		msg := err.Error()
+		if e.errText != nil {
+			msg = e.errText(msg)
+		}
+		e.str(msg)
 		e.buf = append(e.buf, '}')
 	default:
 		e.fail(errors.Newf("respire: snapshot: cannot encode a %s", v.Type()))
@@ -294,7 +299,7 @@ func (e *stateEncoder) mapping(v reflect.Value) {
 	for it.Next() {
 		// Keys hold no pointers (the machines key maps by identifiers and endpoints), so a
 		// separate encoder writes them without labels.
-		ke := &stateEncoder{topic: e.topic, pointed: map[locKey]bool{}, inPlace: map[locKey]bool{},
+		ke := &stateEncoder{topic: e.topic, errText: e.errText, pointed: map[locKey]bool{}, inPlace: map[locKey]bool{},
 			heap: map[locKey]bool{}, written: map[locKey]bool{}, ids: map[locKey]int{}}
 		ke.value(addressable(it.Key()))
 		if ke.err != nil {
