@@ -53,6 +53,9 @@ type Client struct {
 	// recovery is the latest lifecycle observation of a command slot, kept for the hooks when
 	// a TracerProvider or hooks are set (hook.go); nil before the first.
 	recovery atomic.Pointer[ConnectionStateChange]
+	// dumps hands triggered journal captures to JournalCapture.OnDump (capture.go); nil
+	// without it.
+	dumps *dumper
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -128,7 +131,7 @@ func Create(opts Options) (*Client, error) {
 	if sentinel != nil {
 		deps.SentinelWarn = c.sentinelWarn
 	}
-	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil {
+	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil || o.JournalCapture != nil && o.JournalCapture.Trigger != nil {
 		c.dispatcher = engine.NewDispatcher(c.observe)
 		deps.Observer = c.dispatcher
 	}
@@ -140,13 +143,15 @@ func Create(opts Options) (*Client, error) {
 	if sentinel != nil {
 		ecfg.Endpoint, ecfg.Sentinel = o.Endpoints[0].engine(), o.sentinelEngineConfig()
 	}
+	replicaCfg, replicaDeps := ecfg, deps
+	c.setupCapture(&ecfg, &deps)
 	c.eng = engine.New(ecfg, deps)
 	if sentinel != nil {
 		sentinel.Attach(c.eng)
 	}
 	c.pubsub.router.Attach(c.eng)
 	c.eng.Start()
-	if err := c.startReplicas(ecfg, deps); err != nil {
+	if err := c.startReplicas(replicaCfg, replicaDeps); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -187,6 +192,7 @@ func (c *Client) observe(change engine.StateChange) {
 	if h := c.opts.OnConnectionStateChange; h != nil {
 		h(ch)
 	}
+	c.observeCapture(ch)
 }
 
 func errString(err error) string {
@@ -234,6 +240,9 @@ func (c *Client) Close() error {
 		c.pubsub.router.Close()
 		if c.dispatcher != nil {
 			c.dispatcher.Close()
+		}
+		if c.dumps != nil {
+			c.dumps.close()
 		}
 	})
 	return nil
