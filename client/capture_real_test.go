@@ -175,3 +175,69 @@ func TestJournalCaptureOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalCaptureTriggers: the exhaustion trigger dumps when the slots reach the policy's
+// limit, and a predicate dumps on the observation it matches (here the same exhaustion, with the
+// built-in triggers off). Each dump replays.
+func TestJournalCaptureTriggers(t *testing.T) {
+	for _, mode := range []string{"exhaustion", "predicate"} {
+		t.Run(mode, func(t *testing.T) {
+			srv := redistest.Start(t, redistest.Config{})
+			dumps := make(chan string, 4)
+			var data [][]byte
+			var mu sync.Mutex
+			jc := &client.JournalCaptureOptions{Size: 64, BurstFailures: -1, OnDump: func(reason string, dump []byte) {
+				mu.Lock()
+				data = append(data, append([]byte(nil), dump...))
+				mu.Unlock()
+				dumps <- reason
+			}}
+			if mode == "predicate" {
+				jc.SkipExhaustion = true
+				jc.Trigger = func(ch client.ConnectionStateChange) bool { return ch.Exhausted }
+			}
+			opts := client.Options{
+				Endpoints:       []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}},
+				Connections:     1,
+				ReconnectPolicy: &client.ReconnectPolicy{InitialDelay: 10 * time.Millisecond, BackoffMultiplier: 1, MaxDelay: 10 * time.Millisecond, MaxAttempts: 2},
+				JournalCapture:  jc,
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := client.Connect(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			srv.Kill()
+			// Replacements are attempted on use: keep using the client until the dump comes.
+		wait:
+			for {
+				select {
+				case reason := <-dumps:
+					if reason != mode {
+						t.Fatalf("dump reason %q, want %q", reason, mode)
+					}
+					break wait
+				case <-ctx.Done():
+					t.Fatal("no dump after the slot exhausted")
+				case <-time.After(5 * time.Millisecond):
+					_, _, _ = c.Get(ctx, "k")
+				}
+			}
+			mu.Lock()
+			dump := data[0]
+			mu.Unlock()
+			f := replayCapture(t, dump)
+			exhausted := false
+			for _, st := range f.Steps {
+				for _, e := range st.Effects {
+					exhausted = exhausted || strings.Contains(e.Text, " exhausted")
+				}
+			}
+			if !exhausted {
+				t.Fatal("the dump does not hold the exhaustion")
+			}
+		})
+	}
+}
