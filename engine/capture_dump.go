@@ -69,7 +69,8 @@ type captureLine struct {
 // the machines when the dump does not start at the engine's first event, and one line per
 // event with the effects it had. Pub/sub channel names are replaced by pseudonyms that keep
 // their order, so the dump replays; keys, values and credentials never enter the machines.
-// The dump is built on the event loop and written from the caller's goroutine.
+// The dump is built on the event loop and written from the caller's goroutine, so the engine
+// must have been started (Start); after it stopped, the dump is built on the caller's goroutine.
 func (e *Engine) DumpCapture(w io.Writer, reason CaptureReason) error {
 	if e.capture == nil {
 		return ErrCaptureOff

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +24,19 @@ var snapshotScenarios = []string{
 	"all-slots-exhausted", "wrongpass-exhausts", "no-policy-demand-driven",
 }
 
-// simRun runs a scenario, cut to at most 30 virtual seconds, for seed.
+// simRuns caches the runs of simRun: the properties draw from a few runs many times.
+var simRuns = map[string]struct {
+	sc  *scenario.Scenario
+	res *record.Result
+}{}
+
+// simRun runs a scenario, cut to at most 30 virtual seconds, for seed (once per test binary).
 func simRun(t testing.TB, name string, seed uint64) (*scenario.Scenario, *record.Result) {
 	t.Helper()
+	key := name + "/" + strconv.FormatUint(seed, 10)
+	if r, ok := simRuns[key]; ok {
+		return r.sc, r.res
+	}
 	sc, err := scenario.Load(filepath.Join("..", "scenarios", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +51,10 @@ func simRun(t testing.TB, name string, seed uint64) (*scenario.Scenario, *record
 	if err != nil {
 		t.Fatal(err)
 	}
+	simRuns[key] = struct {
+		sc  *scenario.Scenario
+		res *record.Result
+	}{sc, res}
 	return sc, res
 }
 
@@ -59,18 +74,12 @@ func effectsText(effects []fsm.Effect) string {
 // that point and replaying the events after it gives the same effects as replaying the whole
 // journal from fresh machines, and the same as the run recorded.
 func TestSnapshotTailReplaysAsFullReplay(t *testing.T) {
-	runs := map[string]*record.Result{}
-	configs := map[string]engine.Config{}
 	rapid.Check(t, func(rt *rapid.T) {
 		name := rapid.SampledFrom(snapshotScenarios).Draw(rt, "scenario")
 		seed := rapid.Uint64Range(1, 3).Draw(rt, "seed")
-		key := name + "/" + string(rune('0'+seed))
-		res, ok := runs[key]
-		if !ok {
-			sc, r := simRun(t, name, seed)
-			runs[key], configs[key], res = r, sc.EngineConfig(), r
-		}
-		cfg := configs[key]
+		key := name + "/" + strconv.FormatUint(seed, 10)
+		sc, res := simRun(t, name, seed)
+		cfg := sc.EngineConfig()
 		if len(res.Steps) < 2 {
 			rt.Fatalf("run of %s recorded %d steps", key, len(res.Steps))
 		}
