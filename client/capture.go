@@ -25,7 +25,7 @@ const (
 )
 
 // ErrJournalCaptureOff reports DumpJournal on a client created without JournalCapture.
-var ErrJournalCaptureOff = engine.ErrCaptureOff
+var ErrJournalCaptureOff = sentinel("respire: journal capture is not enabled")
 
 // JournalCaptureOptions configure incident capture (Options.JournalCapture): the client keeps
 // its state machines' last events, with the effects they had and snapshots of the machines, in

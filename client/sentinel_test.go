@@ -28,7 +28,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrCursorLost": ErrCursorLost, "ErrIncompleteTopology": ErrIncompleteTopology, "ErrTxRetry": ErrTxRetry,
 		"ErrHookReplay": ErrHookReplay, "ErrHookDropped": ErrHookDropped,
 		"ErrNotPrimary": ErrNotPrimary, "ErrStaleSentinel": ErrStaleSentinel,
-		"ErrNoReadServer": ErrNoReadServer,
+		"ErrNoReadServer": ErrNoReadServer, "ErrJournalCaptureOff": ErrJournalCaptureOff,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

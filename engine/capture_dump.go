@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	stderrors "errors"
 	"fmt"
 	"io"
 	"slices"
@@ -16,11 +17,11 @@ import (
 const CaptureFormat = "respire-capture/1"
 
 // ErrCaptureOff reports a dump asked of an engine without a capture (CaptureConfig.Size zero).
-var ErrCaptureOff = errors.New("respire: journal capture is not enabled")
+var ErrCaptureOff = stderrors.New("respire: journal capture is not enabled")
 
 // ErrCaptureUnavailable reports that the capture holds no replayable window: its snapshots
 // failed, or one event had more effects than the effect ring holds.
-var ErrCaptureUnavailable = errors.New("respire: the journal capture has no replayable window")
+var ErrCaptureUnavailable = stderrors.New("respire: the journal capture has no replayable window")
 
 // CaptureHeader is the first line of a dump: what the capture is and the configuration that
 // rebuilds the machines. It holds endpoints as addresses and the options that shape the

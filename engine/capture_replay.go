@@ -2,10 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 
-	"github.com/cockroachdb/errors"
 	"github.com/respire-go/respire/fsm"
 )
 
