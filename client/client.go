@@ -56,6 +56,9 @@ type Client struct {
 	recovery atomic.Pointer[ConnectionStateChange]
 	// sim binds the client to the simulator (sim/simtest, simseam.go); nil in production.
 	sim simbind.Host
+	// dumps hands triggered journal captures to JournalCapture.OnDump (capture.go); nil
+	// without it.
+	dumps *dumper
 }
 
 // Connect creates a client and connects every connection before returning, so an unreachable
@@ -143,7 +146,7 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 	if sentinel != nil {
 		deps.SentinelWarn = c.sentinelWarn
 	}
-	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil {
+	if o.OnConnectionStateChange != nil || o.Logger != nil || c.hooks != nil || o.JournalCapture != nil && o.JournalCapture.Trigger != nil {
 		if host != nil {
 			// One goroutine at a time in the simulator: observations are delivered in the step.
 			deps.Observer = engine.ObserverFunc(c.observe)
@@ -166,6 +169,8 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 	if sentinel != nil {
 		ecfg.Endpoint, ecfg.Sentinel = o.Endpoints[0].engine(), o.sentinelEngineConfig()
 	}
+	replicaCfg, replicaDeps := ecfg, deps
+	c.setupCapture(&ecfg, &deps)
 	c.eng = engine.New(ecfg, deps)
 	if sentinel != nil {
 		sentinel.Attach(c.eng)
@@ -176,7 +181,7 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 	} else {
 		c.eng.Start()
 	}
-	if err := c.startReplicas(ecfg, deps); err != nil {
+	if err := c.startReplicas(replicaCfg, replicaDeps); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -217,6 +222,7 @@ func (c *Client) observe(change engine.StateChange) {
 	if h := c.opts.OnConnectionStateChange; h != nil {
 		h(ch)
 	}
+	c.observeCapture(ch)
 }
 
 func errString(err error) string {
@@ -271,6 +277,9 @@ func (c *Client) Close() error {
 		c.pubsub.router.Close()
 		if c.dispatcher != nil {
 			c.dispatcher.Close()
+		}
+		if c.dumps != nil {
+			c.dumps.close()
 		}
 	})
 	return nil

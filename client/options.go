@@ -328,6 +328,10 @@ type Options struct {
 	// MaxObservedArgBytes. Off by default: hooks and spans see names only. Credentials never
 	// appear, even with it.
 	ObserveArguments bool
+	// JournalCapture, when set, keeps the state machines' last events for incident replay:
+	// DumpJournal writes them, and triggers (exhaustion, a burst of failures, a predicate) can
+	// dump them to a callback. Nil captures nothing. See docs/capture.md.
+	JournalCapture *JournalCaptureOptions
 
 	// allHooks is Hooks with the OpenTelemetry hooks ahead of them, set by Create.
 	allHooks []Hook
@@ -371,6 +375,11 @@ func (o *Options) Validate() error {
 	}
 	if err := o.ReplyLimits.validate(); err != nil {
 		return err
+	}
+	if o.JournalCapture != nil {
+		if err := o.JournalCapture.validate(); err != nil {
+			return err
+		}
 	}
 	return o.validateSecurity()
 }

@@ -29,7 +29,7 @@ func TestSentinelsPrintNoStack(t *testing.T) {
 		"ErrHookReplay": ErrHookReplay, "ErrHookDropped": ErrHookDropped,
 		"ErrNotUnknownOutcome": ErrNotUnknownOutcome, "ErrNoIdentity": ErrNoIdentity,
 		"ErrNotPrimary": ErrNotPrimary, "ErrStaleSentinel": ErrStaleSentinel,
-		"ErrNoReadServer": ErrNoReadServer,
+		"ErrNoReadServer": ErrNoReadServer, "ErrJournalCaptureOff": ErrJournalCaptureOff,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

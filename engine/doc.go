@@ -43,6 +43,12 @@
 // once it has wrapped (Journal.Complete reports false), its tail shows what happened but cannot
 // be replayed from fresh machines.
 //
+// Config.Capture keeps such a tail replayable: a ring of the last events with their effects and
+// snapshots of the machines' state (capture.go, snapshot.go), dumped as JSON Lines by
+// DumpCapture or by its triggers (Deps.OnCapture). ReadCapture and CaptureFile.Replay restore the
+// machines from the snapshot, step the events after it and name the first divergence;
+// respire-sim replay and respire-sim scenario are built on them (docs/capture.md).
+//
 // The engine's Config comes from package engine/config, the resolver that client.Options and the
 // simulator's scenarios share, so both runtimes configure the machines the same way.
 //

@@ -49,6 +49,9 @@ type Config struct {
 	// connections go to the primary the Sentinels report and ROLE confirms, and Endpoint is not
 	// used. It cannot be combined with Cluster.
 	Sentinel *SentinelConfig
+	// Capture, when its Size is set, keeps the last events with their effects and snapshots of
+	// the machines, for an incident dump that replays (capture.go).
+	Capture CaptureConfig `json:"-"`
 }
 
 // Deps are the engine's narrow interfaces to the outside world.
@@ -76,6 +79,9 @@ type Deps struct {
 	// effect: no permission to read the configuration epoch, an exhausted monitor, a disposal
 	// that stopped waiting), with the endpoint concerned, from the loop: it must not block.
 	SentinelWarn func(w fsm.Warning, about Endpoint)
+	// OnCapture, when set, receives the dumps a capture's triggers take (Config.Capture), or
+	// the error that prevented one, from the loop: it must not block.
+	OnCapture func(reason CaptureReason, dump []byte, err error)
 }
 
 // item is one entry of the inbox: an event and the objects that travel with it but stay out of
@@ -170,6 +176,8 @@ type Engine struct {
 	// commands after the machine granted it, and its loss is on the way (park.go).
 	parked  map[fsm.ConnID][]*waiter
 	journal *Journal
+	// capture is the incident ring, or nil (capture.go).
+	capture *capture
 	dirty   bool
 	closed  bool
 
@@ -208,6 +216,7 @@ func New(cfg Config, deps Deps) *Engine {
 		draining: make(map[fsm.ConnID]Conn),
 		waiters:  make(map[fsm.WaiterID]*waiter),
 		journal:  NewJournal(size),
+		capture:  newCapture(cfg.Capture),
 		done:     make(chan struct{}),
 	}
 	if cfg.Cluster != nil {
@@ -574,6 +583,12 @@ func (e *Engine) step(it *item) {
 	e.machines.step(ev, &e.out)
 	if e.deps.OnStep != nil {
 		e.deps.OnStep(ev, e.out.Effects)
+	}
+	if e.capture != nil {
+		if r := e.capture.record(ev, e.out.Effects, e.machines); r != 0 && e.deps.OnCapture != nil {
+			data, err := e.capture.dump(e.cfg, r)
+			e.deps.OnCapture(r, data, err)
+		}
 	}
 	for i := range e.out.Effects {
 		e.execute(&e.out.Effects[i])

@@ -93,7 +93,7 @@ func (c Config) Validate() error {
 			return machineConfigError("PubSub.", err)
 		}
 	}
-	return nil
+	return c.Capture.Validate()
 }
 
 // machineConfigError names a machine's invalid field as a Config field: the command slots'

@@ -15,6 +15,10 @@
 //
 // A sweep keeps nothing of a passing run and a few lines of a failing one, so --seeds
 // 1..100000 runs in constant memory; seeds are generated as workers take them.
+//
+// `respire-sim replay capture.jsonl` replays a production client's journal capture and names the
+// first divergence (replay.go); `respire-sim scenario capture.jsonl` turns one into a scenario
+// skeleton (skeleton.go). See docs/capture.md.
 package main
 
 import (
@@ -36,6 +40,8 @@ func main() {
 }
 
 const usageText = `usage: respire-sim run [flags] scenario.yaml...
+       respire-sim replay [--html FILE] capture.jsonl     (respire-sim replay -h)
+       respire-sim scenario [-o FILE] capture.jsonl       (respire-sim scenario -h)
 
 flags:
   --seeds A..B        run every seed from A to B (inclusive) instead of each scenario's own seed
@@ -70,6 +76,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		fmt.Fprintln(stdout, usageText)
 		return 0
+	}
+	if len(args) > 0 && args[0] == "replay" {
+		return runReplay(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "scenario" {
+		return runSkeleton(args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "run" {
 		fmt.Fprintln(stderr, usageText)
