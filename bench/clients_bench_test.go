@@ -553,6 +553,7 @@ func measure(b *testing.B, callers int, newOp func(caller int) func() error) {
 		}
 	}
 	b.ReportAllocs()
+	switches := contextSwitches()
 	b.ResetTimer()
 	switch {
 	case callers == 1:
@@ -595,10 +596,12 @@ func measure(b *testing.B, callers int, newOp func(caller int) func() error) {
 		wg.Wait()
 	}
 	b.StopTimer()
+	switches = contextSwitches() - switches
 	if p := failed.Load(); p != nil {
 		b.Fatal(*p)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(switches)/float64(b.N), "ctxsw/op")
 }
 
 // workload is one benchmark: a command shape and its per-caller operation.
