@@ -253,6 +253,14 @@ func TestRealSentinel(t *testing.T) {
 	if m.Old != ep(killed) || m.Addr != ep(primary) {
 		t.Fatalf("+switch-master after the kill: %+v", m)
 	}
+	// The +switch-master may come from another Sentinel, the leader of the failover: s learns
+	// the new configuration from the leader's hello messages a moment later.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		v = rs.query(s, 2, nil, "", "", "SENTINEL", "MASTER", name)
+		if m, err := topo.ParseSentinelMaster(v); err == nil && m.ConfigEpoch > after.ConfigEpoch {
+			break
+		}
+	}
 	v = rs.query(s, 2, nil, "master-after-kill", "sentinel-master", "SENTINEL", "MASTER", name)
 	last, err := topo.ParseSentinelMaster(v)
 	if err != nil || last.ConfigEpoch <= after.ConfigEpoch {
