@@ -48,8 +48,9 @@ type clusterWait struct {
 	// without a usable target), then goes to the slot's owner; readonly fails it when the
 	// owner is the node that rejected it.
 	topology, readonly bool
-	// redirected: the command was rejected before; a failure to reach its new node answers
-	// it with that rejection.
+	// redirected: the command was rejected before (it holds that rejection in orig); a
+	// failure to reach its new node answers it with that rejection. A command only routed
+	// again (reroute) has none: such a failure fails it.
 	redirected bool
 }
 
@@ -119,7 +120,9 @@ func (e *Engine) routeFrom(cmd *Command, caller bool) {
 	if idx >= 0 && idx < len(s.nodes) && e.sendToNode(&s.nodes[idx], cmd) {
 		return
 	}
-	e.demandCluster(cmd, clusterWait{on: true, redirected: cs.redirects > 0}, caller)
+	// Only a rejection the command got can answer it when its new node cannot be reached:
+	// reroutes (reroute) count against the budget too, but leave no reply behind.
+	e.demandCluster(cmd, clusterWait{on: true, redirected: cs.orig != nil}, caller)
 }
 
 // anyReadyPrimary returns the index of a primary with a ready connection, rotating among them,
@@ -289,7 +292,8 @@ func (e *Engine) routeAfterStep(cmd *Command) {
 }
 
 // answer completes a held command with the first rejection it got (or its current reply),
-// without further redirect handling.
+// without further redirect handling. Only a command that was rejected is answered: its
+// rejection is in cs.orig (redirect keeps it before any path here), never a missing reply.
 func (e *Engine) answer(cmd *Command) {
 	cs := &cmd.cl
 	cs.final = true
