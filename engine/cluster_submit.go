@@ -257,8 +257,9 @@ func (e *Engine) completeCluster(f *fsm.Effect, w *waiter) {
 			e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed})
 		}
 	case f.Outcome == fsm.OutcomeClosed && !e.closed:
-		// The node retired before it took the command: route it again, within the budget.
-		e.reroute(cmd, &AcquireError{Outcome: f.Outcome, Err: f.Err})
+		// The node retired before it took the command: route it again, within the budget. Past
+		// it, the command failed to find a node; OutcomeClosed would say the engine closed.
+		e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrNodeRetired})
 	case w.cl.redirected || w.cl.topology:
 		e.answer(cmd)
 	default:
@@ -322,6 +323,11 @@ func (e *Engine) SubmitNode(cmd *Command, num uint32) {
 
 // ErrNotCluster: a Cluster operation on a standalone engine.
 var ErrNotCluster = errors.New("respire: not a Cluster client")
+
+// ErrNodeRetired: the Cluster node a command was routed to left the topology before it took the
+// command, and routing it again found no node to take it within the redirect budget. It is the
+// cause of a failed *AcquireError: the command was never sent.
+var ErrNodeRetired = errors.New("respire: the Cluster node retired before it took the command")
 
 // RentSlot asks the dedicated pool of the Cluster node serving slot (Keyless: any primary) for
 // an exclusive connection, as Rent does for a standalone engine.

@@ -692,3 +692,29 @@ func TestClusterRerouteThenFailureIsNotAReply(t *testing.T) {
 		t.Fatalf("err %v, verdict %v: want an *AcquireError, a definite failure", cmd.Err, cmd.Verdict())
 	}
 }
+
+// TestClusterNodeGoneIsNotClientClosed: a command for one node (SubmitNode) whose node is gone
+// is routed again within the budget, then fails with a failed acquisition naming the retired
+// node, never with OutcomeClosed, which the client reports as its own closing (ErrClosed) while
+// it is open.
+func TestClusterNodeGoneIsNotClientClosed(t *testing.T) {
+	h := newClusterHarness(t, 2)
+	h.do("SET", "warm", "1")
+	done := 0
+	cmd := &Command{Name: "PING", Frame: resp.AppendCommand(nil, "PING"), Done: func(*Command) { done++ }}
+	h.eng.SubmitNode(cmd, 1<<20) // no such node: retired long ago
+	for i := 0; i < 100 && done == 0; i++ {
+		h.eng.RunPending()
+		h.rt.fireAll()
+	}
+	if done != 1 {
+		t.Fatalf("the command completed %d times, want once", done)
+	}
+	if cmd.Redirects() != fsm.ClusterRedirects {
+		t.Fatalf("%d reroutes, want the budget (%d): the node was not found gone each time", cmd.Redirects(), fsm.ClusterRedirects)
+	}
+	var ae *AcquireError
+	if !errors.As(cmd.Err, &ae) || ae.Outcome != fsm.OutcomeFailed || !errors.Is(cmd.Err, ErrNodeRetired) || cmd.Verdict() != VerdictFailed {
+		t.Fatalf("err %v, verdict %v: want a failed acquisition wrapping ErrNodeRetired, a definite failure", cmd.Err, cmd.Verdict())
+	}
+}
