@@ -48,8 +48,9 @@ type clusterWait struct {
 	// without a usable target), then goes to the slot's owner; readonly fails it when the
 	// owner is the node that rejected it.
 	topology, readonly bool
-	// redirected: the command was rejected before; a failure to reach its new node answers
-	// it with that rejection.
+	// redirected: the command was rejected before (it holds that rejection in orig); a
+	// failure to reach its new node answers it with that rejection. A command only routed
+	// again (reroute) has none: such a failure fails it.
 	redirected bool
 }
 
@@ -119,7 +120,9 @@ func (e *Engine) routeFrom(cmd *Command, caller bool) {
 	if idx >= 0 && idx < len(s.nodes) && e.sendToNode(&s.nodes[idx], cmd) {
 		return
 	}
-	e.demandCluster(cmd, clusterWait{on: true, redirected: cs.redirects > 0}, caller)
+	// Only a rejection the command got can answer it when its new node cannot be reached:
+	// reroutes (reroute) count against the budget too, but leave no reply behind.
+	e.demandCluster(cmd, clusterWait{on: true, redirected: cs.orig != nil}, caller)
 }
 
 // anyReadyPrimary returns the index of a primary with a ready connection, rotating among them,
@@ -254,8 +257,9 @@ func (e *Engine) completeCluster(f *fsm.Effect, w *waiter) {
 			e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed})
 		}
 	case f.Outcome == fsm.OutcomeClosed && !e.closed:
-		// The node retired before it took the command: route it again, within the budget.
-		e.reroute(cmd, &AcquireError{Outcome: f.Outcome, Err: f.Err})
+		// The node retired before it took the command: route it again, within the budget. Past
+		// it, the command failed to find a node; OutcomeClosed would say the engine closed.
+		e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrNodeRetired})
 	case w.cl.redirected || w.cl.topology:
 		e.answer(cmd)
 	default:
@@ -289,7 +293,8 @@ func (e *Engine) routeAfterStep(cmd *Command) {
 }
 
 // answer completes a held command with the first rejection it got (or its current reply),
-// without further redirect handling.
+// without further redirect handling. Only a command that was rejected is answered: its
+// rejection is in cs.orig (redirect keeps it before any path here), never a missing reply.
 func (e *Engine) answer(cmd *Command) {
 	cs := &cmd.cl
 	cs.final = true
@@ -318,6 +323,11 @@ func (e *Engine) SubmitNode(cmd *Command, num uint32) {
 
 // ErrNotCluster: a Cluster operation on a standalone engine.
 var ErrNotCluster = errors.New("respire: not a Cluster client")
+
+// ErrNodeRetired: the Cluster node a command was routed to left the topology before it took the
+// command, and routing it again found no node to take it within the redirect budget. It is the
+// cause of a failed *AcquireError: the command was never sent.
+var ErrNodeRetired = errors.New("respire: the Cluster node retired before it took the command")
 
 // RentSlot asks the dedicated pool of the Cluster node serving slot (Keyless: any primary) for
 // an exclusive connection, as Rent does for a standalone engine.

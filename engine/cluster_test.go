@@ -32,7 +32,10 @@ type fakeCluster struct {
 	sent []string
 	// lose: the next command sent to this node is written, then its connection dies.
 	lose map[string]bool
-	data map[string]string
+	// refuse: this node is down: its connections stopped taking commands (Offer reports
+	// false), as connections that failed before the engine heard of it do, and dials fail.
+	refuse map[string]bool
+	data   map[string]string
 }
 
 type fakeNode struct {
@@ -43,7 +46,7 @@ type fakeNode struct {
 
 func newFakeCluster(n int) *fakeCluster {
 	fc := &fakeCluster{nodes: map[string]*fakeNode{}, migrating: map[int]string{}, readonly: map[string]bool{},
-		always: map[string]string{}, lose: map[string]bool{}, data: map[string]string{}}
+		always: map[string]string{}, lose: map[string]bool{}, refuse: map[string]bool{}, data: map[string]string{}}
 	for i := 0; i < n; i++ {
 		addr := fmt.Sprintf("10.0.0.%d:7000", i+1)
 		fc.nodes[addr] = &fakeNode{addr: addr, id: strings.Repeat(string(rune('a'+i)), 40), port: 7000}
@@ -78,6 +81,8 @@ type fakeClusterTransport struct {
 	fc    *fakeCluster
 	mu    sync.Mutex
 	dials []string
+	// conns are the connections it opened, in order.
+	conns []*fakeClusterConn
 }
 
 func (t *fakeClusterTransport) Open(_ context.Context, req OpenRequest) {
@@ -86,12 +91,17 @@ func (t *fakeClusterTransport) Open(_ context.Context, req OpenRequest) {
 	t.mu.Unlock()
 	t.fc.mu.Lock()
 	_, ok := t.fc.nodes[req.Endpoint.String()]
+	ok = ok && !t.fc.refuse[req.Endpoint.String()]
 	t.fc.mu.Unlock()
 	if !ok {
 		req.Sink.Failed(req.Conn, errors.New("connection refused"), fsm.Transient)
 		return
 	}
-	req.Sink.Ready(req.Conn, &fakeClusterConn{fc: t.fc, addr: req.Endpoint.String(), id: req.Conn, sink: req.Sink})
+	conn := &fakeClusterConn{fc: t.fc, addr: req.Endpoint.String(), id: req.Conn, sink: req.Sink}
+	t.mu.Lock()
+	t.conns = append(t.conns, conn)
+	t.mu.Unlock()
+	req.Sink.Ready(req.Conn, conn)
 }
 
 type fakeClusterConn struct {
@@ -104,8 +114,20 @@ type fakeClusterConn struct {
 }
 
 func (c *fakeClusterConn) Send(cmd *Command) { c.OfferGroup([]*Command{cmd}) }
-func (c *fakeClusterConn) Drain()            {}
-func (c *fakeClusterConn) Close()            { c.dead = true }
+
+// Offer implements Offerer: a connection of a node in fc.refuse leaves the command untouched.
+func (c *fakeClusterConn) Offer(cmd *Command) bool {
+	c.fc.mu.Lock()
+	refused := c.fc.refuse[c.addr]
+	c.fc.mu.Unlock()
+	if refused {
+		return false
+	}
+	c.Send(cmd)
+	return true
+}
+func (c *fakeClusterConn) Drain() {}
+func (c *fakeClusterConn) Close() { c.dead = true }
 
 func (c *fakeClusterConn) OfferGroup(cmds []*Command) bool {
 	for _, cmd := range cmds {
@@ -603,5 +625,96 @@ func TestClusterAbandonHeldCommand(t *testing.T) {
 	h.eng.RunPending()
 	if sent := h.sentSince(n); len(sent) != 0 {
 		t.Fatalf("the abandoned command was sent again: %v", sent)
+	}
+}
+
+// TestClusterRerouteThenFailureIsNotAReply: a command that was never rejected but was routed
+// again because its node could not take it (here: the granted connection had stopped taking
+// commands, as a connection of a killed primary does before the engine hears of it) and then
+// could not reach any node fails with the acquisition's error, a definite failure. Regression
+// (TestClusterRealKillPrimary, once under load: "unexpected Invalid reply to OK"): the reroute
+// counted as a redirect, so the second wait took the command for a rejected one and answered it
+// with its rejection, which it never had: the command completed with no error and an empty
+// reply, reported to the caller as a success.
+func TestClusterRerouteThenFailureIsNotAReply(t *testing.T) {
+	h := newClusterHarness(t, 2)
+	h.do("SET", "warm", "1")
+	slot := topo.KeySlotString("k")
+	owner := h.fc.owner[slot]
+	if cmd := h.do("SET", "k", "0"); replyText(cmd) != "OK" { // the owner's connections are up
+		t.Fatalf("SET k: %s", replyText(cmd))
+	}
+	// The owner dies: its connections stop taking commands, and it can no longer be dialed.
+	h.fc.mu.Lock()
+	h.fc.refuse[owner] = true
+	h.fc.mu.Unlock()
+	done := 0
+	cmd := &Command{Name: "SET", Frame: resp.AppendCommand(nil, "SET", "k", "v"), Done: func(*Command) { done++ }}
+	n := h.sentCount()
+	h.eng.Submit(cmd) // the ready connection refuses it: it waits for the loop
+	// The engine hears of the losses only after the command's wait was posted: the machine
+	// grants it a connection that refuses it, and the command is routed again.
+	h.tr.mu.Lock()
+	var lost []*fakeClusterConn
+	for _, c := range h.tr.conns {
+		if c.addr == owner {
+			lost = append(lost, c)
+		}
+	}
+	h.tr.mu.Unlock()
+	if len(lost) == 0 {
+		t.Fatalf("no connection to %s was opened", owner)
+	}
+	for _, c := range lost {
+		c.dead = true
+		c.sink.Lost(c.id, errors.New("connection reset"))
+	}
+	for i := 0; i < 100 && done == 0; i++ {
+		h.eng.RunPending()
+		h.rt.fireAll()
+	}
+	if done != 1 {
+		t.Fatalf("the command completed %d times, want once", done)
+	}
+	if cmd.Redirects() == 0 {
+		t.Fatalf("the command was never routed again: the scenario did not happen (steps %v)", h.steps)
+	}
+	for _, s := range h.sentSince(n) {
+		if strings.HasSuffix(s, " SET k v") {
+			t.Fatalf("the command reached a node: %s", s)
+		}
+	}
+	if cmd.Err == nil {
+		t.Fatalf("a command no node took completed without an error, reply %v (kind %v)", cmd.Reply.String(), cmd.Reply.Kind)
+	}
+	var ae *AcquireError
+	if !errors.As(cmd.Err, &ae) || cmd.Verdict() != VerdictFailed {
+		t.Fatalf("err %v, verdict %v: want an *AcquireError, a definite failure", cmd.Err, cmd.Verdict())
+	}
+}
+
+// TestClusterNodeGoneIsNotClientClosed: a command for one node (SubmitNode) whose node is gone
+// is routed again within the budget, then fails with a failed acquisition naming the retired
+// node, never with OutcomeClosed, which the client reports as its own closing (ErrClosed) while
+// it is open.
+func TestClusterNodeGoneIsNotClientClosed(t *testing.T) {
+	h := newClusterHarness(t, 2)
+	h.do("SET", "warm", "1")
+	done := 0
+	cmd := &Command{Name: "PING", Frame: resp.AppendCommand(nil, "PING"), Done: func(*Command) { done++ }}
+	h.eng.SubmitNode(cmd, 1<<20) // no such node: retired long ago
+	for i := 0; i < 100 && done == 0; i++ {
+		h.eng.RunPending()
+		h.rt.fireAll()
+	}
+	if done != 1 {
+		t.Fatalf("the command completed %d times, want once", done)
+	}
+	if cmd.Redirects() != fsm.ClusterRedirects {
+		t.Fatalf("%d reroutes, want the budget (%d): the node was not found gone each time", cmd.Redirects(), fsm.ClusterRedirects)
+	}
+	var ae *AcquireError
+	if !errors.As(cmd.Err, &ae) || ae.Outcome != fsm.OutcomeFailed || !errors.Is(cmd.Err, ErrNodeRetired) || cmd.Verdict() != VerdictFailed {
+		t.Fatalf("err %v, verdict %v: want a failed acquisition wrapping ErrNodeRetired, a definite failure", cmd.Err, cmd.Verdict())
 	}
 }
