@@ -224,6 +224,12 @@ type SentinelData struct {
 	// SentinelQueryPrimary, Publish, Published).
 	Epoch      uint64
 	EpochKnown bool
+	// InFailover marks an Answered event to SentinelQueryPrimary from a Sentinel that reports
+	// its own failover of the primary as still in progress (flag failover_in_progress). Such a
+	// Sentinel already gives the new configuration epoch once it promoted a replica, but still
+	// the old primary's address until its replicas are reconfigured: the pair is out of step,
+	// so the epoch does not vouch for the address.
+	InFailover bool
 	// Role is the role a ROLE answer reports (RoleUnknown for a Sentinel's ROLE).
 	Role Role
 	// Denied marks an Answered event whose query was refused for want of permission (NOPERM).
@@ -256,6 +262,9 @@ func (d *SentinelData) appendEvent(dst []byte, k EventKind) []byte {
 		case SentinelQueryPrimary, SentinelQueryPrimaryAddr:
 			dst = appendAddr(dst, d.Primary)
 			dst = d.appendEpoch(dst)
+			if d.InFailover {
+				dst = append(dst, " in-failover"...)
+			}
 		case SentinelQueryPeers:
 			dst = appendPeers(dst, d.Peers)
 		case SentinelQueryRole:

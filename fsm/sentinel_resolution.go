@@ -91,11 +91,14 @@ func (s candidateStage) String() string {
 	return "stage(" + strconv.Itoa(int(s)) + ")"
 }
 
-// report is what the current candidate's Sentinel said about the primary.
+// report is what the current candidate's Sentinel said about the primary. inFailover: the
+// Sentinel is in the middle of its own failover of that primary, so its epoch may already be
+// the new one while its address is still the old primary's (SentinelData.InFailover).
 type report struct {
 	primary    Endpoint
 	epoch      uint64
 	epochKnown bool
+	inFailover bool
 }
 
 // Resolution is the Sentinel resolution machine: it finds the primary through the Sentinels,
@@ -124,7 +127,10 @@ type report struct {
 //     application cannot spin over Sentinels that are all down. A success resets the spacing.
 //   - The configuration epoch from SENTINEL MASTER never moves backwards: a Sentinel that
 //     names another primary than the validated one under an older epoch (or a different one
-//     under the same epoch) is stale, and its candidate fails with ErrStaleSentinel. Without
+//     under the same epoch) is stale, and its candidate fails with ErrStaleSentinel. A
+//     Sentinel still running its own failover (InFailover) pairs the new epoch with the old
+//     primary's address: its report never raises the epoch, and when it names another primary
+//     than the validated one it is stale whatever its epoch. Without
 //     permission for SENTINEL MASTER (NOPERM) the candidate asks SENTINEL
 //     GET-MASTER-ADDR-BY-NAME instead and relies on ROLE alone; the first such refusal gives a
 //     warning (WarningNoConfigEpoch), once per machine.
@@ -513,7 +519,9 @@ func (r *Resolution) answered(ev *Event, out *Outbox) {
 			return
 		}
 		r.asking = SentinelQueryNone
-		r.rep = report{primary: d.Primary, epoch: d.Epoch, epochKnown: d.EpochKnown && d.Query == SentinelQueryPrimary}
+		primaryQuery := d.Query == SentinelQueryPrimary
+		r.rep = report{primary: d.Primary, epoch: d.Epoch, epochKnown: d.EpochKnown && primaryQuery,
+			inFailover: d.InFailover && primaryQuery}
 	default:
 		return
 	}
@@ -529,7 +537,11 @@ func (r *Resolution) judge(draw float64, out *Outbox) {
 	switch {
 	case !rep.primary.Dialable() || rep.primary.Host != CanonicalHost(rep.primary.Host):
 		r.candidateFailed(ErrNoPrimary, draw, out)
-	case rep.epochKnown && r.epochKnown && !r.primary.IsZero() && rep.primary != r.primary && rep.epoch <= r.epoch:
+	case rep.epochKnown && r.epochKnown && !r.primary.IsZero() && rep.primary != r.primary &&
+		(rep.epoch <= r.epoch || rep.inFailover):
+		// An older epoch, or the same one for another primary, rolls the client back. A
+		// Sentinel in the middle of a failover names the primary it is failing over from,
+		// whatever epoch it gives: following it would roll back too.
 		r.candidateFailed(ErrStaleSentinel, draw, out)
 	default:
 		r.becomePrimary(out)
@@ -675,7 +687,11 @@ func (r *Resolution) validated(out *Outbox) {
 // publish makes the candidate's report the validated primary.
 func (r *Resolution) publish(out *Outbox) {
 	rep := r.rep
-	if rep.epochKnown && (!r.epochKnown || rep.epoch > r.epoch) {
+	// A Sentinel in the middle of a failover gives the epoch of the primary it promotes with
+	// the address of the one it replaces: that epoch must not vouch for this primary, or the
+	// promoted one, reported under the same epoch once the failover completes, would be
+	// refused as stale for good.
+	if rep.epochKnown && !rep.inFailover && (!r.epochKnown || rep.epoch > r.epoch) {
 		r.epoch, r.epochKnown = rep.epoch, true
 	}
 	changed := !r.primary.IsZero() && rep.primary != r.primary

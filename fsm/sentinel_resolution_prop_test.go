@@ -171,7 +171,8 @@ func (m *resolutionModel) end(outcome Outcome, ev *Event, x *resExpect) {
 // succeed validates the current report.
 func (m *resolutionModel) succeed(ev *Event, x *resExpect) {
 	rep := m.rep
-	if rep.epochKnown && (!m.epochKnown || rep.epoch > m.epoch) {
+	// A Sentinel mid-failover pairs the new epoch with the old address: it vouches for nothing.
+	if rep.epochKnown && !rep.inFailover && (!m.epochKnown || rep.epoch > m.epoch) {
 		m.epoch, m.epochKnown = rep.epoch, true
 	}
 	changed := !m.primary.IsZero() && rep.primary != m.primary
@@ -214,7 +215,8 @@ func (m *resolutionModel) learn(peers []Endpoint) {
 // judge decides on a complete report: the spec's epoch rule, from the model's own state.
 func (m *resolutionModel) judge(ev *Event, x *resExpect) {
 	rep := m.rep
-	stale := rep.epochKnown && m.epochKnown && !m.primary.IsZero() && rep.primary != m.primary && rep.epoch <= m.epoch
+	stale := rep.epochKnown && m.epochKnown && !m.primary.IsZero() && rep.primary != m.primary &&
+		(rep.epoch <= m.epoch || rep.inFailover)
 	if !rep.primary.Dialable() || stale {
 		m.fail(ev, x)
 		return
@@ -331,7 +333,8 @@ func (m *resolutionModel) answered(ev *Event, x *resExpect) {
 			return
 		}
 		m.asking = ""
-		m.rep = report{primary: d.Primary, epoch: d.Epoch, epochKnown: d.EpochKnown && d.Query == SentinelQueryPrimary}
+		m.rep = report{primary: d.Primary, epoch: d.Epoch, epochKnown: d.EpochKnown && d.Query == SentinelQueryPrimary,
+			inFailover: d.InFailover && d.Query == SentinelQueryPrimary}
 	default:
 		return
 	}
@@ -518,6 +521,7 @@ func TestResolutionProperties(t *testing.T) {
 				}
 				d.Primary = rapid.SampledFrom(propPrimaries).Draw(t, "primary")
 				d.Epoch, d.EpochKnown = uint64(rapid.IntRange(0, 3).Draw(t, "epoch")), rapid.IntRange(0, 5).Draw(t, "no-epoch") > 0
+				d.InFailover = rapid.IntRange(0, 4).Draw(t, "in-failover") == 0
 			case SentinelQueryPrimaryAddr:
 				d.Primary = rapid.SampledFrom(propPrimaries).Draw(t, "primary")
 			case SentinelQueryPeers:

@@ -210,6 +210,8 @@ func parseSentinelField(t *testing.T, d *SentinelData, key, v string) {
 		}
 	case "denied":
 		d.Denied = true
+	case "in-failover":
+		d.InFailover = true
 	case "peers", "sentinels":
 		d.Peers = parseEndpoints(t, v)
 	case "generation":

@@ -101,6 +101,13 @@ func (fs *faultState) sentinelStart() {
 					Str("primary", view.Primary).Uint("epoch", view.Epoch))
 				return true
 			}
+			if v.Leads {
+				// Until it switches, the leader pairs the new epoch with the old primary.
+				lead := node.SentinelView{Primary: s.SentinelView().Primary, Epoch: epoch, InFailover: true}
+				s.UpdateSentinel(lead, false)
+				w.tr.End(w.tr.Begin("sentinel view").Uint("fault", uint64(fs.idx)).Str("sentinel", s.ID()).
+					Str("primary", lead.Primary).Uint("epoch", lead.Epoch).Str("flags", "failover_in_progress"))
+			}
 			if v.After == 0 {
 				update()
 			} else {

@@ -300,3 +300,27 @@ func manyNodes(n int) string {
 	}
 	return b.String()
 }
+
+// TestSentinelLeaderWindowSeen: in sentinel-leader-window the fault of issue 13 happens: the
+// leader s1, asked first, answers SENTINEL MASTER with r1 under the new epoch 2 and
+// failover_in_progress, and r1 is validated again by ROLE (the split keeps it a primary) without
+// the epoch moving to 2; then the client follows s1's switch to r2 (the scenario's expectations,
+// TestSentinelScenarios). Reverting the resolution's rule makes the scenario fail: r2 is refused
+// as stale and every command fails once r1 rejoins as a replica.
+func TestSentinelLeaderWindowSeen(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/sentinel-leader-window.yaml")
+	res := run(t, sc, sc.Seed, true)
+	if !traceHas(res.Trace, "answered", "addr=r1:6379", "epoch=2", "in-failover") {
+		t.Fatal("the leader's report of r1 under epoch 2 mid-failover never reached the client")
+	}
+	if !traceHas(res.Trace, "t=3.", "answered", "role=primary", "publish addr=r1:6379 generation=1 epoch=1") ||
+		traceHas(res.Trace, "publish addr=r1:6379 generation=1 epoch=2") {
+		t.Fatal("r1 must be validated again in the window under epoch 1, never under epoch 2")
+	}
+	if !traceHas(res.Trace, "publish", "addr=r2:6379", "epoch=2", "changed") {
+		t.Fatal("the client never followed the failover to r2 under epoch 2")
+	}
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations %v, missing %v", v.Unexpected, v.Missing)
+	}
+}

@@ -35,6 +35,9 @@ func AnswerSentinel(q fsm.SentinelQuery, v resp.Value) (*fsm.SentinelData, error
 		var p SentinelPrimary
 		if p, err = ParseSentinelMaster(v); err == nil {
 			d.Primary, d.Epoch, d.EpochKnown = p.Addr, p.ConfigEpoch, p.HasConfigEpoch
+			// The Sentinel leading a failover gives the promoted replica's epoch with the old
+			// primary's address until the failover ends: the resolution must know.
+			d.InFailover = p.Flags.Has(FlagFailoverInProgress)
 		}
 	case fsm.SentinelQueryPrimaryAddr:
 		d.Primary, err = ParseSentinelPrimaryAddr(v)

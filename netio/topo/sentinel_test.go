@@ -333,8 +333,14 @@ func TestParseSentinelMessage(t *testing.T) {
 // TestAnswerSentinel: the payloads the resolution machine gets, for answers and refusals.
 func TestAnswerSentinel(t *testing.T) {
 	d, err := topo.AnswerSentinel(fsm.SentinelQueryPrimary, fields(3, masterFields("127.0.0.1", "16379", "master", "4")...))
-	if err != nil || d.Primary != fsm.MakeEndpoint("127.0.0.1", 16379) || d.Epoch != 4 || !d.EpochKnown || d.Query != fsm.SentinelQueryPrimary {
+	if err != nil || d.Primary != fsm.MakeEndpoint("127.0.0.1", 16379) || d.Epoch != 4 || !d.EpochKnown || d.Query != fsm.SentinelQueryPrimary || d.InFailover {
 		t.Fatalf("%+v %v", d, err)
+	}
+	// The leader of a failover, between the promotion and the switch (issue 13): the new epoch
+	// with the old address, flagged so that the resolution does not trust the pair.
+	d, err = topo.AnswerSentinel(fsm.SentinelQueryPrimary, fields(3, masterFields("127.0.0.1", "16379", "master,failover_in_progress", "5")...))
+	if err != nil || d.Primary != fsm.MakeEndpoint("127.0.0.1", 16379) || d.Epoch != 5 || !d.EpochKnown || !d.InFailover {
+		t.Fatalf("in failover: %+v %v", d, err)
 	}
 	d, err = topo.AnswerSentinel(fsm.SentinelQueryPrimary, resp.ErrorValue("NOPERM no"))
 	if err == nil || !d.Denied || d.Query != fsm.SentinelQueryPrimary {

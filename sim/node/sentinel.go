@@ -86,9 +86,13 @@ func (g *Group) Rejoin(n *Node, seq uint64) bool {
 func (g *Group) Port() int { return g.port }
 
 // SentinelView is what one Sentinel believes: the primary's host and configuration epoch.
+// InFailover marks the view of a Sentinel leading a failover between the promotion and the
+// switch: as a real Sentinel does, it already gives the new epoch but still the old primary's
+// host, and SENTINEL MASTER lists failover_in_progress among the flags.
 type SentinelView struct {
-	Primary string
-	Epoch   uint64
+	Primary    string
+	Epoch      uint64
+	InFailover bool
 }
 
 // sentinelRole is a node's part in a Sentinel deployment: a data node's group, or a Sentinel's
@@ -230,7 +234,7 @@ func (n *Node) sentinelIntercept(c *Conn, cmd command, known bool) bool {
 			return true
 		}
 		n.reply(c, fields("name", s.name, "ip", s.view.Primary, "port", port, "runid", NodeID(s.view.Primary),
-			"flags", "master", "config-epoch", strconv.FormatUint(s.view.Epoch, 10),
+			"flags", s.view.flags(), "config-epoch", strconv.FormatUint(s.view.Epoch, 10),
 			"num-other-sentinels", strconv.Itoa(len(s.peers)), "quorum", "2"))
 	case eqFold(args[1], "SENTINELS"):
 		var peers []resp.Value
@@ -243,6 +247,14 @@ func (n *Node) sentinelIntercept(c *Conn, cmd command, known bool) bool {
 		n.errorReply(c, "ERR Unknown sentinel subcommand '"+string(args[1])+"'")
 	}
 	return true
+}
+
+// flags are the flags SENTINEL MASTER reports for the view's primary.
+func (v SentinelView) flags() string {
+	if v.InFailover {
+		return "master,failover_in_progress"
+	}
+	return "master"
 }
 
 // role is the node's ROLE reply.

@@ -59,7 +59,16 @@ func TestSentinelNodes(t *testing.T) {
 	if got := d.do(t, "s1", "GET", "k"); !strings.HasPrefix(got, `error:"ERR unknown command`) {
 		t.Fatalf("data command on a Sentinel: %s", got)
 	}
+	if got := d.do(t, "s1", "SENTINEL", "MASTER", "mymaster"); !strings.Contains(got, `"flags" "master"`) {
+		t.Fatalf("SENTINEL MASTER flags: %s", got)
+	}
 	d.do(t, "s1", "SUBSCRIBE", "+switch-master")
+	// Leading a failover: the new epoch with the old primary, flagged, and nothing announced.
+	d.nodes["s1"].UpdateSentinel(SentinelView{Primary: "r1", Epoch: 2, InFailover: true}, true)
+	if got := d.do(t, "s1", "SENTINEL", "MASTER", "mymaster"); !strings.Contains(got, `"flags" "master,failover_in_progress"`) ||
+		!strings.Contains(got, `"config-epoch" "2"`) || !strings.Contains(got, `"ip" "r1"`) {
+		t.Fatalf("SENTINEL MASTER mid-failover: %s", got)
+	}
 	d.nodes["s1"].UpdateSentinel(SentinelView{Primary: "r2", Epoch: 2}, true)
 	if got := strings.Join(d.links["s1"].replies(t), " | "); !strings.Contains(got, "mymaster r1 6379 r2 6379") {
 		t.Fatalf("+switch-master: %s", got)

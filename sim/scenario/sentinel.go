@@ -96,6 +96,11 @@ type ViewUpdate struct {
 	Sentinel string `yaml:"sentinel"`
 	// After delays its update from the failover's start (default 0).
 	After time.Duration `yaml:"after,omitempty"`
+	// Leads: the Sentinel leads the failover. Until its update, it reports the old primary
+	// (the one of its view) under the failover's new epoch with failover_in_progress, as a
+	// real leader does between promoting a replica and reconfiguring the others; it announces
+	// nothing then. Needs a positive After.
+	Leads bool `yaml:"leads,omitempty"`
 }
 
 // SentinelDownAction makes Sentinels announce +sdown and +odown for their view's primary.
@@ -280,6 +285,8 @@ func (sc *Scenario) validateSentinelFault(field string, f *SentinelFault) error 
 			return fieldErr(vf+".sentinel", strconv.Quote(v.Sentinel)+" is not one of topology.sentinel.sentinels")
 		case v.After < 0 || v.After > MaxDuration:
 			return fieldErr(vf+".after", "must be between 0 and "+MaxDuration.String())
+		case v.Leads && v.After == 0:
+			return fieldErr(vf+".leads", "needs a positive after: the leader switches once the failover ends")
 		}
 	}
 	return nil

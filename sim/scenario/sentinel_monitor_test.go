@@ -31,3 +31,18 @@ func TestMonitorExpectErrors(t *testing.T) {
 		t.Fatalf("a valid entry: %+v %v", sc, err)
 	}
 }
+
+// TestLeadingViewNeedsAfter: a leading Sentinel's view update needs a positive after (its
+// switch ends the failover), and the field is read.
+func TestLeadingViewNeedsAfter(t *testing.T) {
+	const head = "name: x\nduration: 10s\ntopology: {kind: sentinel, nodes: [{id: r1}, {id: r2}, {id: s1}], sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}}\n"
+	_, err := Parse([]byte(head + "faults: [{at: 1s, sentinel: {failover: {promote: r2, views: [{sentinel: s1, leads: true}]}}}]\n"))
+	var se *Error
+	if !errors.As(err, &se) || !strings.HasSuffix(se.Field, ".views[0].leads") || !strings.Contains(se.Msg, "positive after") {
+		t.Fatalf("a leading view without after: %v", err)
+	}
+	sc, err := Parse([]byte(head + "faults: [{at: 1s, sentinel: {failover: {promote: r2, views: [{sentinel: s1, after: 2s, leads: true}]}}}]\n"))
+	if err != nil || !sc.Faults[0].Sentinel.Failover.Views[0].Leads {
+		t.Fatalf("a leading view: %v", err)
+	}
+}
