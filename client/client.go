@@ -276,7 +276,8 @@ func (c *Client) Close() error {
 		}
 		c.pubsub.router.Close()
 		if c.dispatcher != nil {
-			c.dispatcher.Close()
+			// Waits for an observer callback in flight, unless this Close is that callback's.
+			c.dispatcher.Stop()
 		}
 		if c.dumps != nil {
 			c.dumps.close()

@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
 
 // Dispatcher delivers observations to a callback in order, on its own goroutine, so that the
 // event loop never waits for an observer and an observer may close the client.
@@ -15,6 +19,8 @@ type Dispatcher struct {
 	wake   chan struct{}
 	closed bool
 	done   chan struct{}
+	// gid is the id of the dispatcher's goroutine, the one callbacks run on (see Stop).
+	gid atomic.Uint64
 }
 
 // NewDispatcher starts a dispatcher calling fn for each observation.
@@ -41,6 +47,7 @@ func (d *Dispatcher) Observe(c StateChange) {
 
 func (d *Dispatcher) run() {
 	defer close(d.done)
+	d.gid.Store(goroutineID())
 	var batch []StateChange
 	for {
 		<-d.wake
@@ -81,6 +88,37 @@ func (d *Dispatcher) Close() {
 	case d.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Stop closes the dispatcher and waits for a callback in flight to return, so that no
+// observation reaches the callback after Stop returns. Called from the callback itself (an
+// observer closing the client), it does not wait, which would never end; the callback's own
+// caller then sees no further observation either, since the dispatcher stops once it returns.
+func (d *Dispatcher) Stop() {
+	d.Close()
+	if goroutineID() != d.gid.Load() {
+		<-d.done
+	}
+}
+
+// goroutineID returns the id of the calling goroutine, from the header line of its stack
+// ("goroutine 42 [running]:"). It is only used by Stop, once per client, to tell a callback
+// closing its own client from another goroutine.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) < len(prefix) {
+		return 0
+	}
+	var id uint64
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
 }
 
 // Done is closed once the dispatcher's goroutine has ended.
