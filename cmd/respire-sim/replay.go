@@ -35,19 +35,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	htmlPath := fs.String("html", "", "HTML timeline file")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, replayUsage)
-			return 0
-		}
-		fmt.Fprintln(stderr, replayUsage)
-		return 2
-	}
-	path := fs.Arg(0)
-	f, err := readCaptureFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "respire-sim replay:", err)
-		return 2
+	path, f, code := captureArg(fs, args, "replay", replayUsage, stdout, stderr)
+	if f == nil {
+		return code
 	}
 	res, verdict, d, err := replayCapture(f, filepath.Base(path))
 	if err != nil {
@@ -76,6 +66,26 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "every effect matches")
 	return 0
+}
+
+// captureArg parses the flags of subcommand cmd and reads the one capture file they name. A nil
+// file comes with the exit status to return: 0 after -h, 2 for bad usage or an unreadable file.
+func captureArg(fs *flag.FlagSet, args []string, cmd, usage string, stdout, stderr io.Writer) (string, *engine.CaptureFile, int) {
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, usage)
+			return "", nil, 0
+		}
+		fmt.Fprintln(stderr, usage)
+		return "", nil, 2
+	}
+	path := fs.Arg(0)
+	f, err := readCaptureFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "respire-sim "+cmd+":", err)
+		return path, nil, 2
+	}
+	return path, f, 0
 }
 
 func readCaptureFile(path string) (*engine.CaptureFile, error) {

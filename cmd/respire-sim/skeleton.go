@@ -38,19 +38,9 @@ func runSkeleton(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("scenario", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("o", "", "output file")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, skeletonUsage)
-			return 0
-		}
-		fmt.Fprintln(stderr, skeletonUsage)
-		return 2
-	}
-	path := fs.Arg(0)
-	f, err := readCaptureFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "respire-sim scenario:", err)
-		return 2
+	path, f, code := captureArg(fs, args, "scenario", skeletonUsage, stdout, stderr)
+	if f == nil {
+		return code
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	text, err := skeleton(f, name)
