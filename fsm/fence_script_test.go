@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,67 +25,23 @@ func TestFenceScripts(t *testing.T) {
 }
 
 func runFenceScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
-		machine   *Fence
-		out       Outbox
-		result    strings.Builder
-		got, want []string
-		at        time.Duration
+		machine *Fence
+		out     Outbox
+		at      time.Duration
 	)
-	flush := func(lineNo int, event string) {
-		if event == "" {
-			return
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") && !*rewrite {
-			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, lineNo, event,
-				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
-		for _, g := range got {
-			result.WriteString(g + "\n")
-		}
-	}
-	event, eventLine := "", 0
-	for n, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "config fence"):
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			machine, at = parseFenceMachine(t, line), 0
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "> "):
-			flush(eventLine, event)
-			event, eventLine, want = line, n+1, nil
-			got = got[:0]
-			if line == "> state" {
-				got = append(got, machine.Describe())
-				result.WriteString(line + "\n")
-				continue
+	runScriptFile(t, file, scriptDriver{
+		config: func(line string) { machine, at = parseFenceMachine(t, line), 0 },
+		step: func(event string) []string {
+			if event == "state" {
+				return []string{machine.Describe()}
 			}
-			ev := parseFenceEvent(t, line[2:], &at)
+			ev := parseFenceEvent(t, event, &at)
 			out.Reset()
 			machine.Step(&ev, &out)
-			for i := range out.Effects {
-				got = append(got, out.Effects[i].String())
-			}
-			result.WriteString(line + "\n")
-		default:
-			want = append(want, line)
-		}
-	}
-	flush(eventLine, event)
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(result.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+			return effectLines(&out)
+		},
+	})
 }
 
 func parseFenceMachine(t *testing.T, line string) *Fence {

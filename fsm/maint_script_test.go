@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,38 +28,9 @@ func TestRelaxationScripts(t *testing.T) {
 var maintOrigin = time.Unix(0, 0)
 
 func runRelaxationScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		r      *Relaxation
-		result strings.Builder
-		got    []string
-		want   []string
-		event  string
-		lineNo int
-	)
-	flush := func() {
-		if event == "" {
-			return
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") && !*rewrite {
-			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, lineNo, event,
-				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
-		for _, g := range got {
-			result.WriteString(g + "\n")
-		}
-		event, got, want = "", nil, nil
-	}
-	for n, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-			flush()
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "config "):
-			flush()
+	var r *Relaxation
+	runScriptFile(t, file, scriptDriver{
+		config: func(line string) {
 			var cfg MaintConfig
 			for _, f := range strings.Fields(line)[1:] {
 				k, v, _ := strings.Cut(f, "=")
@@ -71,29 +41,20 @@ func runRelaxationScript(t *testing.T, file string) {
 				case "window":
 					cfg.WindowTimeout = d
 				default:
-					t.Fatalf("%s:%d: unknown config key %q", file, n+1, k)
+					t.Fatalf("%s: unknown config key %q in %q", file, k, line)
 				}
 			}
 			r = NewRelaxation(cfg)
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "> "):
-			flush()
-			event, lineNo = line, n+1
-			ev := parseMaintEvent(t, line[2:])
+		},
+		step: func(event string) []string {
+			ev := parseMaintEvent(t, event)
+			var lines []string
 			for _, f := range r.Step(&ev, nil) {
-				got = append(got, f.String())
+				lines = append(lines, f.String())
 			}
-			result.WriteString(line + "\n")
-		default:
-			want = append(want, line)
-		}
-	}
-	flush()
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(result.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+			return lines
+		},
+	})
 }
 
 func mustDuration(t *testing.T, s string) time.Duration {

@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,62 +23,24 @@ func TestRouterScripts(t *testing.T) {
 }
 
 func runRouterScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
-		router    *Router
-		out       RouterOutbox
-		result    strings.Builder
-		got, want []string
-		ev        RouterEvent
+		router *Router
+		out    RouterOutbox
+		ev     RouterEvent
 	)
-	flush := func(lineNo int, event string) {
-		if event == "" {
-			return
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") && !*rewrite {
-			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, lineNo, event,
-				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
-		for _, g := range got {
-			result.WriteString(g + "\n")
-		}
-	}
-	event, eventLine := "", 0
-	for n, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "config "):
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			router, ev = NewRouter(parseRouterConfig(t, line)), RouterEvent{}
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "> "):
-			flush(eventLine, event)
-			event, eventLine, want = line, n+1, nil
-			ev = parseRouterEvent(t, line[2:], ev.At)
+	runScriptFile(t, file, scriptDriver{
+		config: func(line string) { router, ev = NewRouter(parseRouterConfig(t, line)), RouterEvent{} },
+		step: func(event string) []string {
+			ev = parseRouterEvent(t, event, ev.At)
 			out.Reset()
 			router.Step(&ev, &out)
-			got = got[:0]
+			lines := make([]string, 0, len(out.Effects))
 			for i := range out.Effects {
-				got = append(got, out.Effects[i].String())
+				lines = append(lines, out.Effects[i].String())
 			}
-			result.WriteString(line + "\n")
-		default:
-			want = append(want, line)
-		}
-	}
-	flush(eventLine, event)
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(result.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+			return lines
+		},
+	})
 }
 
 // parseRouterConfig reads "config router replicas=N default=POLICY tolerance=D interval=D

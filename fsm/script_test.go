@@ -3,7 +3,6 @@ package fsm
 import (
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,65 +26,20 @@ func TestScripts(t *testing.T) {
 }
 
 func runScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
-		mux    Stepper
-		out    Outbox
-		result strings.Builder
-		got    []string
-		want   []string
-		at     time.Duration
+		mux Stepper
+		out Outbox
+		at  time.Duration
 	)
-	flush := func(lineNo int, event string) {
-		if event == "" {
-			return
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") && !*rewrite {
-			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, lineNo, event,
-				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
-		for _, g := range got {
-			result.WriteString(g + "\n")
-		}
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	event, eventLine := "", 0
-	for n, line := range lines {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "config "):
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			mux = parseMachine(t, line)
-			at = 0
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "> "):
-			flush(eventLine, event)
-			event, eventLine, want = line, n+1, nil
-			ev := parseEvent(t, line[2:], &at)
+	runScriptFile(t, file, scriptDriver{
+		config: func(line string) { mux, at = parseMachine(t, line), 0 },
+		step: func(event string) []string {
+			ev := parseEvent(t, event, &at)
 			out.Reset()
 			mux.Step(&ev, &out)
-			got = got[:0]
-			for i := range out.Effects {
-				got = append(got, out.Effects[i].String())
-			}
-			result.WriteString(line + "\n")
-		default:
-			want = append(want, line)
-		}
-	}
-	flush(eventLine, event)
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(result.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+			return effectLines(&out)
+		},
+	})
 }
 
 // parseMachine builds the machine a config line names: "config pool ...", "config pubsub ...",

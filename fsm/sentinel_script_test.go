@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,62 +24,20 @@ func TestSentinelScripts(t *testing.T) {
 }
 
 func runSentinelScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
-		machine   Stepper
-		out       Outbox
-		result    strings.Builder
-		got, want []string
-		at        time.Duration
+		machine Stepper
+		out     Outbox
+		at      time.Duration
 	)
-	flush := func(lineNo int, event string) {
-		if event == "" {
-			return
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") && !*rewrite {
-			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, lineNo, event,
-				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
-		for _, g := range got {
-			result.WriteString(g + "\n")
-		}
-	}
-	event, eventLine := "", 0
-	for n, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "config "):
-			flush(eventLine, event)
-			event, got, want = "", nil, nil
-			machine, at = parseSentinelMachine(t, line), 0
-			result.WriteString(line + "\n")
-		case strings.HasPrefix(line, "> "):
-			flush(eventLine, event)
-			event, eventLine, want = line, n+1, nil
-			ev := parseSentinelEvent(t, line[2:], &at)
+	runScriptFile(t, file, scriptDriver{
+		config: func(line string) { machine, at = parseSentinelMachine(t, line), 0 },
+		step: func(event string) []string {
+			ev := parseSentinelEvent(t, event, &at)
 			out.Reset()
 			machine.Step(&ev, &out)
-			got = got[:0]
-			for i := range out.Effects {
-				got = append(got, out.Effects[i].String())
-			}
-			result.WriteString(line + "\n")
-		default:
-			want = append(want, line)
-		}
-	}
-	flush(eventLine, event)
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(result.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+			return effectLines(&out)
+		},
+	})
 }
 
 // parseSentinelMachine builds the machine of a "config resolution ..." or "config monitor ..."
