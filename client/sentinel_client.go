@@ -35,7 +35,8 @@ var (
 	// connection is not used, and the primary's generation retires.
 	ErrNotPrimary = fsm.ErrNotPrimary
 	// ErrStaleSentinel: a Sentinel named a primary under an older configuration epoch than the
-	// one the client validated; following it would roll the client back.
+	// one the client validated, or named another primary in the middle of a failover it leads;
+	// following it would roll the client back.
 	ErrStaleSentinel = fsm.ErrStaleSentinel
 )
 

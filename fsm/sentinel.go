@@ -38,8 +38,9 @@ var MonitorChannels = [...]string{"+switch-master", "+sdown", "+odown"}
 // connection. Match them with errors.Is.
 var (
 	// ErrStaleSentinel: the Sentinel reported a primary other than the validated one under an
-	// older configuration epoch (or a different one under the same epoch). Following it would
-	// roll the client back to a former primary.
+	// older configuration epoch, a different one under the same epoch, or any other one while
+	// flagged failover_in_progress (a failover's leader still names the primary it replaces).
+	// Following it would roll the client back to a former primary.
 	ErrStaleSentinel = errors.New("respire: sentinel reported a primary under an older configuration epoch")
 	// ErrNotPrimary: the reported primary answered ROLE with another role (a replica, a
 	// Sentinel).
