@@ -54,7 +54,7 @@ type Client struct {
 	// recovery is the latest lifecycle observation of a command slot, kept for the hooks when
 	// a TracerProvider or hooks are set (hook.go); nil before the first.
 	recovery atomic.Pointer[ConnectionStateChange]
-	// sim binds the client to the simulator (sim/simtest, simseam.go); nil in production.
+	// sim binds the client to the simulator (simtest, simseam.go); nil in production.
 	sim simbind.Host
 	// dumps hands triggered journal captures to JournalCapture.OnDump (capture.go); nil
 	// without it.

@@ -10,7 +10,7 @@ import (
 	"github.com/respire-go/respire/internal/simbind"
 )
 
-// The simulator's seam (internal/simbind): sim/simtest builds a client whose engine runs on the
+// The simulator's seam (internal/simbind): simtest builds a client whose engine runs on the
 // simulator's virtual clock and network, and whose callers are the simulator's tasks, run one at
 // a time. Such a client differs from a production client in three places only:
 //   - create takes the engine's runtime and transport from the host, and the host steps the
@@ -44,7 +44,7 @@ func init() {
 
 // errNotSimulated reports an option the simulator does not model yet.
 func errNotSimulated(option string) error {
-	return configErr(option, "is not supported by the simulator (sim/simtest) yet")
+	return configErr(option, "is not supported by the simulator (simtest) yet")
 }
 
 // simSupported checks that o asks only for what a simulated client can do: a standalone
@@ -70,7 +70,7 @@ func (o *Options) simSupported() error {
 // errSimUnsupported refuses a feature that a simulated client does not offer yet: its waits
 // are not routed through the host, so its caller could not yield to the simulated world.
 func errSimUnsupported(feature string) error {
-	return errors.Newf("respire: %s are not supported by the simulator (sim/simtest) yet", errors.Safe(feature))
+	return errors.Newf("respire: %s are not supported by the simulator (simtest) yet", errors.Safe(feature))
 }
 
 // connectSim waits for the eager connect through the host.

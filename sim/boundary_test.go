@@ -30,11 +30,6 @@ var simImports = map[string]bool{
 	module + "/internal/plant":   true,
 }
 
-// simtestDir is sim/simtest, the bridge that binds package client to the simulator for an
-// application's tests: it imports client by design, and is outside the simulator's boundary.
-// Nothing in sim may import it (its own packages are checked without it).
-const simtestDir = "simtest"
-
 // forbiddenImports returns the imports of the module among paths that the simulator may not
 // import.
 func forbiddenImports(paths []string) []string {
@@ -56,7 +51,7 @@ func TestImportBoundary(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || path == simtestDir) && path != "." {
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -88,12 +83,7 @@ func TestImportBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	var pkgs []string
-	for _, p := range strings.Fields(string(listed)) {
-		if p != module+"/sim/"+simtestDir {
-			pkgs = append(pkgs, p)
-		}
-	}
+	pkgs := strings.Fields(string(listed))
 	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

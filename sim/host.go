@@ -15,7 +15,7 @@ import (
 
 // Host is a simulated world without the built-in workload: the kernel, the simulated network
 // and nodes and the fault timeline of a scenario, for an engine built by someone else. Package
-// sim/simtest binds a real client (package client) to it, so that an application's own code
+// simtest binds a real client (package client) to it, so that an application's own code
 // runs against simulated Redis under the scenario's faults, in virtual time.
 //
 // A Host is driven from one goroutine at a time: its owner calls Step to run the next event of

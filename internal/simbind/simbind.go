@@ -1,9 +1,9 @@
 // Package simbind is the seam between package client and the simulator's test harness
-// (sim/simtest). It lets sim/simtest build a *client.Client whose engine runs on the simulator's
+// (simtest). It lets simtest build a *client.Client whose engine runs on the simulator's
 // virtual clock and simulated network, without adding anything to client's public API and
 // without client importing sim.
 //
-// Package client registers Create in its init function; sim/simtest calls it with a Host. A
+// Package client registers Create in its init function; simtest calls it with a Host. A
 // client built without a Host (client.Create, client.Connect) never looks at this package: its
 // only cost on the command path is one nil comparison.
 package simbind

@@ -11,7 +11,7 @@ import (
 
 	"github.com/respire-go/respire/client"
 	"github.com/respire-go/respire/sim/scenario"
-	"github.com/respire-go/respire/sim/simtest"
+	"github.com/respire-go/respire/simtest"
 )
 
 // The worked example of docs/testing-your-code.md: a payment service charges each payment once.

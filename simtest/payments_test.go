@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/respire-go/respire/sim/scenario"
-	"github.com/respire-go/respire/sim/simtest"
+	"github.com/respire-go/respire/simtest"
 )
 
 // recorder is a rapid.TB that records a property's failure instead of failing the test: the
