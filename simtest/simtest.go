@@ -295,6 +295,7 @@ func optionsOf(sc *scenario.Scenario) (client.Options, error) {
 		ClientName:                     o.ClientName,
 		LibraryName:                    o.LibraryName,
 		DisableLibraryInfo:             o.DisableLibraryInfo,
+		EnableFences:                   o.EnableFences,
 		ConnectionIdleReadTimeout:      o.ConnectionIdleReadTimeout,
 		GatheredWriteStallTimeout:      o.GatheredWriteStallTimeout,
 		ConnectionMaxLifetime:          o.ConnectionMaxLifetime,
