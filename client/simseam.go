@@ -17,7 +17,8 @@ import (
 //     engine instead of a loop goroutine (client.go);
 //   - a command or a batch waits through the host (executeSim and awaitGroupSim below) instead
 //     of a select, so that its CommandTimeout runs in virtual time and its task yields while it
-//     waits;
+//     waits; so do a dedicated connection's rent, commands, batches and blocking commands
+//     (simseam_dedicated.go) and Settle;
 //   - Close lets the host step the disposal instead of waiting for the loop (client.go).
 //
 // A production client has no host: it pays one nil comparison per command.
@@ -63,6 +64,8 @@ func (o *Options) simSupported() error {
 		return errNotSimulated("Credentials")
 	case o.HedgedReads != nil:
 		return errNotSimulated("HedgedReads")
+	case o.DedicatedPool.UnblockOnCancel:
+		return errNotSimulated("DedicatedPool.UnblockOnCancel")
 	}
 	return nil
 }

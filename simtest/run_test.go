@@ -212,9 +212,6 @@ func TestUnsupportedFeaturesFailClearly(t *testing.T) {
 	simtest.Test(t, simtest.Config{Seed: 1}, func(env *simtest.Env) {
 		ctx := context.Background()
 		c := env.Client()
-		if _, err := c.Dedicated(ctx); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
-			env.Errorf("Dedicated: %v", err)
-		}
 		if _, err := c.Subscribe(ctx, "ch"); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
 			env.Errorf("Subscribe: %v", err)
 		}
