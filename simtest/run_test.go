@@ -221,7 +221,7 @@ func TestUnsupportedFeaturesFailClearly(t *testing.T) {
 // TestFaultSpaceBounds: an invalid fault space is an error before anything is drawn.
 func TestFaultSpaceBounds(t *testing.T) {
 	for _, fs := range []simtest.FaultSpace{{MaxFaults: -1}, {MaxFaults: simtest.MaxFaultsBound + 1}, {Horizon: -1},
-		{Step: time.Nanosecond}, {Kinds: []simtest.FaultKind{"flood"}}} {
+		{Step: time.Nanosecond}, {Kinds: []simtest.FaultKind{"flood"}}, {Slot: -1}} {
 		if _, err := simtest.Sweep(simtest.Config{}, fs, 1, func(*simtest.Env) {}); !errors.Is(err, simtest.ErrFaultSpace) {
 			t.Errorf("%+v: %v, want ErrFaultSpace", fs, err)
 		}
