@@ -122,6 +122,7 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		if deps.Runtime, transport, deps.OnStep, err = host.Bind(&resolved); err != nil {
 			return nil, err
 		}
+		host.BindPubSub(c.pubsub.router)
 		c.sim = host
 	} else if o.UseCluster && o.Database != 0 {
 		// Each connection checks the server and SELECTs itself (cluster_db.go).

@@ -17,8 +17,9 @@ import (
 //     engine instead of a loop goroutine (client.go);
 //   - a command or a batch waits through the host (executeSim and awaitGroupSim below) instead
 //     of a select, so that its CommandTimeout runs in virtual time and its task yields while it
-//     waits; so do a dedicated connection's rent, commands, batches and blocking commands
-//     (simseam_dedicated.go) and Settle;
+//     waits; so do a dedicated connection's rent, commands, batches and blocking commands, a
+//     subscription and its messages (simseam_dedicated.go), and Settle; the host hands the
+//     simulated pub/sub connections' frames to the client's router (BindPubSub);
 //   - Close lets the host step the disposal instead of waiting for the loop (client.go).
 //
 // A production client has no host: it pays one nil comparison per command.

@@ -9,9 +9,10 @@ import (
 	"github.com/respire-go/respire/internal/simbind"
 )
 
-// Dedicated connections and blocking commands of a simulated client (simtest): the same rent,
-// sends and abandonment as production, with each wait made through the host in virtual time
-// instead of a select, so that the caller's task yields while it waits.
+// Dedicated connections, blocking commands and pub/sub of a simulated client (simtest): the
+// same rent, sends, subscriptions and abandonment as production, with each wait made through
+// the host in virtual time instead of a select, so that the caller's task yields while it
+// waits.
 
 // awaitCallsSim waits for the calls of cls in order, within budget (zero: none) and ctx. It
 // takes the completion of every call that completed and returns how many did, in order (len(cls)
@@ -71,4 +72,21 @@ func (c *Client) rentSim(ctx context.Context, id fsm.WaiterID, answer chan engin
 		c.eng.Return(g.ConnID, true)
 	}
 	return engine.Grant{}, ctx.Err()
+}
+
+// subscribeWaitSim waits for the answer to a subscription through the host, within
+// ConnectTimeout plus CommandTimeout of virtual time (none with NoTimeout) and ctx: the
+// answer, ctx's error, or expired when the budget passed first.
+func (c *Client) subscribeWaitSim(ctx context.Context, answer chan engine.Grant) (g engine.Grant, ctxErr error, expired bool) {
+	var budget time.Duration
+	if c.opts.CommandTimeout != NoTimeout {
+		budget = c.opts.ConnectTimeout + c.opts.CommandTimeout
+	}
+	switch c.sim.Wait(ctx, func() bool { return len(answer) > 0 }, budget) {
+	case simbind.Ready:
+		return <-answer, nil, false
+	case simbind.Cancelled:
+		return engine.Grant{}, ctx.Err(), false
+	}
+	return engine.Grant{}, nil, true
 }

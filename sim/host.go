@@ -80,6 +80,11 @@ func (h *Host) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func(
 	return h.w.rt, h.w.tp, h.w.onStep, nil
 }
 
+// BindPubSub hands the host the client's pub/sub receiver (its router): what the client's
+// pub/sub connections read (acknowledgements, refusals, messages) goes there, as netio's
+// transport reports it.
+func (h *Host) BindPubSub(r engine.PubSubReceiver) { h.w.tp.pubsub = r }
+
 // Attach hands the host the engine, built for stepper mode with what Bind returned, and starts
 // the fault timeline.
 func (h *Host) Attach(eng *engine.Engine) {

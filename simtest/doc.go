@@ -29,8 +29,8 @@
 // A standalone node or a Redis Cluster (the scenario's topology) with the simulator's commands
 // (strings, counters, lists, GET/SET and their variants; see package sim), commands and their
 // replies, timeouts, redirects, connection recovery and every fault kind of a scenario.
-// Batches (pipelines and MULTI/EXEC), dedicated connections, blocking commands and Settle (with
-// the scenario's client.enable_fences) run too. Pub/sub and commands sent to every Cluster node
+// Batches (pipelines and MULTI/EXEC), dedicated connections, blocking commands, pub/sub and
+// Settle (with the scenario's client.enable_fences) run too. Commands sent to every Cluster node
 // fail at once with an error saying the simulator does not support them yet; the Sentinel,
 // replica, hedged-read, credential-provider, SplitCrossSlotCommands and
 // DedicatedPool.UnblockOnCancel options are refused when the client is built.

@@ -207,13 +207,24 @@ func TestOptionsMustMatchTheScenario(t *testing.T) {
 }
 
 // TestUnsupportedFeaturesFailClearly: what a simulated client does not offer yet fails at once
-// with an error naming it, instead of blocking outside the yield points.
+// with an error naming it, instead of blocking outside the yield points: a command a Cluster
+// client sends to every node.
 func TestUnsupportedFeaturesFailClearly(t *testing.T) {
-	simtest.Test(t, simtest.Config{Seed: 1}, func(env *simtest.Env) {
-		ctx := context.Background()
-		c := env.Client()
-		if _, err := c.Subscribe(ctx, "ch"); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
-			env.Errorf("Subscribe: %v", err)
+	sc, err := scenario.Parse([]byte(`
+name: cluster-wide
+duration: 10s
+topology:
+  kind: cluster
+  nodes: [{id: a1}, {id: b1}]
+  cluster: {shards: [{primary: a1}, {primary: b1}]}
+client: {connect_timeout: 500ms, command_timeout: 1s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	simtest.Test(t, simtest.Config{Scenario: sc, Seed: 1}, func(env *simtest.Env) {
+		if _, err := env.Client().DBSize(context.Background()); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
+			env.Errorf("DBSIZE on a Cluster client: %v", err)
 		}
 	})
 }

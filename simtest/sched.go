@@ -108,6 +108,9 @@ func (s *sched) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func
 	return s.host.Bind(r)
 }
 
+// BindPubSub implements simbind.Host.
+func (s *sched) BindPubSub(r engine.PubSubReceiver) { s.host.BindPubSub(r) }
+
 // Attach implements simbind.Host.
 func (s *sched) Attach(eng *engine.Engine) { s.host.Attach(eng) }
 
