@@ -57,8 +57,6 @@ func (o *Options) simSupported() error {
 		return errNotSimulated("SplitCrossSlotCommands")
 	case o.UseCluster && o.Database != 0:
 		return errNotSimulated("Database (with UseCluster)")
-	case o.SentinelPrimaryName != "":
-		return errNotSimulated("SentinelPrimaryName")
 	case len(o.ReplicaEndpoints) > 0:
 		return errNotSimulated("ReplicaEndpoints")
 	case o.Credentials != nil:

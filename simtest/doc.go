@@ -26,14 +26,16 @@
 //
 // # What is simulated
 //
-// A standalone node or a Redis Cluster (the scenario's topology) with the simulator's commands
+// A standalone node, a Redis Cluster or a Sentinel deployment (the scenario's topology: a Sentinel
+// topology gives a client with SentinelPrimaryName, configured with the Sentinels) with the
+// simulator's commands
 // (strings, counters, lists, GET/SET and their variants; see package sim), commands and their
 // replies, timeouts, redirects, connection recovery and every fault kind of a scenario.
 // Batches (pipelines and MULTI/EXEC), dedicated connections, blocking commands, pub/sub and
 // Settle (with the scenario's client.enable_fences) run too. Commands sent to every Cluster node
-// fail at once with an error saying the simulator does not support them yet; the Sentinel,
-// replica, hedged-read, credential-provider, SplitCrossSlotCommands and
-// DedicatedPool.UnblockOnCancel options are refused when the client is built.
+// fail at once with an error saying the simulator does not support them yet; the replica,
+// hedged-read, credential-provider, SplitCrossSlotCommands and DedicatedPool.UnblockOnCancel
+// options are refused when the client is built.
 //
 // The scenario's client section is the client's configuration: the options that shape
 // connections (timeouts, the reconnect policy, the protocol, credentials) come from it, and

@@ -111,6 +111,9 @@ func (s *sched) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func
 // BindPubSub implements simbind.Host.
 func (s *sched) BindPubSub(r engine.PubSubReceiver) { s.host.BindPubSub(r) }
 
+// BindSentinel implements simbind.Host.
+func (s *sched) BindSentinel(r *engine.SentinelReceiver) { s.host.BindSentinel(r) }
+
 // Attach implements simbind.Host.
 func (s *sched) Attach(eng *engine.Engine) { s.host.Attach(eng) }
 
