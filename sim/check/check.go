@@ -286,6 +286,20 @@ type Liveness struct {
 	// from After: a quiet window after the heal is no failure, and a run without operations
 	// after After has nothing to judge.
 	FromDemand bool
+	// Closed are the windows in which the application had closed its client (scenario
+	// actions: from a close to the next create). An operation that overlaps one (called while
+	// the client was closed, or ended by the close) is not judged: the client is not to blame.
+	Closed []record.Window
+}
+
+// exempt reports whether op overlaps a window in which the client was closed.
+func (c *Liveness) exempt(op *record.Op) bool {
+	for _, w := range c.Closed {
+		if op.Call <= w.To && (op.Return >= w.From || op.Outcome == record.OpPending) {
+			return true
+		}
+	}
+	return false
 }
 
 // Name implements Checker.
@@ -295,7 +309,7 @@ func (Liveness) Name() string { return CheckLiveness }
 func (c Liveness) Check(r *record.Result) []Violation {
 	var out []Violation
 	if c.FromDemand {
-		first, ok := firstDemand(r, c.After, c.Within)
+		first, ok := c.firstDemand(r)
 		if !ok {
 			return nil // nothing asked of the client after the heal
 		}
@@ -307,7 +321,7 @@ func (c Liveness) Check(r *record.Result) []Violation {
 	for _, op := range r.Ops {
 		// Operations issued in the run's last Within may be cut off by the shutdown: they
 		// cannot be judged.
-		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) {
+		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) || c.exempt(&op) {
 			continue
 		}
 		judged++
@@ -343,13 +357,14 @@ func (c Liveness) verdict(judged int, firstOK time.Duration) []Violation {
 	return nil
 }
 
-// firstDemand returns the call time of the first operation called at or after after that the
-// shutdown does not cut off (called no later than the run's last within).
-func firstDemand(r *record.Result, after, within time.Duration) (time.Duration, bool) {
+// firstDemand returns the call time of the first operation called at or after c.After that
+// the shutdown does not cut off (called no later than the run's last Within) and that no close
+// of the client touches.
+func (c *Liveness) firstDemand(r *record.Result) (time.Duration, bool) {
 	first, found := time.Duration(0), false
 	for i := range r.Ops {
 		op := &r.Ops[i]
-		if op.Call < after || (r.End > 0 && op.Call > r.End-within) {
+		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) || c.exempt(op) {
 			continue
 		}
 		if !found || op.Call < first {
@@ -369,32 +384,41 @@ type Replay struct {
 // Name implements Checker.
 func (Replay) Name() string { return CheckReplay }
 
-// Check implements Checker.
+// Check implements Checker. Each client generation (record.ClientGen) is replayed into fresh
+// machines of its own, with the offset the runner gave its identifiers taken off the events and
+// put back on the replayed effects.
 func (c Replay) Check(r *record.Result) []Violation {
-	events := make([]fsm.Event, len(r.Steps))
-	for i := range r.Steps {
-		events[i] = r.Steps[i].Event
-	}
 	var out []Violation
-	i := 0
 	var a, b []byte
-	engine.Replay(c.Config, events, func(ev *fsm.Event, effects []fsm.Effect) {
-		if len(out) > 0 {
+	var shifted []fsm.Effect
+	for _, g := range generations(r) {
+		events := make([]fsm.Event, g.to-g.from)
+		for i := range events {
+			events[i] = r.Steps[g.from+i].Event
+			record.ShiftEvent(&events[i], -g.off)
+		}
+		i := g.from
+		engine.Replay(c.Config, events, func(ev *fsm.Event, effects []fsm.Effect) {
+			if len(out) > 0 {
+				i++
+				return
+			}
+			shifted = append(shifted[:0], effects...)
+			record.ShiftEffects(shifted, g.off)
+			a, b = a[:0], b[:0]
+			for j := range shifted {
+				a = shifted[j].AppendTo(append(a, '|'))
+			}
+			for j := range r.Steps[i].Effects {
+				b = r.Steps[i].Effects[j].AppendTo(append(b, '|'))
+			}
+			if string(a) != string(b) {
+				ev := r.Steps[i].Event
+				out = append(out, violation(CheckReplay, ev.At, "step "+itoa(i)+" ("+ev.String()+") replayed to "+string(a)+" but recorded "+string(b)))
+			}
 			i++
-			return
-		}
-		a, b = a[:0], b[:0]
-		for j := range effects {
-			a = effects[j].AppendTo(append(a, '|'))
-		}
-		for j := range r.Steps[i].Effects {
-			b = r.Steps[i].Effects[j].AppendTo(append(b, '|'))
-		}
-		if string(a) != string(b) {
-			out = append(out, violation(CheckReplay, ev.At, "step "+itoa(i)+" ("+ev.String()+") replayed to "+string(a)+" but recorded "+string(b)))
-		}
-		i++
-	})
+		})
+	}
 	return out
 }
 

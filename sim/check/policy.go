@@ -65,8 +65,14 @@ func (c Policy) Check(r *record.Result) []Violation {
 		return slots[i]
 	}
 	connSlot := map[fsm.ConnID]int{}
-	for _, st := range r.Steps {
+	gen := 0
+	for si, st := range r.Steps {
 		at := st.Event.At
+		for gen < len(r.Clients) && si == r.Clients[gen].Step {
+			// A recreated client (scenario actions): fresh machines, fresh slots.
+			clear(slots)
+			gen++
+		}
 		if renewedSlots(&st) {
 			renew(slots) // a Sentinel client's new generation (sentinel.go)
 		}

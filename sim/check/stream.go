@@ -203,8 +203,8 @@ type livenessStream struct {
 
 func newLivenessStream(sc *scenario.Scenario) *livenessStream {
 	l := sc.Expect.Liveness
-	s := &livenessStream{c: Liveness{After: l.After, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand},
-		duration: sc.Duration, firstOK: -1}
+	s := &livenessStream{c: Liveness{After: l.After, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand,
+		Closed: closedWindows(sc)}, duration: sc.Duration, firstOK: -1}
 	s.known = l.After != 0
 	return s
 }
@@ -248,7 +248,7 @@ func trimmedOps(dst, ops []record.Op, from time.Duration) []record.Op {
 func (s *livenessStream) fold(ops []record.Op) {
 	for i := range ops {
 		op := &ops[i]
-		if op.Call < s.c.After {
+		if op.Call < s.c.After || s.c.exempt(op) {
 			continue
 		}
 		if op.Call > s.duration-s.c.Within {

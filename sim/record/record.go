@@ -30,6 +30,9 @@ type Result struct {
 	Paired []ReplyRecord
 	// Steps are the engine steps, in order.
 	Steps []Step
+	// Clients marks where each client generation after the first starts in Steps, in order
+	// (clients.go); empty when the run kept its first client throughout.
+	Clients []ClientGen
 	// Faults are the windows during which faults were active; HealedAt is when the last ended.
 	Faults   []Window
 	HealedAt time.Duration

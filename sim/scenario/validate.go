@@ -45,6 +45,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateWorkload(); err != nil {
 		return err
 	}
+	if err := sc.validateActions(); err != nil {
+		return err
+	}
 	if err := sc.validateDedicated(); err != nil {
 		return err
 	}
