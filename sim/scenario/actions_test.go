@@ -97,3 +97,15 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestNewRunIDNeedsRestart: a kill asking for a new run id must restart.
+func TestNewRunIDNeedsRestart(t *testing.T) {
+	_, err := Parse([]byte("name: x\nduration: 10s\nfaults:\n  - {at: 1s, kill: {node: r1, new_run_id: true}}\n"))
+	var se *Error
+	if !errors.As(err, &se) || se.Field != "faults[0].kill.new_run_id" || se.Line != 4 || !strings.Contains(se.Msg, "needs restart_after") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Parse([]byte("name: x\nduration: 10s\nfaults:\n  - {at: 1s, kill: {node: r1, restart_after: 1s, new_run_id: true}}\n")); err != nil {
+		t.Fatal(err)
+	}
+}
