@@ -78,7 +78,7 @@ func (w *world) createClient(connect string) {
 	rt := &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: w.rt.scale}
 	stream.Init(&rt.rng, w.seed, stream.Engine, uint64(w.gen))
 	w.rt = rt
-	w.res.Clients = append(w.res.Clients, record.ClientGen{Gen: w.gen, Step: len(w.res.Steps), At: w.k.now})
+	w.res.Clients = append(w.res.Clients, record.ClientGen{Gen: w.gen, Step: w.res.StepBase + len(w.res.Steps), At: w.k.now})
 	w.tr.End(w.tr.Begin("client create").Int("gen", w.gen).Str("connect", connect))
 	w.eng = w.newEngine()
 	w.env.Engine = w.eng

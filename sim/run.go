@@ -51,6 +51,10 @@ type RunOptions struct {
 	// SegmentOps is the number of operations after which a segment closes at the next quiescent
 	// cut (zero: DefaultSegmentOps; at most MaxSegmentOps, or Run fails with ErrSegmentOps).
 	SegmentOps int
+	// JournalSteps is the number of engine steps after which a run whose sink takes the journal
+	// (record.JournalSink) hands them over (zero: JournalWindow; at most MaxSegmentOps, or Run
+	// fails with ErrSegmentOps).
+	JournalSteps int
 }
 
 // ErrTraceWrite reports that writing the trace to RunOptions.TraceTo failed.
@@ -148,7 +152,7 @@ type world struct {
 // The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
 // connect failure or an exceeded event budget Run returns the partial Result with the error.
 func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, error) {
-	if opts.SegmentOps < 0 || opts.SegmentOps > MaxSegmentOps {
+	if opts.SegmentOps < 0 || opts.SegmentOps > MaxSegmentOps || opts.JournalSteps < 0 || opts.JournalSteps > MaxSegmentOps {
 		return nil, ErrSegmentOps
 	}
 	rs, err := sc.Resolve(seed)
@@ -378,12 +382,16 @@ func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	if w.ps != nil {
 		w.ps.onStep(effects)
 	}
+
 	b := st.Event.AppendTo(w.tr.Raw())
 	for i := range st.Effects {
 		b = append(b, " | "...)
 		b = st.Effects[i].AppendTo(b)
 	}
 	w.tr.End(b)
+	if w.seg != nil {
+		w.seg.stepped()
+	}
 }
 
 // finish closes the client at the end of the run and fills in the Result.

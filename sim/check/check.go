@@ -388,38 +388,61 @@ func (Replay) Name() string { return CheckReplay }
 // machines of its own, with the offset the runner gave its identifiers taken off the events and
 // put back on the replayed effects.
 func (c Replay) Check(r *record.Result) []Violation {
-	var out []Violation
-	var a, b []byte
-	var shifted []fsm.Effect
-	for _, g := range generations(r) {
-		events := make([]fsm.Event, g.to-g.from)
-		for i := range events {
-			events[i] = r.Steps[g.from+i].Event
-			record.ShiftEvent(&events[i], -g.off)
-		}
-		i := g.from
-		engine.Replay(c.Config, events, func(ev *fsm.Event, effects []fsm.Effect) {
-			if len(out) > 0 {
-				i++
-				return
-			}
-			shifted = append(shifted[:0], effects...)
-			record.ShiftEffects(shifted, g.off)
-			a, b = a[:0], b[:0]
-			for j := range shifted {
-				a = shifted[j].AppendTo(append(a, '|'))
-			}
-			for j := range r.Steps[i].Effects {
-				b = r.Steps[i].Effects[j].AppendTo(append(b, '|'))
-			}
-			if string(a) != string(b) {
-				ev := r.Steps[i].Event
-				out = append(out, violation(CheckReplay, ev.At, "step "+itoa(i)+" ("+ev.String()+") replayed to "+string(a)+" but recorded "+string(b)))
-			}
-			i++
-		})
+	f := c.fold()
+	for i := range r.Steps {
+		f.step(i, &r.Steps[i], r.Clients)
 	}
-	return out
+	return f.out
+}
+
+// replayFold replays the steps one at a time, in order (Check, or the stream's batches): it
+// keeps the machines of the current client generation and stops at the first difference.
+type replayFold struct {
+	cfg engine.Config
+	rp  *engine.Replayer
+	// gen is the number of client generations begun; off their identifiers' offset.
+	gen     int
+	off     uint64
+	out     []Violation
+	a, b    []byte
+	shifted []fsm.Effect
+}
+
+func (c Replay) fold() *replayFold { return &replayFold{cfg: c.Config} }
+
+// step replays step si of the run (its index in the whole journal).
+func (f *replayFold) step(si int, st *record.Step, clients []record.ClientGen) {
+	if len(f.out) > 0 {
+		return
+	}
+	for f.gen < len(clients) && si == clients[f.gen].Step {
+		f.off = record.GenOffset(clients[f.gen].Gen)
+		f.gen++
+		f.rp = nil
+	}
+	if f.rp == nil {
+		rp, err := engine.NewReplayer(f.cfg)
+		if err != nil {
+			f.out = append(f.out, violation(CheckReplay, st.Event.At, "the run's engine configuration does not replay: "+err.Error()))
+			return
+		}
+		f.rp = rp
+	}
+	ev := st.Event
+	record.ShiftEvent(&ev, -f.off)
+	f.shifted = append(f.shifted[:0], f.rp.Step(&ev)...)
+	record.ShiftEffects(f.shifted, f.off)
+	f.a, f.b = f.a[:0], f.b[:0]
+	for j := range f.shifted {
+		f.a = f.shifted[j].AppendTo(append(f.a, '|'))
+	}
+	for j := range st.Effects {
+		f.b = st.Effects[j].AppendTo(append(f.b, '|'))
+	}
+	if string(f.a) != string(f.b) {
+		f.out = append(f.out, violation(CheckReplay, st.Event.At, "step "+itoa(si)+" ("+st.Event.String()+") replayed to "+
+			string(f.a)+" but recorded "+string(f.b)))
+	}
 }
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }

@@ -29,21 +29,3 @@ func closedWindows(sc *scenario.Scenario) []record.Window {
 	}
 	return out
 }
-
-// generations returns the bounds of each client generation's steps in r: [from, to) per
-// generation, in order, with the generation's identifier offset.
-func generations(r *record.Result) []generation {
-	out := make([]generation, 0, len(r.Clients)+1)
-	from, gen := 0, 0
-	for _, c := range r.Clients {
-		out = append(out, generation{from: from, to: c.Step, off: record.GenOffset(gen)})
-		from, gen = c.Step, c.Gen
-	}
-	return append(out, generation{from: from, to: len(r.Steps), off: record.GenOffset(gen)})
-}
-
-// generation is one client generation's part of the steps.
-type generation struct {
-	from, to int
-	off      uint64
-}

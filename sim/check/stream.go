@@ -24,7 +24,10 @@ import (
 //   - expect.outcomes counts.
 //
 // The other checkers read records that are not segmented (engine steps, dials, fault windows)
-// and judge the whole run at the end. A scenario that selects a checker needing every operation
+// and judge the whole run at the end. Those that read the engine steps alone take them in
+// batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
+// state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
+// its whole journal. A scenario that selects a checker needing every operation
 // record (lifetime, expect.during) or that runs dedicated renters, pub/sub or Sentinel is not
 // accepted: its run keeps every record, and Judge is then check.Judge.
 //
@@ -35,6 +38,12 @@ type Stream struct {
 	parts    []segmented // parts[i] streams checkers[i], or is nil (a whole-run checker)
 	found    [][]Violation
 	failing  *record.Result
+	// folds[i] takes the engine steps for checkers[i] (journal_stream.go), or is nil; folds
+	// is nil when the stream does not take the journal.
+	folds       []stepFold
+	keepJournal bool
+	// stepsTaken counts the steps handed over so far.
+	stepsTaken int
 }
 
 // segmented is a checker judging a run one closed segment at a time.
@@ -86,6 +95,7 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 		}
 	}
 	s.sc, s.checkers, s.parts, s.found = sc, checkers, parts, make([][]Violation, len(checkers))
+	s.acceptJournal(sc)
 	return true
 }
 
@@ -112,10 +122,17 @@ func (s *Stream) Failing() *record.Result { return s.failing }
 // Judge judges the run whose Result r the run returned, with what the segments handed over
 // before it showed.
 func (s *Stream) Judge(r *record.Result) *Verdict {
-	if s.checkers == nil || r.Segments == 0 {
+	if s.checkers == nil || (r.Segments == 0 && s.stepsTaken == 0) {
 		return Judge(r)
 	}
 	return judge(r, s.checkers, func(i int, c Checker) []Violation {
+		if s.folds != nil && s.folds[i] != nil && s.stepsTaken > 0 {
+			f := s.folds[i]
+			for k := range r.Steps {
+				f.step(r.StepBase+k, &r.Steps[k], r.Clients)
+			}
+			return f.result(r)
+		}
 		if s.parts[i] == nil {
 			return c.Check(r)
 		}

@@ -15,7 +15,8 @@ import (
 type ClientGen struct {
 	// Gen is the generation: 1 for the first client created after the initial one.
 	Gen int
-	// Step is the index in Result.Steps of the generation's first step.
+	// Step is the index of the generation's first step in the run's journal (Result.Steps
+	// when the run kept it whole; see Result.StepBase).
 	Step int
 	// At is when the client was created.
 	At time.Duration
@@ -62,7 +63,8 @@ func shift(id, off uint64) uint64 {
 	return id + off
 }
 
-// GenOf returns the generation step i of r belongs to (0 for the initial client).
+// GenOf returns the generation step i of the run's journal belongs to (0 for the initial
+// client).
 func (r *Result) GenOf(step int) int {
 	g := 0
 	for _, c := range r.Clients {
