@@ -9,6 +9,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/record"
+	"github.com/respire-go/respire/sim/scenario"
 )
 
 // failedCheckers returns the names of the checkers with violations, sorted and without repeats.
@@ -245,4 +246,40 @@ func (l *tamperLog) Steps(base int, steps []record.Step, clients []record.Client
 		}
 	}
 	l.Stream.Steps(base, steps, clients)
+}
+
+// TestExpectDuringInSegments: expect.during is judged from segments (the run is cut), with the
+// whole run's findings: passing as shipped, and with the same violations when its bounds are
+// made to fail (the control).
+func TestExpectDuringInSegments(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/dial-rate-refusing-peer.yaml")
+	bad := sc.Clone()
+	huge := 1_000_000
+	bad.Expect.During[0].Outcomes.Failed.Min = &huge
+	bad.Expect.During[1].Outcomes.OK.Min = &huge
+	for _, s := range []*scenario.Scenario{sc, bad} {
+		st := check.NewStream()
+		res, err := Run(s, s.Seed, RunOptions{Sink: st, SegmentOps: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Segments < 10 {
+			t.Fatalf("%d segments: the run was not judged in segments", res.Segments)
+		}
+		got := st.Judge(res)
+		want := check.Judge(run(t, s, s.Seed, false))
+		var g, w []string
+		for _, v := range got.Violations {
+			g = append(g, v.Message)
+		}
+		for _, v := range want.Violations {
+			w = append(w, v.Message)
+		}
+		if !slices.Equal(g, w) || !slices.Equal(got.Checked, want.Checked) {
+			t.Fatalf("segmented %v, whole %v", g, w)
+		}
+		if (s == bad) != (len(g) == 2) {
+			t.Fatalf("want the two during violations exactly for the bad bounds, got %v", g)
+		}
+	}
 }

@@ -21,14 +21,14 @@ import (
 //     key may have been left in by the previous one (linear_stream.go);
 //   - liveness keeps the operations it may still have to judge until the time it judges from is
 //     known, then counts;
-//   - expect.outcomes counts.
+//   - expect.outcomes and expect.during count (during: per window, the operations called in it).
 //
 // The other checkers read records that are not segmented (engine steps, dials, fault windows)
 // and judge the whole run at the end. Those that read the engine steps alone take them in
 // batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
 // state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
 // its whole journal. A scenario that selects a checker needing every operation
-// record (lifetime, expect.during) or that runs dedicated renters, pub/sub or Sentinel is not
+// record (lifetime) or that runs dedicated renters, pub/sub or Sentinel is not
 // accepted: its run keeps every record, and Judge is then check.Judge.
 //
 // A Stream judges one run; it is not safe for concurrent use.
@@ -88,6 +88,8 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 			parts[i] = newLivenessStream(sc)
 		case CheckExpectOutcomes:
 			parts[i] = &outcomesStream{}
+		case CheckExpectDuring:
+			parts[i] = newDuringStream(sc)
 		default:
 			if !wholeRun[c.Name()] {
 				return false
