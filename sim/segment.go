@@ -69,8 +69,15 @@ func newSegmenter(w *world, opts RunOptions) *segmenter {
 
 // stepped hands the journal over once it holds JournalWindow steps, when the sink takes it.
 func (s *segmenter) stepped() {
+	if s.journal != nil && len(s.w.res.Steps) >= s.window {
+		s.handJournal()
+	}
+}
+
+// handJournal hands the steps recorded so far to the sink and drops them.
+func (s *segmenter) handJournal() {
 	res := s.w.res
-	if s.journal == nil || len(res.Steps) < s.window {
+	if len(res.Steps) == 0 {
 		return
 	}
 	s.journal.Steps(res.StepBase, res.Steps, res.Clients)
@@ -126,5 +133,9 @@ func (s *segmenter) maybeCut() {
 	res.Paired = make([]record.ReplyRecord, 0, size)
 	res.Duplicates = nil
 	s.w.wl.Forget()
+	if s.journal != nil {
+		// The steps up to the cut go first: a checker may judge the segment against them.
+		s.handJournal()
+	}
 	s.sink.Segment(seg)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/check"
@@ -280,6 +281,62 @@ func TestExpectDuringInSegments(t *testing.T) {
 		}
 		if (s == bad) != (len(g) == 2) {
 			t.Fatalf("want the two during violations exactly for the bad bounds, got %v", g)
+		}
+	}
+}
+
+// drainTamper notes the connections the journal drains and, when tamper is set, moves one
+// write of a later segment onto a drained connection.
+type drainTamper struct {
+	*check.Stream
+	tamper   bool
+	drained  map[fsm.ConnID]time.Duration
+	tampered bool
+	segments int
+}
+
+func (d *drainTamper) Steps(base int, steps []record.Step, clients []record.ClientGen) {
+	for i := range steps {
+		for _, f := range steps[i].Effects {
+			if f.Kind == fsm.Close && f.Drain {
+				d.drained[f.Conn] = steps[i].Event.At
+			}
+		}
+	}
+	d.Stream.Steps(base, steps, clients)
+}
+
+func (d *drainTamper) Segment(seg *record.Result) {
+	d.segments++
+	for i := range seg.Sends {
+		for c, at := range d.drained {
+			if d.tamper && !d.tampered && seg.Sends[i].At > at {
+				seg.Sends[i].Conn = c
+				d.tampered = true
+			}
+		}
+	}
+	d.Stream.Segment(seg)
+}
+
+// TestLifetimeInSegments: a lifetime scenario is judged in segments, its writes against the
+// drains of the journal handed over before each segment: it passes as shipped, and a write moved
+// onto a drained connection is caught (the control).
+func TestLifetimeInSegments(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/lifetime-recycling-under-workload.yaml")
+	for _, tamper := range []bool{false, true} {
+		d := &drainTamper{Stream: check.NewStream(), tamper: tamper, drained: map[fsm.ConnID]time.Duration{}}
+		res, err := Run(sc, sc.Seed, RunOptions{Sink: d, SegmentOps: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.segments < 5 || res.StepBase == 0 || len(d.drained) == 0 {
+			t.Fatalf("%d segments, %d steps handed over, %d drains: the run was not judged in segments", d.segments, res.StepBase, len(d.drained))
+		}
+		v := d.Judge(res)
+		caught := slices.Contains(failedCheckers(v), check.CheckLifetime)
+		if caught != tamper || d.tampered != tamper {
+			t.Fatalf("tamper=%v: lifetime failed=%v (tampered %v): %v", tamper, caught, d.tampered, v.Violations)
 		}
 	}
 }

@@ -145,6 +145,9 @@ func (s *Stream) acceptJournal(sc *scenario.Scenario) {
 	folds := make([]stepFold, len(s.checkers))
 	for i, c := range s.checkers {
 		folds[i] = stepFoldOf(c, sc)
+		if f, ok := s.parts[i].(stepFold); ok {
+			folds[i] = f
+		}
 		if folds[i] == nil && s.parts[i] == nil && !stepless[c.Name()] {
 			return
 		}

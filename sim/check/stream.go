@@ -21,14 +21,16 @@ import (
 //     key may have been left in by the previous one (linear_stream.go);
 //   - liveness keeps the operations it may still have to judge until the time it judges from is
 //     known, then counts;
-//   - expect.outcomes and expect.during count (during: per window, the operations called in it).
+//   - expect.outcomes and expect.during count (during: per window, the operations called in it);
+//   - lifetime judges each segment's writes against the drains of the journal handed over
+//     before the segment (it needs the journal: a stream that does not take it refuses the run).
 //
 // The other checkers read records that are not segmented (engine steps, dials, fault windows)
 // and judge the whole run at the end. Those that read the engine steps alone take them in
 // batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
 // state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
 // its whole journal. A scenario that selects a checker needing every operation
-// record (lifetime) or that runs dedicated renters, pub/sub or Sentinel is not
+// record or that runs dedicated renters, pub/sub or Sentinel is not
 // accepted: its run keeps every record, and Judge is then check.Judge.
 //
 // A Stream judges one run; it is not safe for concurrent use.
@@ -90,6 +92,8 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 			parts[i] = &outcomesStream{}
 		case CheckExpectDuring:
 			parts[i] = newDuringStream(sc)
+		case CheckLifetime:
+			parts[i] = lifetimeStream{c.(Lifetime).fold(&record.Result{Scenario: sc})}
 		default:
 			if !wholeRun[c.Name()] {
 				return false
@@ -98,6 +102,13 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 	}
 	s.sc, s.checkers, s.parts, s.found = sc, checkers, parts, make([][]Violation, len(checkers))
 	s.acceptJournal(sc)
+	for _, p := range parts {
+		if _, ok := p.(stepFold); ok && !s.TakesJournal() {
+			// A checker judging segments against the journal needs the journal as it comes.
+			*s = Stream{keepJournal: s.keepJournal}
+			return false
+		}
+	}
 	return true
 }
 
@@ -128,6 +139,9 @@ func (s *Stream) Judge(r *record.Result) *Verdict {
 		return Judge(r)
 	}
 	return judge(r, s.checkers, func(i int, c Checker) []Violation {
+		if s.parts[i] != nil {
+			return append(s.found[i], s.parts[i].finish(r)...)
+		}
 		if s.folds != nil && s.folds[i] != nil && s.stepsTaken > 0 {
 			f := s.folds[i]
 			for k := range r.Steps {
