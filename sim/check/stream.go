@@ -29,9 +29,9 @@ import (
 // and judge the whole run at the end. Those that read the engine steps alone take them in
 // batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
 // state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
-// its whole journal. A scenario that selects a checker needing every operation
-// record or that runs dedicated renters, pub/sub or Sentinel is not
-// accepted: its run keeps every record, and Judge is then check.Judge.
+// its whole journal. A scenario that runs dedicated renters, pub/sub or Sentinel, or that
+// selects a checker with no segmented form, is not accepted: its run keeps every record, and
+// Judge is then check.Judge.
 //
 // A Stream judges one run; it is not safe for concurrent use.
 type Stream struct {
