@@ -32,7 +32,8 @@ type Result struct {
 	// the first StepBase, which the sink took.
 	Steps []Step
 	// StepBase is the number of steps handed to the run's JournalSink before Steps (zero when
-	// the run kept its whole journal): Steps[i] is step StepBase+i of the run.
+	// the run kept its whole journal): Steps[i] is step StepBase+i of the run. Such a Result is
+	// judged by the sink that took the steps (check.Stream.Judge), not by check.Judge.
 	StepBase int
 	// Clients marks where each client generation after the first starts in Steps, in order
 	// (clients.go); empty when the run kept its first client throughout.
