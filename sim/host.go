@@ -32,6 +32,10 @@ type Host struct {
 // application's code instead.
 var ErrHostWorkload = errors.New("sim: a host runs the application's code: the scenario must have no workload")
 
+// ErrHostActions reports a scenario with client actions given to a Host: the application closes
+// and creates its own clients.
+var ErrHostActions = errors.New("sim: a host runs the application's code: the scenario must have no client actions")
+
 // NewHost builds the world of sc for seed (sc is resolved for seed first). The engine is bound
 // later (Bind, then Attach); the fault timeline starts when it is attached.
 func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error) {
@@ -42,6 +46,9 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 	wl := &rs.Workload
 	if wl.Callers > 0 || wl.Dedicated != nil || wl.PubSub != nil {
 		return nil, ErrHostWorkload
+	}
+	if len(rs.Actions) > 0 {
+		return nil, ErrHostActions
 	}
 	if opts.MaxEvents == 0 {
 		opts.MaxEvents = DefaultMaxEvents

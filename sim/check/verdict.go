@@ -164,7 +164,8 @@ func registry(r *record.Result) map[string]Checker {
 		if after == 0 {
 			after = r.HealedAt
 		}
-		byName[CheckLiveness] = Liveness{After: after, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand}
+		byName[CheckLiveness] = Liveness{After: after, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand,
+			Closed: closedWindows(sc)}
 	}
 	return byName
 }

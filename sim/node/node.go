@@ -131,6 +131,11 @@ type Node struct {
 	name    [24]byte
 	elems   []resp.Value
 	closing bool
+
+	// runID is the run id of the node's current process, or "" for its first (runid.go);
+	// incarnation counts its restarts as a new process.
+	runID       string
+	incarnation int
 }
 
 // Conn is a node's side of one connection.
@@ -448,7 +453,7 @@ var commands = map[string]command{}
 
 func init() {
 	for _, cmd := range []command{{"PING", -1}, {"HELLO", -1}, {"AUTH", -1}, {"SELECT", 2}, {"CLIENT", -2},
-		{"GET", 2}, {"SET", -3}, {"DEL", -2}, {"EXISTS", -2}, {"INCR", 2}, {"MGET", -2}, {"MSET", -3}, {"QUIT", -1}} {
+		{"GET", 2}, {"SET", -3}, {"DEL", -2}, {"EXISTS", -2}, {"INCR", 2}, {"MGET", -2}, {"MSET", -3}, {"QUIT", -1}, {"INFO", -1}} {
 		commands[cmd.name] = cmd
 	}
 }
@@ -489,6 +494,14 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 	case "QUIT":
 		n.reply(c, replyOK)
 		n.closing = true
+	case "INFO":
+		if n.sn != nil {
+			// A Sentinel process: its data nodes answered in replicaIntercept.
+			n.unknownCommand(c, args)
+			return false
+		}
+		n.reply(c, resp.BulkString(n.infoServer()))
+		return false
 	case "HELLO":
 		n.hello(c, args)
 		return false

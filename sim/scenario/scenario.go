@@ -10,7 +10,7 @@
 // EngineConfig give the configuration a run uses.
 //
 // One file per part: scenario.go (the top level, topology, network, runtime and client section),
-// fault.go, workload.go, expect.go and plant.go (the other sections), values.go (durations,
+// fault.go, actions.go, workload.go, expect.go and plant.go (the other sections), values.go (durations,
 // counts and rates, with ranges), load.go (decoding and its errors), validate.go, resolve.go
 // (defaults, resolution for a seed, deep copies) and client.go (the client section through the
 // client's resolver).
@@ -53,6 +53,9 @@ type Scenario struct {
 	Client Client `yaml:"client"`
 	// Faults is the fault timeline, in any order.
 	Faults []Fault `yaml:"faults,omitempty"`
+	// Actions is the timeline of what the application does to its client: close it, create a
+	// new one, recreate it (actions.go). In any order.
+	Actions []ClientAction `yaml:"actions,omitempty"`
 	// Workload describes the logical callers issuing commands.
 	Workload Workload `yaml:"workload"`
 	// Expect is what the checkers must find (evaluated by the checkers, not by the runner).

@@ -45,6 +45,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateWorkload(); err != nil {
 		return err
 	}
+	if err := sc.validateActions(); err != nil {
+		return err
+	}
 	if err := sc.validateDedicated(); err != nil {
 		return err
 	}
@@ -222,6 +225,9 @@ func (sc *Scenario) validateFault(i int) error {
 	case f.Delay != nil:
 		return firstError(target(f.Delay.Target, true), span("for", f.Delay.For), validateSpan(field+".extra", &f.Delay.Extra, true))
 	case f.Kill != nil:
+		if f.Kill.NewRunID && f.Kill.RestartAfter == nil {
+			return fieldErr(base+".kill.new_run_id", "needs restart_after: a node that never restarts gets no new run id")
+		}
 		return firstError(target(Target{Node: f.Kill.Node}, false), span("restart_after", f.Kill.RestartAfter))
 	case f.HandshakeError != nil:
 		x := f.HandshakeError
