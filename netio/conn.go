@@ -209,6 +209,19 @@ func (c *Conn) OfferGroup(cmds []*engine.Command) bool { return c.enqueue(cmds..
 // them.
 func (c *Conn) enqueue(cmds ...*engine.Command) error {
 	c.qmu.Lock()
+	if c.writerIdle && c.inFlight.Load() == 0 && directFits(cmds) {
+		// An idle connection: the caller writes its commands itself (conn_direct.go).
+		if direct, err := c.p.AcceptDirect(cmds); err != nil || direct {
+			if err == nil {
+				c.writerIdle = false // the writer stays parked: this caller owns the writer's side
+			}
+			c.qmu.Unlock()
+			if err == nil {
+				c.writeDirect(cmds)
+			}
+			return err
+		}
+	}
 	if err := c.p.AcceptGroup(cmds); err != nil {
 		c.qmu.Unlock()
 		return err
@@ -443,13 +456,21 @@ func (c *Conn) flush() bool {
 	}
 	c.fmu.Lock()
 	first, last, wasIdle := c.p.Handoff()
+	return c.writeHanded(c.buf, first, last, wasIdle)
+}
+
+// writeHanded writes buf, the frames of the commands that a handoff just moved to the flight
+// (sequence numbers first to last), and then marks those still in flight written. It is called
+// with fmu held, by whoever owns the writer's side: the writer goroutine, or a caller writing
+// its own commands (writeDirect). It reports false when the connection failed.
+func (c *Conn) writeHanded(buf []byte, first, last uint64, wasIdle bool) bool {
 	if wasIdle && c.watching {
 		c.p.Progress(c.since(time.Now())) // replies become pending: the idle-read clock starts
 	}
 	c.inFlight.Add(int64(last - first))
 	c.fmu.Unlock()
 
-	err := c.write(c.buf)
+	err := c.write(buf)
 	if cap(c.buf) > maxRetainedBuffer {
 		c.buf = nil
 	} else {
