@@ -26,7 +26,10 @@ const (
 // engine.Conn. It pipelines: Send only queues, a writer goroutine writes everything queued in one
 // batch (flushing only when its queue is empty), and a reader goroutine parses replies into the
 // commands' own Reply values and completes them strictly in FIFO order. RESP3 pushes never
-// complete a command; they go to TransportConfig.Push.
+// complete a command; they go to TransportConfig.Push. On an idle connection (writer parked,
+// nothing queued, nothing in flight) a caller whose frames total at most 16 KiB writes them
+// itself instead of waking the writer (conn_direct.go); such a write fits the empty send buffer,
+// so Send still returns without waiting for the network.
 //
 // Commands complete (their Done runs) on the reader goroutine, or on the caller's goroutine when
 // Send rejects them at once. A Done callback must not block, and must not call Close of the
