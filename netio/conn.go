@@ -190,11 +190,27 @@ func (c *Conn) Err() error {
 // Send queues cmd, which must be at engine.StageBuffered, for writing and returns without waiting
 // for the network. On a connection that failed, closed or drains, it completes cmd at once, on
 // the caller's goroutine, with an error at StageBuffered: the failure's *IOError, or an *IOError
-// wrapping ErrClosed after Close or Drain.
+// wrapping ErrClosed after Close or Drain. While a failed connection's reader is still
+// completing the commands that were pending, cmd completes after them instead, on the reader
+// goroutine, with the same error, so that completions stay in the order of the sends.
 func (c *Conn) Send(cmd *engine.Command) {
 	if err := c.enqueue(cmd); err != nil {
+		if c.completeLate(cmd) {
+			return
+		}
 		cmd.Complete(err)
 	}
+}
+
+// completeLate hands cmd, which Send could not queue, to the reader's finish when the connection
+// failed and finish has not yet completed what was pending: cmd then completes after the
+// commands sent before it, in FIFO order (wire.Pipeline.AcceptLate). A failure stops the
+// connection before its reader completes the command whose reply failed it, so without this a
+// Send in between would be answered first. It reports false when cmd must complete at once.
+func (c *Conn) completeLate(cmd *engine.Command) bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.p.AcceptLate(cmd)
 }
 
 // Offer implements engine.Offerer: it queues cmd like Send and reports true, or, when the
@@ -214,15 +230,14 @@ func (c *Conn) enqueue(cmds ...*engine.Command) error {
 	c.qmu.Lock()
 	if c.writerIdle && c.inFlight.Load() == 0 && directFits(cmds) {
 		// An idle connection: the caller writes its commands itself (conn_direct.go).
-		if direct, err := c.p.AcceptDirect(cmds); err != nil || direct {
-			if err == nil {
-				c.writerIdle = false // the writer stays parked: this caller owns the writer's side
-			}
+		direct, err := c.p.AcceptDirect(cmds)
+		if err != nil {
 			c.qmu.Unlock()
-			if err == nil {
-				c.writeDirect(cmds)
-			}
 			return err
+		}
+		if direct {
+			c.writeDirect(cmds) // releases qmu
+			return nil
 		}
 	}
 	if err := c.p.AcceptGroup(cmds); err != nil {

@@ -21,12 +21,17 @@ func directFits(cmds []*engine.Command) bool {
 }
 
 // writeDirect writes cmds, which enqueue accepted for the direct path (wire.Pipeline.AcceptDirect),
-// on the caller's goroutine. The connection was idle: nothing queued, nothing in flight, and the
-// writer goroutine parked with nothing held. enqueue handed the writer's side to this caller by
-// clearing writerIdle without waking the writer, so commands that other callers send meanwhile
-// queue behind these and the writer writes them after this write (FIFO holds on the wire as in
-// the flight). Once the write is done the writer's side goes back to the writer: it is woken if
-// commands queued meanwhile.
+// on the caller's goroutine. It is called with qmu held, and releases it. The connection was idle:
+// nothing queued, nothing in flight, and the writer goroutine parked with nothing held. Clearing
+// writerIdle without waking the writer hands the writer's side to this caller, so commands that
+// other callers send meanwhile queue behind these, and the writer writes them after this write:
+// FIFO holds on the wire as in the flight. Once the write is done the writer's side goes back to
+// the writer, which is woken if commands queued meanwhile.
+//
+// The commands reach the flight before qmu is released. A failure stops the pipeline under qmu,
+// so it comes either before AcceptDirect (which then rejects them) or after this handoff; the
+// reader's finish then completes them with everything else, in FIFO order (a caller completing
+// them itself could overtake the commands in flight ahead of them).
 //
 // Why: on an idle connection, handing the frames to the writer goroutine costs a goroutine wakeup
 // between the caller and the socket. The Go runtime then also wakes an idle thread to look for
@@ -34,26 +39,16 @@ func directFits(cmds []*engine.Command) bool {
 // while the server processes the commands. A caller that is about to wait for its replies has
 // nothing better to do than write them.
 func (c *Conn) writeDirect(cmds []*engine.Command) {
+	c.writerIdle = false // the writer stays parked: this caller owns the writer's side
 	// The writer's buffer is this caller's while it owns the writer's side.
 	for _, cmd := range cmds {
 		c.buf = append(c.buf, cmd.Frame...)
 	}
-	c.fmu.Lock()
-	if c.failed.Load() {
-		// The connection failed since enqueue and its reader may already have completed what
-		// was in flight (finish): these commands never reach the flight and were never written.
-		c.fmu.Unlock()
-		c.buf = c.buf[:0]
-		c.qmu.Lock()
-		err, _ := c.p.Err()
-		c.qmu.Unlock()
-		for _, cmd := range cmds {
-			cmd.Complete(err)
-		}
-		return
-	}
+	c.fmu.Lock() // lock order: qmu, then fmu (no path takes them the other way round)
 	first, last, wasIdle := c.p.HandoffDirect(cmds)
-	// From here on the commands belong to the flight: the reader may complete them at any time.
+	c.qmu.Unlock()
+	// From here on the commands belong to the flight: once fmu is released, the reader may
+	// complete them at any time.
 	if !c.writeHanded(c.buf, first, last, wasIdle) {
 		return // failed: the reader completes everything pending (finish)
 	}

@@ -36,3 +36,18 @@ func (p *Pipeline) HandoffDirect(cmds []*engine.Command) (first, last uint64, wa
 	p.pushed += uint64(len(cmds))
 	return first, p.pushed, wasIdle
 }
+
+// AcceptLate queues cmd on a connection that has failed (stopped, not quietly) but whose driver
+// has not yet taken the queue to complete what was pending (TakeQueued): cmd then completes with the others, after
+// them, with the connection's error at engine.StageBuffered. It lets a driver that must complete
+// a rejected command (netio's Send) keep completions in FIFO order: a caller that sends just
+// after a failure is not answered before the commands it sent earlier. It reports false, queueing
+// nothing, when the connection has not failed (open, draining, or closed or drained by the
+// engine: those answer at once) or the queue was already taken. Queue side.
+func (p *Pipeline) AcceptLate(cmd *engine.Command) bool {
+	if p.state != pipelineStopped || p.quiet || p.taken {
+		return false
+	}
+	p.queue = append(p.queue, cmd)
+	return true
+}

@@ -72,3 +72,33 @@ func TestPipelineDirectRefusals(t *testing.T) {
 		t.Fatalf("a refused command was touched: stage %v", c.Stage())
 	}
 }
+
+// TestPipelineAcceptLate: a command sent after a stop, before the driver took the queue, joins
+// the pending commands and completes after them; before the stop, and once the queue was taken,
+// it is refused.
+func TestPipelineAcceptLate(t *testing.T) {
+	var p Pipeline
+	var done []*engine.Command
+	pending, late := pipelineCmd("GET", &done), pipelineCmd("GET", &done)
+	_ = p.Accept(pending)
+	send(&p)
+	if p.AcceptLate(late) {
+		t.Fatal("an open pipeline took a late command")
+	}
+	p.Stop(io.EOF, false)
+	if !p.AcceptLate(late) {
+		t.Fatal("a stopped pipeline refused a late command before its queue was taken")
+	}
+	p.Aborted()
+	if len(done) != 2 || done[0] != pending || done[1] != late || late.Err != io.EOF || late.MaybeSent() {
+		t.Fatalf("completions: %d, late err %v, maybe sent %v", len(done), late.Err, late.MaybeSent())
+	}
+	if p.AcceptLate(pipelineCmd("GET", &done)) {
+		t.Fatal("a late command was taken after the queue was")
+	}
+	var q Pipeline
+	q.Stop(q.ClosedError(), true)
+	if q.AcceptLate(pipelineCmd("GET", &done)) {
+		t.Fatal("a closed pipeline took a late command: Send after Close answers at once")
+	}
+}
