@@ -126,8 +126,10 @@ type route struct {
 	state fsm.SlotState
 }
 
-// snapshot is an immutable routing table published after each step that changed a route.
-// Callers read it without locks; only the notice flags are written, once each.
+// snapshot is an immutable routing table published after each step that changed a route, and
+// within the step before a Complete effect if routes changed before it: a caller answered by the
+// step (even by a reply, to a command granted on a new connection) sees the routes that answered
+// it. Callers read it without locks; only the notice flags are written, once each.
 type snapshot struct {
 	slots     []slotView
 	connected bool
@@ -591,7 +593,13 @@ func (e *Engine) step(it *item) {
 		}
 	}
 	for i := range e.out.Effects {
-		e.execute(&e.out.Effects[i])
+		f := &e.out.Effects[i]
+		if f.Kind == fsm.Complete && e.dirty {
+			// Whoever a Complete answers may act on it before this step ends (a granted
+			// command can even be answered by its server first): publish the routes so far.
+			e.publish()
+		}
+		e.execute(f)
 	}
 	if ev.Kind == fsm.Disposed {
 		e.fenceDisposed()
