@@ -157,6 +157,7 @@ type replicaGen struct {
 	eps      []Endpoint // the candidates: the primary, then the replicas
 	fallback int        // how many selections a read may make: one per candidate
 	cfg      fsm.RouterConfig
+	rt       *engine.ClockRuntime // the router's time and wake timer
 }
 
 // replicaOnStep, set by tests only (export_replica_test.go), sees every step of the read
@@ -195,7 +196,8 @@ func (rs *replicaSet) build(primary Endpoint, primaryEng *engine.Engine, replica
 		g.cfg.Endpoints = append(g.cfg.Endpoints, fsm.MakeEndpoint(ep.Host, ep.Port))
 	}
 	targets := append([]*engine.Engine{primaryEng}, engines...)
-	router, err := engine.NewReplicaRouter(g.cfg, targets, clock.New())
+	g.rt = engine.NewClockRuntime(clock.New(), rand.Uint64())
+	router, err := engine.NewReplicaRouter(g.cfg, targets, g.rt)
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: configuring replica reads")
 	}
@@ -514,11 +516,11 @@ func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
 	if g == nil {
 		return nil
 	}
-	band, at, ok := g.router.LastBand()
+	band, ok := g.router.LastBand()
 	if !ok {
 		return nil
 	}
-	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: at}
+	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: g.rt.Origin().Add(band.At)}
 	for _, i := range band.Candidates {
 		s.EligibleEndpoints = append(s.EligibleEndpoints, c.readEndpoint(g, i))
 	}

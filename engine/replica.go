@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/fsm"
@@ -40,14 +39,16 @@ func (e *ReadRefusal) Error() string {
 // Only reads that pass through Select take its lock: commands under the Primary policy never
 // reach it.
 type ReplicaRouter struct {
-	clk     clock.Clock
-	origin  time.Time
+	rt      Runtime
 	targets []*Engine
 
-	mu      sync.Mutex
-	m       *fsm.Router
-	out     fsm.RouterOutbox
-	timer   *clock.Timer
+	mu  sync.Mutex
+	m   *fsm.Router
+	out fsm.RouterOutbox
+	// timer is the id of the armed wake timer (0: none); each arming takes a new id, so a fire
+	// that raced with its cancellation only steps a spare Woke, which the router ignores.
+	timer   fsm.TimerID
+	timers  fsm.TimerID
 	waiting map[fsm.ReadID]chan readAnswer
 	nextID  uint64
 	journal []fsm.RouterEvent
@@ -98,15 +99,17 @@ type HedgeCounts struct {
 }
 
 // NewReplicaRouter returns a router over targets (the primary's engine first) with cfg, whose
-// time is read from clk. Call Start to begin validating and probing.
-func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) (*ReplicaRouter, error) {
+// time and wake timer come from rt: a ClockRuntime in production, the simulator's virtual clock
+// in a scenario. rt must be the router's own (its timer ids are not the machines'). Call Start
+// to begin validating and probing.
+func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, rt Runtime) (*ReplicaRouter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if len(targets) != len(cfg.Endpoints) {
 		return nil, errors.Newf("respire: %d engines for %d read candidates", len(targets), len(cfg.Endpoints))
 	}
-	return &ReplicaRouter{clk: clk, origin: clk.Now(), targets: targets, m: fsm.NewRouter(cfg),
+	return &ReplicaRouter{rt: rt, targets: targets, m: fsm.NewRouter(cfg),
 		waiting: make(map[fsm.ReadID]chan readAnswer), watches: make(map[fsm.ReadID]*ReadWatch)}, nil
 }
 
@@ -127,8 +130,9 @@ func (r *ReplicaRouter) Start() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
 func (r *ReplicaRouter) Close() {
 	r.mu.Lock()
 	r.closed = true
-	if r.timer != nil {
-		r.timer.Stop()
+	if r.timer != 0 {
+		r.rt.CancelTimer(r.timer)
+		r.timer = 0
 	}
 	for id, ch := range r.waiting {
 		ch <- readAnswer{target: -1, reason: fsm.NoCandidate}
@@ -248,13 +252,12 @@ func (r *ReplicaRouter) Usable(i int) bool {
 	return r.m.Usable(i, r.now())
 }
 
-// LastBand returns the router's last completed band selection (fsm.Router.LastBand) and the
-// wall-clock time it was captured.
-func (r *ReplicaRouter) LastBand() (fsm.RouterBand, time.Time, bool) {
+// LastBand returns the router's last completed band selection (fsm.Router.LastBand); its At is
+// on the runtime's clock (ClockRuntime.Origin turns it into a wall-clock time).
+func (r *ReplicaRouter) LastBand() (fsm.RouterBand, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, ok := r.m.LastBand()
-	return b, r.origin.Add(b.At), ok
+	return r.m.LastBand()
 }
 
 // Journal returns a copy of the journal and whether it holds every event since the first.
@@ -264,7 +267,7 @@ func (r *ReplicaRouter) Journal() ([]fsm.RouterEvent, bool) {
 	return append([]fsm.RouterEvent(nil), r.journal...), r.total == uint64(len(r.journal))
 }
 
-func (r *ReplicaRouter) now() time.Duration { return r.clk.Since(r.origin) }
+func (r *ReplicaRouter) now() time.Duration { return r.rt.Now() }
 
 func (r *ReplicaRouter) step(ev fsm.RouterEvent) {
 	r.mu.Lock()
@@ -310,10 +313,12 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 				ch <- a
 			}
 		case fsm.WakeAt:
-			if r.timer != nil {
-				r.timer.Stop()
+			if r.timer != 0 {
+				r.rt.CancelTimer(r.timer)
 			}
-			r.timer = r.clk.AfterFunc(e.At-ev.At, func() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) })
+			r.timers++
+			r.timer = r.timers
+			r.rt.ArmTimer(r.timer, e.At-ev.At, r.woke)
 		case fsm.SendProbe, fsm.ValidateTarget:
 			rest = append(rest, e)
 		case fsm.SendHedge:
@@ -337,6 +342,9 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	}
 	return rest
 }
+
+// woke steps the wake timer's fire.
+func (r *ReplicaRouter) woke() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
 
 // execute sends the probes and validations of a step.
 func (r *ReplicaRouter) execute(effects []fsm.RouterEffect) {
@@ -366,13 +374,13 @@ func frameOf(words ...string) []byte {
 }
 
 func (r *ReplicaRouter) probe(i int) {
-	sent := r.clk.Now()
+	sent := r.rt.Now()
 	cmd := &Command{Name: "PING", Frame: pingFrame}
 	cmd.Reset()
 	cmd.Done = func(c *Command) {
 		ev := fsm.RouterEvent{Kind: fsm.ProbeFailed, Target: i}
 		if c.Err == nil && !c.Reply.IsError() {
-			ev.Kind, ev.RTT = fsm.ProbeAnswered, r.clk.Since(sent)
+			ev.Kind, ev.RTT = fsm.ProbeAnswered, r.rt.Now()-sent
 		}
 		r.step(ev)
 	}
