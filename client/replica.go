@@ -319,57 +319,51 @@ func (c *Client) routesRead(cl *call) bool {
 	return c.replicas != nil && cl.readable && !cl.blocking && cl.node == 0 && c.policyOfCall(cl) != fsm.ReadPrimary
 }
 
-// executeRead runs a read-only call where its policy sends it. A selection whose connection
-// cannot be acquired (nothing was sent) cools that server down and selects again, at most once
-// per candidate; a read that may have been sent is never sent again.
-func (c *Client) executeRead(ctx context.Context, cl *call) error {
+// executeRead runs a read-only call where its policy sends it, through the router's read path
+// (engine.ReadRoute): a selection whose connection cannot be acquired (nothing was sent) cools
+// that server down and selects again, at most once per candidate; a read that may have been
+// sent is never sent again. done false leaves the call to execute's primary path: a Sentinel
+// client knows no replica yet.
+func (c *Client) executeRead(ctx context.Context, cl *call) (done bool, err error) {
 	rs := c.replicas
 	policy := c.policyOfCall(cl)
 	g := rs.cur.Load()
 	if g == nil {
-		var err error
 		if g, err = c.awaitReplicas(ctx, policy); err != nil {
 			c.putCall(cl)
-			return err
+			return true, err
 		}
 		if g == nil { // no replica known: the primary takes the read
-			if retry, err := c.executeOn(ctx, cl, c.eng, c.Endpoint()); retry || err != nil {
-				if retry {
-					c.putCall(cl) // executeOn left the call to its caller
-				}
-				return err
-			}
-			return nil
+			return false, nil
 		}
 	}
-	var acquireErr error // the last selected server's acquisition failure
-	for range g.fallback {
-		target, w, err := g.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
+	return true, c.executeRouted(ctx, cl, g, policy)
+}
+
+// executeRouted runs a read on generation g's router.
+func (c *Client) executeRouted(ctx context.Context, cl *call, g *replicaGen, policy fsm.ReadFrom) error {
+	rt := g.router.Route(policy, c.replicas.hedging && cl.hedgeable)
+	for {
+		target, w, err := rt.Select(ctx)
 		if err != nil {
 			c.putCall(cl)
+			var ae *engine.AcquireError
 			switch {
 			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 				return err
-			case acquireErr != nil:
-				return acquireErr // no fallback: the original failure
+			case errors.As(err, &ae): // no fallback: the original failure
+				return acquireFailure(c.readEndpoint(g, rt.Target()), c.opts.ConnectTimeout, ae)
 			}
 			return &ConnectionError{Endpoint: c.readEndpoint(g, 0), Err: readRefused(err)}
 		}
 		if w != nil {
-			return c.executeHedged(ctx, cl, g, w, target)
+			return c.executeHedged(ctx, cl, g, &rt, w, target)
 		}
-		retry, err := c.executeOn(ctx, cl, g.router.Target(target), c.readEndpoint(g, target))
-		if !retry {
-			if err != nil && target != 0 && failedConnection(err) {
-				g.router.Failed(target)
-			}
+		again, err := c.executeOn(ctx, cl, &rt, c.readEndpoint(g, target))
+		if !again {
 			return err
 		}
-		acquireErr = err
-		g.router.Failed(target)
 	}
-	c.putCall(cl)
-	return acquireErr
 }
 
 // readEndpoint names candidate i of generation g: a replica's endpoint, or the primary's (a
@@ -381,21 +375,13 @@ func (c *Client) readEndpoint(g *replicaGen, i int) Endpoint {
 	return g.eps[i]
 }
 
-// failedConnection reports whether a read's error says its server's connection failed (not a
-// timeout or a cancellation, which say nothing about the server's health).
-func failedConnection(err error) bool {
-	var ce *ConnectionError
-	var ue *UnknownOutcomeError
-	return errors.As(err, &ce) || errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// executeOn submits the call to eng (the server at ep) and waits as execute does. retry reports
-// a definite failure to acquire a connection, before anything was sent, and err is that
-// failure: the caller still owns the call and may select another server. Otherwise the call is
+// executeOn submits the call to the route's selection and waits as execute does. again
+// reports a definite failure to acquire a connection, before anything was sent: the caller
+// still owns the call and selects again (the route knows the failure). Otherwise the call is
 // the caller's on success and recycled on error, as with execute.
-func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep Endpoint) (retry bool, err error) {
+func (c *Client) executeOn(ctx context.Context, cl *call, rt *engine.ReadRoute, ep Endpoint) (again bool, err error) {
 	cl.cmd.Reset()
-	eng.Submit(&cl.cmd)
+	rt.Submit(&cl.cmd)
 	timeout := c.armTimeout(cl)
 	select {
 	case <-cl.done:
@@ -403,20 +389,20 @@ func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep
 			cl.timer.Stop()
 		}
 	case <-ctx.Done():
-		return false, c.abandonOn(cl, eng, ep, ctx.Err())
+		return false, c.abandonOn(cl, rt, ep, ctx.Err())
 	case <-timeout:
-		return false, c.abandonOn(cl, eng, ep, nil)
+		return false, c.abandonOn(cl, rt, ep, nil)
 	}
 	cmd := &cl.cmd
+	if rt.Completed(cmd, c.closed.Load()) {
+		return true, nil
+	}
 	if cmd.Err == nil {
 		return false, nil
 	}
 	var ae *engine.AcquireError
-	if !cmd.MaybeSent() && errors.As(cmd.Err, &ae) && !c.closed.Load() {
-		return true, acquireFailure(ep, c.opts.ConnectTimeout, ae)
-	}
 	switch {
-	case ae != nil:
+	case errors.As(cmd.Err, &ae):
 		err = acquireFailure(ep, c.opts.ConnectTimeout, ae)
 	case cmd.MaybeSent():
 		err = &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err}
@@ -429,10 +415,10 @@ func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep
 	return false, err
 }
 
-// abandonOn is Client.abandon for a read sent to eng, the server at ep.
-func (c *Client) abandonOn(cl *call, eng *engine.Engine, ep Endpoint, ctxErr error) error {
+// abandonOn is Client.abandon for a read sent to the route's selection, the server at ep.
+func (c *Client) abandonOn(cl *call, rt *engine.ReadRoute, ep Endpoint, ctxErr error) error {
 	cmd := &cl.cmd
-	a := eng.Abandon(cmd)
+	a := rt.Engine().Abandon(cmd)
 	if cl.timer != nil {
 		cl.timer.Stop()
 	}

@@ -90,6 +90,22 @@ type ReadWatch struct {
 	id fsm.ReadID
 	// Signals carries the router's hedge and settlement decisions.
 	Signals chan HedgeSignal
+	// wake is signalled (without blocking) with each signal and each attempt's end
+	// (HedgedRead.Wake).
+	wake chan struct{}
+}
+
+func newReadWatch(id fsm.ReadID) *ReadWatch {
+	return &ReadWatch{id: id, Signals: make(chan HedgeSignal, 2), wake: make(chan struct{}, 1)}
+}
+
+// signal hands s to the watch's caller.
+func (w *ReadWatch) signal(s HedgeSignal) {
+	w.Signals <- s
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // HedgeCounts are the hedging figures of a router: the reads watched for a hedge, the hedges
@@ -139,7 +155,7 @@ func (r *ReplicaRouter) Close() {
 		delete(r.waiting, id)
 	}
 	for id, w := range r.watches {
-		w.Signals <- HedgeSignal{Settle: true, Target: -1} // the router closed
+		w.signal(HedgeSignal{Settle: true, Target: -1}) // the router closed
 		delete(r.watches, id)
 	}
 	r.mu.Unlock()
@@ -218,7 +234,7 @@ func (r *ReplicaRouter) watchOf(id fsm.ReadID) *ReadWatch {
 	if w := r.watches[id]; w != nil {
 		return w
 	}
-	return &ReadWatch{id: id, Signals: make(chan HedgeSignal, 2)} // already settled or withdrawn
+	return newReadWatch(id) // already settled or withdrawn
 }
 
 // Ended reports that the attempt of watched read w on target ended (ok: it succeeded).
@@ -303,7 +319,7 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 				a.target = -1
 			}
 			if e.Watched {
-				r.watches[e.Read] = &ReadWatch{id: e.Read, Signals: make(chan HedgeSignal, 2)}
+				r.watches[e.Read] = newReadWatch(e.Read)
 				r.hedge.Eligible++
 			}
 			if e.Read == r.self && r.self != 0 {
@@ -323,12 +339,12 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 			rest = append(rest, e)
 		case fsm.SendHedge:
 			if w := r.watches[e.Read]; w != nil {
-				w.Signals <- HedgeSignal{Target: e.Target}
+				w.signal(HedgeSignal{Target: e.Target})
 			}
 		case fsm.SettleRead:
 			if w := r.watches[e.Read]; w != nil {
 				delete(r.watches, e.Read)
-				w.Signals <- HedgeSignal{Settle: true, Target: e.Target, OK: e.OK}
+				w.signal(HedgeSignal{Settle: true, Target: e.Target, OK: e.OK})
 			}
 		case fsm.CountMetric:
 			r.meter.record(&e)
