@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/command"
 )
@@ -46,23 +46,16 @@ const (
 )
 
 // String returns the policy's name, as in the spec ("Primary", "ReplicaPreferred", ...).
-func (r ReadFrom) String() string {
-	names := [...]string{"Primary", "Replica", "PrimaryPreferred", "ReplicaPreferred", "Nearest", "AzAffinity",
-		"AzAffinityReplicasAndPrimary"}
-	if int(r) < len(names) {
-		return names[r]
-	}
-	return "ReadFrom(" + strconv.Itoa(int(r)) + ")"
-}
+func (r ReadFrom) String() string { return config.PolicyName(fsm.ReadFrom(r)) }
 
 // Bounds and defaults of the replica options.
 const (
 	// MaxReplicaEndpoints bounds Options.ReplicaEndpoints.
-	MaxReplicaEndpoints = fsm.MaxReplicaCandidates
+	MaxReplicaEndpoints = config.MaxReplicaEndpoints
 	// DefaultReplicaRefreshInterval is Options.ReplicaRefreshInterval's default.
-	DefaultReplicaRefreshInterval = time.Second
+	DefaultReplicaRefreshInterval = config.DefaultReplicaRefreshInterval
 	// MaxReplicaRefreshInterval bounds Options.ReplicaRefreshInterval.
-	MaxReplicaRefreshInterval = fsm.RefreshIntervalMax
+	MaxReplicaRefreshInterval = config.MaxReplicaRefreshInterval
 )
 
 // ErrNoReadServer: no server the read policy allows could take a read (Replica with no
@@ -89,45 +82,25 @@ func readRefused(err error) error {
 	return err
 }
 
-// validateReplicas checks the replica options.
+// validateReplicas checks the replica options, with the resolver's rules (engine/config).
 func (o *Options) validateReplicas() error {
-	switch {
-	case o.ReadFrom > AzAffinityReplicasAndPrimary:
-		return configErr("ReadFrom", "is not a read policy")
-	case len(o.ReplicaEndpoints) > MaxReplicaEndpoints:
-		return configErr("ReplicaEndpoints", "more than MaxReplicaEndpoints ("+strconv.Itoa(MaxReplicaEndpoints)+")")
-	case len(o.ReplicaEndpoints) > 0 && o.UseCluster:
-		return configErr("ReplicaEndpoints", "cannot be combined with UseCluster (a Cluster's replicas come from its slots)")
-	case len(o.ReplicaEndpoints) > 0 && o.SentinelPrimaryName != "":
-		return configErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (the Sentinels name the replicas)")
-	case len(o.ReplicaEndpoints) > 0 && len(o.Endpoints) != 1:
-		return configErr("ReplicaEndpoints", "needs exactly one primary in Endpoints")
-	case o.ReadFrom != Primary && o.UseCluster:
-		return configErr("ReadFrom", o.ReadFrom.String()+" is not supported with UseCluster yet (Cluster replica reads)")
-	case o.ReadFrom != Primary && !o.hasReplicaSource():
-		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints, or SentinelPrimaryName")
-	case o.ReadFrom.zoneAware() && o.ClientAvailabilityZone == "":
-		return configErr("ClientAvailabilityZone", "must be set for "+o.ReadFrom.String())
-	case o.ReplicaLatencyTolerance != nil && *o.ReplicaLatencyTolerance < 0:
-		return configErr("ReplicaLatencyTolerance", "must not be negative")
-	case o.ReplicaRefreshInterval < 0 || o.ReplicaRefreshInterval > MaxReplicaRefreshInterval:
-		return configErr("ReplicaRefreshInterval", "must be in [0, "+MaxReplicaRefreshInterval.String()+"] (0: the default, 1s)")
-	}
-	if err := o.HedgedReads.validate(o.hasReplicaSource() && !o.UseCluster); err != nil {
-		return err
-	}
-	for i, ep := range o.ReplicaEndpoints {
-		if ep.Host == "" || ep.Port <= 0 || ep.Port > 65535 {
-			return configErr("ReplicaEndpoints", "endpoint "+strconv.Itoa(i)+" needs a host and a port in 1-65535")
-		}
-	}
-	return nil
+	r := o.replicaOptions()
+	return sharedErr(config.ValidateReplicas(&r))
 }
 
-// hasReplicaSource reports whether the options name a source of replicas: ReplicaEndpoints, or
-// the Sentinels (SENTINEL REPLICAS).
-func (o *Options) hasReplicaSource() bool {
-	return len(o.ReplicaEndpoints) > 0 || o.SentinelPrimaryName != ""
+// replicaOptions returns the replica-read options for the resolver (engine/config): the same
+// fields under the same names.
+func (o *Options) replicaOptions() config.Replicas {
+	r := config.Replicas{ReadFrom: fsm.ReadFrom(o.ReadFrom), Primaries: len(o.Endpoints), Sentinel: o.SentinelPrimaryName != "",
+		Cluster: o.UseCluster, LatencyTolerance: o.ReplicaLatencyTolerance, RefreshInterval: o.ReplicaRefreshInterval,
+		ClientAvailabilityZone: o.ClientAvailabilityZone}
+	for _, ep := range o.ReplicaEndpoints {
+		r.Endpoints = append(r.Endpoints, ep.engine())
+	}
+	if h := o.HedgedReads; h != nil {
+		r.HedgedReads = &config.HedgedReads{Delay: h.Delay, MaximumExtraLoadPercent: h.MaximumExtraLoadPercent}
+	}
+	return r
 }
 
 func (r ReadFrom) zoneAware() bool { return fsm.ReadFrom(r).ZoneAware() }
@@ -167,15 +140,11 @@ var replicaOnStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 // newReplicaSet returns the replica reads of options o, without a generation yet.
 func newReplicaSet(o *Options) (*replicaSet, error) {
 	rs := &replicaSet{hedging: o.HedgedReads != nil}
-	cfg := fsm.RouterConfig{Default: fsm.ReadFrom(o.ReadFrom), RefreshInterval: o.ReplicaRefreshInterval,
-		Zone: o.ClientAvailabilityZone}
-	if cfg.RefreshInterval == 0 {
-		cfg.RefreshInterval = DefaultReplicaRefreshInterval
+	ro := o.replicaOptions()
+	cfg, err := config.ResolveReplicas(&ro)
+	if err != nil {
+		return nil, sharedErr(err)
 	}
-	if t := o.ReplicaLatencyTolerance; t != nil {
-		cfg.Banded, cfg.Tolerance = true, *t
-	}
-	routerHedging(&cfg, o.HedgedReads)
 	rs.tmpl = cfg
 	if o.HedgedReads != nil {
 		meter, err := engine.NewHedgeMeter(o.MeterProvider)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
-	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/internal/command"
 )
 
@@ -33,38 +33,9 @@ type HedgedReadOptions struct {
 
 // Defaults of HedgedReadOptions.
 const (
-	DefaultHedgeDelay                   = 10 * time.Millisecond
-	DefaultHedgeMaximumExtraLoadPercent = 5
+	DefaultHedgeDelay                   = config.DefaultHedgeDelay
+	DefaultHedgeMaximumExtraLoadPercent = config.DefaultHedgeMaximumExtraLoadPercent
 )
-
-// validate checks the hedging options.
-func (h *HedgedReadOptions) validate(replicas bool) error {
-	switch {
-	case h == nil:
-		return nil
-	case !replicas:
-		return configErr("HedgedReads", "needs replicas: ReplicaEndpoints or SentinelPrimaryName")
-	case h.Delay != 0 && (h.Delay < fsm.HedgeDelayMin || h.Delay > fsm.HedgeDelayMax):
-		return configErr("HedgedReads.Delay", "must be 0 (the default, 10ms) or in [1ms, 1m]")
-	case h.MaximumExtraLoadPercent < 0 || h.MaximumExtraLoadPercent > 100:
-		return configErr("HedgedReads.MaximumExtraLoadPercent", "must be 0 (the default, 5) or in [1, 100]")
-	}
-	return nil
-}
-
-// routerHedging sets the hedging fields of a router configuration from h.
-func routerHedging(cfg *fsm.RouterConfig, h *HedgedReadOptions) {
-	if h == nil {
-		return
-	}
-	cfg.HedgeDelay, cfg.HedgeLoadPercent = h.Delay, h.MaximumExtraLoadPercent
-	if cfg.HedgeDelay == 0 {
-		cfg.HedgeDelay = DefaultHedgeDelay
-	}
-	if cfg.HedgeLoadPercent == 0 {
-		cfg.HedgeLoadPercent = DefaultHedgeMaximumExtraLoadPercent
-	}
-}
 
 // hedgeable reports whether a read-only command may be hedged: not a script, not a random
 // read, never blocking.
