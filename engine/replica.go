@@ -175,57 +175,87 @@ func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, e
 // SelectWatched is Select for a read that may be hedged (hedgeable): a non-nil *ReadWatch says
 // the router watches it, and its caller follows the ReadWatch protocol.
 func (r *ReplicaRouter) SelectWatched(ctx context.Context, policy fsm.ReadFrom, hedgeable bool) (int, *ReadWatch, error) {
+	p := r.selectBegin(policy, hedgeable)
+	if p.ch == nil {
+		return r.selectEnd(&p)
+	}
+	select {
+	case p.answer = <-p.ch:
+		return r.selectEnd(&p)
+	case <-ctx.Done():
+		if r.selectCancel(&p) {
+			return r.selectEnd(&p)
+		}
+		return -1, nil, ctx.Err()
+	}
+}
+
+// pendingSelect is a selection in progress: its read, and the answer, or (ch non-nil) the
+// channel the answer comes on.
+type pendingSelect struct {
+	id     fsm.ReadID
+	answer readAnswer
+	ch     chan readAnswer
+}
+
+// selectBegin steps a read's start. The answer is p.answer, or comes on p.ch when every
+// candidate has a probe pending.
+func (r *ReplicaRouter) selectBegin(policy fsm.ReadFrom, hedgeable bool) pendingSelect {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return -1, nil, &ReadRefusal{Reason: fsm.NoCandidate}
+		return pendingSelect{answer: readAnswer{target: -1, reason: fsm.NoCandidate}}
 	}
 	r.nextID++
 	id := fsm.ReadID(r.nextID)
 	r.self, r.decided = id, false
 	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy, Hedgeable: hedgeable})
-	target, reason, decided := r.answer.target, r.answer.reason, r.decided
-	watched := r.answer.watched
-	r.self = 0
-	var ch chan readAnswer
-	if !decided {
-		ch = make(chan readAnswer, 1)
-		r.waiting[id] = ch
+	p := pendingSelect{id: id, answer: r.answer}
+	if !r.decided {
+		p.ch = make(chan readAnswer, 1)
+		r.waiting[id] = p.ch
 	}
+	r.self = 0
 	r.mu.Unlock()
 	r.execute(rest)
-	if !decided {
-		select {
-		case a := <-ch:
-			target, reason, watched = a.target, a.reason, a.watched
-		case <-ctx.Done():
-			r.mu.Lock()
-			delete(r.waiting, id)
-			rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: id})
-			r.mu.Unlock()
-			r.execute(rest)
-			select {
-			case a := <-ch: // routed before the withdrawal
-				target, reason = a.target, a.reason
-				if a.watched {
-					r.Withdraw(r.watchOf(id))
-				}
-				watched = false
-				if target >= 0 {
-					return -1, nil, ctx.Err()
-				}
-			default:
-				return -1, nil, ctx.Err()
-			}
+	return p
+}
+
+// selectCancel withdraws a pending selection whose caller stops waiting. It reports true when
+// the read was routed before the withdrawal and refused (p.answer holds the refusal: the
+// caller reports it); otherwise the caller reports its own reason, and a routed answer is
+// dropped (its watch withdrawn).
+func (r *ReplicaRouter) selectCancel(p *pendingSelect) bool {
+	r.mu.Lock()
+	delete(r.waiting, p.id)
+	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: p.id})
+	r.mu.Unlock()
+	r.execute(rest)
+	select {
+	case a := <-p.ch: // answered before the withdrawal
+		if a.watched {
+			r.Withdraw(r.watchOf(p.id))
 		}
+		if a.target >= 0 {
+			return false
+		}
+		p.answer, p.ch = readAnswer{target: a.target, reason: a.reason}, nil
+		return true
+	default:
+		return false
 	}
-	if target < 0 {
-		return -1, nil, &ReadRefusal{Reason: reason}
+}
+
+// selectEnd turns a selection's answer into the candidate, its watch and a *ReadRefusal.
+func (r *ReplicaRouter) selectEnd(p *pendingSelect) (int, *ReadWatch, error) {
+	a := p.answer
+	if a.target < 0 {
+		return -1, nil, &ReadRefusal{Reason: a.reason}
 	}
-	if !watched {
-		return target, nil, nil
+	if !a.watched {
+		return a.target, nil, nil
 	}
-	return target, r.watchOf(id), nil
+	return a.target, r.watchOf(p.id), nil
 }
 
 func (r *ReplicaRouter) watchOf(id fsm.ReadID) *ReadWatch {

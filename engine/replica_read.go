@@ -35,6 +35,8 @@ type ReadRoute struct {
 	left, target int
 	// acquired is the last selection's acquisition failure (cmd.Err), nil before any.
 	acquired error
+	// pending is the selection Begin left waiting for a probe (pending.ch non-nil).
+	pending pendingSelect
 }
 
 // Route starts a read under policy; hedgeable says the command may be hedged (Select watches
@@ -49,13 +51,61 @@ func (r *ReplicaRouter) Route(policy fsm.ReadFrom, hedgeable bool) ReadRoute {
 // acquisition failure when no other candidate can take the read (so the caller reports the
 // original failure), or a *ReadRefusal.
 func (rt *ReadRoute) Select(ctx context.Context) (int, *ReadWatch, error) {
+	target, w, err, done := rt.Begin()
+	if done {
+		return target, w, err
+	}
+	select {
+	case a := <-rt.pending.ch:
+		rt.pending.answer, rt.pending.ch = a, nil
+		return rt.end()
+	case <-ctx.Done():
+		return -1, nil, rt.Cancel(ctx.Err())
+	}
+}
+
+// Begin is Select without waiting, for a runtime that polls (the simulator's host): done
+// false says every candidate has a probe pending; Answered reports when the answer arrived
+// (within fsm.ProbeDeadline), then Finish returns it, or Cancel stops waiting.
+func (rt *ReadRoute) Begin() (target int, w *ReadWatch, err error, done bool) {
 	if rt.left == 0 {
-		return -1, nil, rt.acquired
+		return -1, nil, rt.acquired, true
 	}
 	rt.left--
-	target, w, err := rt.r.SelectWatched(ctx, rt.policy, rt.hedgeable)
+	rt.pending = rt.r.selectBegin(rt.policy, rt.hedgeable)
+	if rt.pending.ch != nil {
+		return -1, nil, nil, false
+	}
+	target, w, err = rt.end()
+	return target, w, err, true
+}
+
+// Answered reports whether the selection Begin left pending has its answer.
+func (rt *ReadRoute) Answered() bool { return len(rt.pending.ch) > 0 }
+
+// Finish returns the answer of the selection Begin left pending, once Answered.
+func (rt *ReadRoute) Finish() (int, *ReadWatch, error) {
+	rt.pending.answer, rt.pending.ch = <-rt.pending.ch, nil
+	return rt.end()
+}
+
+// Cancel stops waiting for the selection Begin left pending and returns the read's error: the
+// router's refusal when it refused the read before the withdrawal, reason otherwise (an answer
+// that routed the read is dropped: nothing was sent).
+func (rt *ReadRoute) Cancel(reason error) error {
+	if rt.pending.ch != nil && rt.r.selectCancel(&rt.pending) {
+		_, _, err := rt.end()
+		return err
+	}
+	rt.pending.ch = nil
+	return reason
+}
+
+// end turns the selection's answer into Select's results.
+func (rt *ReadRoute) end() (int, *ReadWatch, error) {
+	target, w, err := rt.r.selectEnd(&rt.pending)
 	if err != nil {
-		if rt.acquired != nil && (ctx.Err() == nil || !errors.Is(err, ctx.Err())) {
+		if rt.acquired != nil {
 			return -1, nil, rt.acquired
 		}
 		return -1, nil, err

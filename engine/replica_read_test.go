@@ -187,3 +187,50 @@ func answer(t *testing.T, cmd *Command, reply string) {
 	}
 	cmd.Complete(nil)
 }
+
+// TestReadRouteBeginWithoutWaiting: with every candidate's probe pending, Begin returns at
+// once with the selection pending; the probe's answer routes it (Answered, then Finish); a
+// pending selection that is cancelled reports the caller's reason, and nothing was routed.
+func TestReadRouteBeginWithoutWaiting(t *testing.T) {
+	r, primary, replica := newValidatedRouterWith(t, fsm.RouterConfig{Default: fsm.ReadNearest})
+	var probes []*Command
+	for _, h := range []*harness{primary, replica} {
+		for _, c := range sentOn(h) {
+			if c.Name == "PING" {
+				probes = append(probes, c)
+			}
+		}
+	}
+	if len(probes) != 2 {
+		t.Fatalf("%d probes sent after validation, want one per candidate", len(probes))
+	}
+	rt := r.Route(fsm.ReadNearest, false)
+	if _, _, err, done := rt.Begin(); done {
+		t.Fatalf("Begin decided (%v) with every probe pending", err)
+	}
+	if rt.Answered() {
+		t.Fatal("answered before any probe did")
+	}
+	answer(t, probes[1], "+PONG\r\n")
+	if !rt.Answered() {
+		t.Fatal("the probe's answer did not route the pending read")
+	}
+	if target, w, err := rt.Finish(); err != nil || w != nil || target != 1 {
+		t.Fatalf("Finish: %d, %v, %v: want the replica, whose probe answered", target, w, err)
+	}
+
+	r2, primary2, replica2 := newValidatedRouterWith(t, fsm.RouterConfig{Default: fsm.ReadNearest})
+	sentOn(primary2)
+	sentOn(replica2)
+	rt = r2.Route(fsm.ReadNearest, false)
+	if _, _, _, done := rt.Begin(); done {
+		t.Fatal("Begin decided with every probe pending")
+	}
+	stop := errors.New("caller left")
+	if err := rt.Cancel(stop); err != stop {
+		t.Fatalf("Cancel: %v, want the caller's reason", err)
+	}
+	if rt.Answered() {
+		t.Fatal("a cancelled selection still reports an answer")
+	}
+}
