@@ -122,6 +122,7 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		if deps.Runtime, transport, deps.OnStep, err = host.Bind(&resolved); err != nil {
 			return nil, err
 		}
+		host.BindPubSub(c.pubsub.router)
 		c.sim = host
 	} else if o.UseCluster && o.Database != 0 {
 		// Each connection checks the server and SELECTs itself (cluster_db.go).
@@ -135,8 +136,14 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		// Sentinel connections have a transport of their own (sentinel_client.go); the
 		// client's endpoint is the validated primary, unknown until discovery.
 		sentinel = &engine.SentinelReceiver{}
-		transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel)),
-			roleBudget: max(o.CommandTimeout, 0)}
+		if host != nil {
+			// The simulated world opens the Sentinel connections, checks ROLE and reports the
+			// monitor's messages to the receiver (simseam.go).
+			host.BindSentinel(sentinel)
+		} else {
+			transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel)),
+				roleBudget: max(o.CommandTimeout, 0)}
+		}
 		c.ep = Endpoint{}
 	}
 	if deps.Runtime == nil {

@@ -28,9 +28,6 @@ type Host struct {
 	closed bool
 }
 
-// ErrHostTopology reports a scenario whose topology a Host does not simulate yet.
-var ErrHostTopology = errors.New("sim: a host simulates standalone and cluster topologies only")
-
 // ErrHostWorkload reports a scenario with a workload given to a Host, which runs the
 // application's code instead.
 var ErrHostWorkload = errors.New("sim: a host runs the application's code: the scenario must have no workload")
@@ -41,9 +38,6 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 	rs, err := sc.Resolve(seed)
 	if err != nil {
 		return nil, err
-	}
-	if rs.IsSentinel() {
-		return nil, ErrHostTopology
 	}
 	wl := &rs.Workload
 	if wl.Callers > 0 || wl.Dedicated != nil || wl.PubSub != nil {
@@ -60,10 +54,15 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 // Scenario returns the resolved scenario the host runs.
 func (h *Host) Scenario() *scenario.Scenario { return h.w.sc }
 
-// Endpoints returns where a client connects: the scenario's first node, or a Cluster's seeds.
+// Endpoints returns where a client connects: the scenario's first node, a Cluster's seeds, or
+// the Sentinels a Sentinel client is configured with.
 func (h *Host) Endpoints() []engine.Endpoint {
-	if cc := h.w.sc.EngineConfig().Cluster; cc != nil {
+	cfg := h.w.sc.EngineConfig()
+	if cc := cfg.Cluster; cc != nil {
 		return cc.Seeds
+	}
+	if sc := cfg.Sentinel; sc != nil {
+		return sc.Sentinels
 	}
 	return []engine.Endpoint{{Host: h.w.sc.Topology.Nodes[0].ID, Port: scenario.NodePort}}
 }
@@ -78,6 +77,19 @@ func (h *Host) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func(
 			"set connection options in the scenario")
 	}
 	return h.w.rt, h.w.tp, h.w.onStep, nil
+}
+
+// BindPubSub hands the host the client's pub/sub receiver (its router): what the client's
+// pub/sub connections read (acknowledgements, refusals, messages) goes there, as netio's
+// transport reports it.
+func (h *Host) BindPubSub(r engine.PubSubReceiver) { h.w.tp.pubsub = r }
+
+// BindSentinel hands the host a Sentinel client's receiver of the Sentinels' messages, in
+// place of the world's own: the monitor connections report there.
+func (h *Host) BindSentinel(r *engine.SentinelReceiver) {
+	if h.w.sentinel != nil {
+		h.w.sentinel.recv = r
+	}
 }
 
 // Attach hands the host the engine, built for stepper mode with what Bind returned, and starts

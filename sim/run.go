@@ -474,4 +474,5 @@ var sharedPlants = map[scenario.Plant]plant.Bug{
 	scenario.PlantIgnoreCancel:          plant.IgnoreCancel,
 	scenario.PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
 	scenario.PlantSentinelRedialAtOnce:  plant.SentinelRedialAtOnce,
+	scenario.PlantFenceSkipKill:         plant.FenceSkipKill,
 }

@@ -123,6 +123,9 @@ type transport struct {
 	attempts []*simConn
 	// slotConn is the latest connection opened for each slot.
 	slotConn []*simConn
+	// pubsub receives what the pub/sub connections of a client bound to a Host read (its
+	// router: Host.BindPubSub); nil in a run, whose pub/sub world receives them.
+	pubsub engine.PubSubReceiver
 }
 
 var _ engine.Transport = (*transport)(nil)

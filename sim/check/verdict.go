@@ -80,6 +80,9 @@ func Checkers(r *record.Result) []Checker {
 	if len(sc.Expect.Monitors) > 0 {
 		names = append(names, CheckExpectMonitors)
 	}
+	if sc.Client.EnableFences {
+		names = append(names, CheckFence)
+	}
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -153,6 +156,8 @@ func registry(r *record.Result) map[string]Checker {
 		// Sentinel (sentinel_monitor.go) and replicas (replica.go).
 		CheckExpectMonitors: expectMonitors{},
 		CheckReplicaWrites:  ReplicaWrites{},
+		// Fences (fence.go).
+		CheckFence: Fence{},
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After

@@ -49,6 +49,8 @@ type Result struct {
 	PubSub *PubSubRecords
 	// Dials are the client's connection attempts, in time order (dials.go).
 	Dials []Dial
+	// Settles are the fences the workload waited for, in the order it asked (fence.go).
+	Settles []Settle
 	// OpBase is the number of operations handed over in earlier segments (segment.go): Ops[i]
 	// has command id OpBase+i+1. Zero when the run kept all its records.
 	OpBase int

@@ -340,6 +340,9 @@ func (wl *Callers) completed(cmd *engine.Command) {
 		}
 	}
 	wl.traceDone("op done", cmd.ID, outcome, op.Stage, errText)
+	if outcome == record.OpUnknown {
+		wl.settle(cmd) // settle.go: fences, when the scenario enables them
+	}
 	wl.retire(idx, false)
 	wl.next(lo.caller)
 }
