@@ -3,15 +3,16 @@ package client
 import (
 	"time"
 
-	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/netio"
 )
 
 // maintTransport sets the maintenance handshake and relaxation bounds of the transport
-// configuration (MaintenanceNotifications, MaintenanceRelaxedTimeout, MaintenanceWindowTimeout).
-func (o *Options) maintTransport(t *netio.TransportConfig) {
-	t.Handshake.Maintenance = netio.MaintMode(o.MaintenanceNotifications)
-	t.Maintenance = fsm.MaintConfig{RelaxedTimeout: o.MaintenanceRelaxedTimeout, WindowTimeout: o.MaintenanceWindowTimeout}
+// configuration from the shared resolver's outcome (MaintenanceNotifications,
+// MaintenanceRelaxedTimeout, MaintenanceWindowTimeout), as the simulator does.
+func (o *Options) maintTransport(t *netio.TransportConfig, r *config.Resolved) {
+	t.Handshake.Maintenance = netio.MaintMode(r.Handshake.Maintenance)
+	t.Maintenance = r.Relaxation
 }
 
 // relaxedWait is called when a command's own timeout fired at fired: if the connection it was
@@ -29,13 +30,10 @@ func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, bool)
 		cl.relaxStart = fired.Add(-c.opts.CommandTimeout)
 	}
 	now := time.Now()
-	deadline, recheck := r.Deadline(now, cl.relaxStart, c.opts.CommandTimeout)
-	if !deadline.After(now) {
+	wake, ok := r.Extend(now, cl.relaxStart, c.opts.CommandTimeout)
+	if !ok {
 		return nil, false
 	}
-	if recheck.IsZero() || recheck.After(deadline) {
-		recheck = deadline
-	}
-	cl.timer.Reset(recheck.Sub(now))
+	cl.timer.Reset(wake.Sub(now))
 	return cl.timer.C, true
 }

@@ -37,6 +37,36 @@ func (r *Relax) Notice(n fsm.MaintNotice, now time.Time) {
 	r.notices.Add(1)
 }
 
+// Push applies notice n, which connection id received at now, and reports a MOVING notice to
+// the connection's sink when it implements MovingSink. It is what a runtime's reader does with
+// every maintenance notice it parsed (netio's reader goroutine, the simulator's connection), so
+// that both runtimes apply notices through the same code.
+func (r *Relax) Push(n fsm.MaintNotice, now time.Time, id fsm.ConnID, s Sink) {
+	r.Notice(n, now)
+	if n.Kind != fsm.MaintMoving {
+		return
+	}
+	if ms, ok := s.(MovingSink); ok {
+		ms.Moving(id, n.Target, n.Time)
+	}
+}
+
+// Extend is what a caller asks when the own timeout of its command fired at now: the command
+// started at start with that timeout. If the connection's relaxation keeps the command alive,
+// Extend returns when to ask again (the relaxed deadline, or the window's end if that comes
+// first) and true; otherwise the command times out now (false). Both runtimes' callers use it
+// (client's calls, the simulator's callers).
+func (r *Relax) Extend(now, start time.Time, timeout time.Duration) (time.Time, bool) {
+	deadline, recheck := r.Deadline(now, start, timeout)
+	if !deadline.After(now) {
+		return time.Time{}, false
+	}
+	if recheck.IsZero() || recheck.After(deadline) {
+		recheck = deadline
+	}
+	return recheck, true
+}
+
 // Notices returns the number of notices applied.
 func (r *Relax) Notices() uint64 { return r.notices.Load() }
 
