@@ -85,6 +85,7 @@ func (h *Host) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func(
 func (h *Host) Attach(eng *engine.Engine) {
 	h.w.eng = eng
 	h.w.buildFaults()
+	h.w.buildMaint()
 	h.w.settle()
 }
 

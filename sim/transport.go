@@ -89,6 +89,8 @@ type simConn struct {
 	scratch   resp.Value
 	// p is the pending commands: the same machine netio's connections run (netio/wire).
 	p wire.Pipeline
+	// relax is the maintenance relaxation when the handshake enabled notifications (maint.go).
+	relax *engine.Relax
 	// swallow counts the replies owed to frames the replay-accepted plant wrote, which no command
 	// awaits: they come first on their connection and are dropped.
 	swallow int
@@ -351,6 +353,7 @@ func (c *simConn) becomeReady() {
 	if c.sub != nil {
 		c.sub.Init(c.ep, c.id, c.hs.Protocol())
 	}
+	w.maintReady(c)
 	c.sink.Ready(c.id, c)
 	if after, ok := w.acceptThenDrop(c); ok {
 		w.k.after(after, c, connAcceptThenDrop)
@@ -389,6 +392,7 @@ func (c *simConn) closeClient(err error) {
 	// Every pending command completes with err: the unwritten ones at StageBuffered (a definite
 	// failure), the written ones at StageAwaitingReply (unknown outcome).
 	c.unanswered = c.p.InFlight() > 0
+	c.w.maintClosed(c, c.p.InFlight())
 	c.p.Stop(err, c.engineClosed)
 	c.p.Aborted()
 	if c.sub != nil {
@@ -571,6 +575,7 @@ func (c *simConn) receive() {
 				continue
 			}
 			if c.p.Unsolicited(v) {
+				c.maintPush(v)
 				continue
 			}
 			if c.swallow > 0 {
@@ -634,7 +639,7 @@ func (c *simConn) Drain() {
 // ones at StageBuffered). No Lost is reported.
 func (c *simConn) Close() {
 	c.engineClosed = true
-	if c.clientClosed {
+	if c.clientClosed || c.w.maintLateClose(c) {
 		return
 	}
 	c.traceClose("close")

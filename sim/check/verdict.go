@@ -80,6 +80,7 @@ func Checkers(r *record.Result) []Checker {
 	if len(sc.Expect.Monitors) > 0 {
 		names = append(names, CheckExpectMonitors)
 	}
+	names = append(names, maintSelected(sc)...)
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -153,6 +154,9 @@ func registry(r *record.Result) map[string]Checker {
 		// Sentinel (sentinel_monitor.go) and replicas (replica.go).
 		CheckExpectMonitors: expectMonitors{},
 		CheckReplicaWrites:  ReplicaWrites{},
+	}
+	for name, c := range maintCheckers(sc) {
+		byName[name] = c
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After

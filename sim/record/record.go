@@ -49,6 +49,9 @@ type Result struct {
 	PubSub *PubSubRecords
 	// Dials are the client's connection attempts, in time order (dials.go).
 	Dials []Dial
+	// Maint are the facts about connections that opted in to maintenance notifications, in
+	// time order (maint.go).
+	Maint []MaintEvent
 	// OpBase is the number of operations handed over in earlier segments (segment.go): Ops[i]
 	// has command id OpBase+i+1. Zero when the run kept all its records.
 	OpBase int

@@ -53,6 +53,8 @@ type Scenario struct {
 	Client Client `yaml:"client"`
 	// Faults is the fault timeline, in any order.
 	Faults []Fault `yaml:"faults,omitempty"`
+	// Maintenance is the timeline of maintenance notices the nodes send (maint.go).
+	Maintenance []MaintStep `yaml:"maintenance,omitempty"`
 	// Workload describes the logical callers issuing commands.
 	Workload Workload `yaml:"workload"`
 	// Expect is what the checkers must find (evaluated by the checkers, not by the runner).

@@ -132,7 +132,7 @@ func (c *caller) Run(arg uint64) bool {
 	if c.op < 0 {
 		return false
 	}
-	if now := c.wl.w.Sched.Now(); now < c.deadline {
+	if now := c.wl.w.Sched.Now(); now < c.deadline || c.wl.relaxed(c, now) {
 		c.armed = true
 		c.wl.w.Sched.Schedule(c.deadline, c, callerTimeout)
 		return false
