@@ -29,8 +29,16 @@ type maintStep struct {
 	idx int
 }
 
-// buildMaint schedules the maintenance timeline.
+// buildMaint schedules the maintenance timeline. Outside a Cluster, the target of a MOVING
+// notice serves the dataset of the node that announced it: the endpoint moves, the data stays.
 func (w *world) buildMaint() {
+	for i := range w.sc.Maintenance {
+		if s := &w.sc.Maintenance[i]; s.Kind == scenario.MaintMoving && s.To != "" && s.To != s.Node && w.cluster == nil {
+			if from, to := w.serverByHost(s.Node), w.serverByHost(s.To); from != nil && to != nil {
+				to.ShareData(from.Node)
+			}
+		}
+	}
 	for i := range w.sc.Maintenance {
 		if at := w.sc.Maintenance[i].At; at >= w.k.now {
 			w.k.schedule(at, maintStep{w: w, idx: i}, 0)

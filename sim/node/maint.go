@@ -32,3 +32,7 @@ func (n *Node) maintOptIn(c *Conn, args [][]byte) {
 		n.errorReply(c, "ERR syntax error")
 	}
 }
+
+// ShareData makes n serve from's dataset of strings (not its lists): the target of a MOVING
+// notice is the same data at a new endpoint.
+func (n *Node) ShareData(from *Node) { n.dbs = from.dbs }

@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/sim/check"
+	"github.com/respire-go/respire/sim/record"
+)
+
+// maintEvents returns the run's maintenance records of kind k.
+func maintEvents(res *record.Result, k record.MaintEventKind) []record.MaintEvent {
+	var out []record.MaintEvent
+	for _, e := range res.Maint {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestMaintMovingHandsOff: in maint-moving every command connection receives MOVING, a
+// replacement to r2 becomes ready and the old connection closes within the grace; after the
+// handoff every command is applied on r2, and none is sent twice.
+func TestMaintMovingHandsOff(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/maint-moving.yaml")
+	res := run(t, sc, sc.Seed, false)
+	notices := maintEvents(res, record.MaintNotice)
+	if len(notices) != sc.Client.Connections {
+		t.Fatalf("%d notices received, want one per connection (%d)", len(notices), sc.Client.Connections)
+	}
+	ready := maintEvents(res, record.MaintReady)
+	closed := map[fsm.ConnID]time.Duration{}
+	for _, e := range maintEvents(res, record.MaintClosed) {
+		closed[e.Conn] = e.At
+	}
+	for _, n := range notices {
+		if n.Notice != fsm.MaintMoving || n.Time != 4*time.Second {
+			t.Fatalf("notice %+v", n)
+		}
+		replaced := false
+		for _, r := range ready {
+			replaced = replaced || (r.Slot == n.Slot && r.At > n.At)
+		}
+		at, ok := closed[n.Conn]
+		if !replaced || !ok || at > n.At+n.Time {
+			t.Fatalf("slot %d: replaced %v, old conn closed at %v (ok %v), MOVING at %v", n.Slot, replaced, at, ok, n.At)
+		}
+	}
+	var after, onR2 int
+	for _, a := range res.Applies {
+		if a.CmdID != 0 && a.At > 3500*time.Millisecond {
+			after++
+			if a.Node == "r2" {
+				onR2++
+			}
+		}
+	}
+	if after == 0 || onR2 != after {
+		t.Fatalf("%d of %d commands applied after the handoff went to r2", onR2, after)
+	}
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations: %v", v.Unexpected)
+	}
+}
+
+// TestMaintPlantsCaught: each maintenance plant makes its checker fail, and the same run without
+// the plant passes it (the positive controls of maint-relaxed-deadlines, maint-drain-budget and
+// maint-no-replay).
+func TestMaintPlantsCaught(t *testing.T) {
+	for _, tc := range []struct{ file, checker string }{
+		{"testdata/plant_maint_ignore_relaxation.yaml", check.CheckMaintRelaxed},
+		{"testdata/plant_maint_late_close.yaml", check.CheckMaintDrain},
+		{"testdata/plant_maint_resend_moving.yaml", check.CheckMaintNoReplay},
+	} {
+		t.Run(tc.checker, func(t *testing.T) {
+			sc := mustLoad(t, tc.file)
+			planted := run(t, sc, sc.Seed, false)
+			if n := countViolations(planted, tc.checker); n == 0 {
+				t.Fatalf("the plant went unnoticed by %s", tc.checker)
+			}
+			clean := run(t, withoutPlants(sc), sc.Seed, false)
+			if n := countViolations(clean, tc.checker); n != 0 {
+				t.Fatalf("%s fails without the plant: %d violations", tc.checker, n)
+			}
+		})
+	}
+}
+
+func countViolations(res *record.Result, name string) int {
+	n := 0
+	for _, c := range check.Checkers(res) {
+		if c.Name() == name {
+			n += len(c.Check(res))
+		}
+	}
+	return n
+}
+
