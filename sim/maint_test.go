@@ -97,4 +97,3 @@ func countViolations(res *record.Result, name string) int {
 	}
 	return n
 }
-
