@@ -97,3 +97,39 @@ func countViolations(res *record.Result, name string) int {
 	}
 	return n
 }
+
+// TestMaintMovingUnreachable: in maint-moving-unreachable each slot retries its replacement to
+// the refusing r2 within the grace only, then keeps its old connection: no connection closes
+// before the end, and every command is applied on r1.
+func TestMaintMovingUnreachable(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/maint-moving-unreachable.yaml")
+	res := run(t, sc, sc.Seed, false)
+	notices := maintEvents(res, record.MaintNotice)
+	if len(notices) != sc.Client.Connections {
+		t.Fatalf("%d notices, want %d", len(notices), sc.Client.Connections)
+	}
+	moving, grace := notices[0].At, notices[0].Time
+	dials := 0
+	for _, d := range res.Dials {
+		if d.Endpoint != "r2:6379" {
+			continue
+		}
+		dials++
+		if d.At < moving || d.At >= moving+grace {
+			t.Fatalf("dial to r2 at %v, outside the grace [%v, %v)", d.At, moving, moving+grace)
+		}
+	}
+	if dials < 2*sc.Client.Connections {
+		t.Fatalf("%d dials to r2, want a retry per slot at least", dials)
+	}
+	for _, e := range maintEvents(res, record.MaintClosed) {
+		if e.At < res.End {
+			t.Fatalf("conn %d closed at %v: the handoff was given up, the old connection should stay", e.Conn, e.At)
+		}
+	}
+	for _, a := range res.Applies {
+		if a.CmdID != 0 && a.Node != "r1" {
+			t.Fatalf("command %d applied on %s", a.CmdID, a.Node)
+		}
+	}
+}
