@@ -15,25 +15,28 @@ func (o *Options) maintTransport(t *netio.TransportConfig, r *config.Resolved) {
 	t.Maintenance = r.Relaxation
 }
 
-// relaxedWait is called when a command's own timeout fired at fired: if the connection it was
-// handed to is in a maintenance window (see fsm.Relaxation), it returns the channel of the
-// relaxed deadline, re-arming the call's timer, and true. Otherwise the command times out.
+// relaxedWait is called when a command's own timeout fired at fired, or when its relaxation
+// shrank: if the connection it was handed to is in a maintenance window (see fsm.Relaxation), it
+// returns the channel of the relaxed deadline, re-arming the call's timer, the channel closed
+// when a notice ends or shortens the window (engine.Relax.Shrunk), and true. Otherwise the
+// command times out.
 //
 // The command's start is its own deadline minus CommandTimeout, so that commands carry no start
 // time on the hot path. The first relaxed answer records it in the call.
-func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, bool) {
+func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, <-chan struct{}, bool) {
 	r := cl.cmd.Relax()
 	if r == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	if cl.relaxStart.IsZero() {
 		cl.relaxStart = fired.Add(-c.opts.CommandTimeout)
 	}
+	shrunk := r.Shrunk()
 	now := time.Now()
 	wake, ok := r.Extend(now, cl.relaxStart, c.opts.CommandTimeout)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	cl.timer.Reset(wake.Sub(now))
-	return cl.timer.C, true
+	return cl.timer.C, shrunk, true
 }

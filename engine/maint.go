@@ -22,33 +22,59 @@ type Relax struct {
 	relaxed atomic.Bool
 	// notices counts the notices applied, for tests and diagnostics.
 	notices atomic.Uint64
+	// shrunk is closed when a notice ends the relaxation or brings its end forward (Shrunk);
+	// nil until a caller asks for it. Guarded by mu.
+	shrunk chan struct{}
 }
 
 // NewRelax returns the host of a connection's relaxation under cfg.
 func NewRelax(cfg fsm.MaintConfig) *Relax { return &Relax{m: fsm.NewRelaxation(cfg)} }
 
-// Notice applies a maintenance notice received at now.
-func (r *Relax) Notice(n fsm.MaintNotice, now time.Time) {
+// Notice applies a maintenance notice received at now. It reports whether the notice ended the
+// relaxation or brought its end forward (a completion such as MIGRATED): the callers whose
+// commands it kept alive must then ask again (Shrunk is closed).
+func (r *Relax) Notice(n fsm.MaintNotice, now time.Time) (shrank bool) {
 	r.mu.Lock()
+	was, wasUntil := r.m.Relaxed()
 	r.m.Step(&fsm.MaintEvent{Kind: fsm.MaintNoticeReceived, Now: now, Notice: n}, nil)
-	relaxed, _ := r.m.Relaxed()
+	relaxed, until := r.m.Relaxed()
+	if shrank = was && (!relaxed || until.Before(wasUntil)); shrank && r.shrunk != nil {
+		close(r.shrunk)
+		r.shrunk = nil
+	}
 	r.mu.Unlock()
 	r.relaxed.Store(relaxed)
 	r.notices.Add(1)
+	return shrank
+}
+
+// Shrunk returns a channel that is closed when a later notice ends the relaxation or brings its
+// end forward. A caller whose command the relaxation keeps past its own timeout waits on it as
+// well as on its timer, and asks Extend again when it is closed: a window that a completion
+// closes early lets the commands it kept alive time out at once. Take it before Extend.
+func (r *Relax) Shrunk() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shrunk == nil {
+		r.shrunk = make(chan struct{})
+	}
+	return r.shrunk
 }
 
 // Push applies notice n, which connection id received at now, and reports a MOVING notice to
 // the connection's sink when it implements MovingSink. It is what a runtime's reader does with
 // every maintenance notice it parsed (netio's reader goroutine, the simulator's connection), so
 // that both runtimes apply notices through the same code.
-func (r *Relax) Push(n fsm.MaintNotice, now time.Time, id fsm.ConnID, s Sink) {
-	r.Notice(n, now)
+// It returns what Notice does: whether the callers kept alive by the relaxation must ask again.
+func (r *Relax) Push(n fsm.MaintNotice, now time.Time, id fsm.ConnID, s Sink) (shrank bool) {
+	shrank = r.Notice(n, now)
 	if n.Kind != fsm.MaintMoving {
-		return
+		return shrank
 	}
 	if ms, ok := s.(MovingSink); ok {
 		ms.Moving(id, n.Target, n.Time)
 	}
+	return shrank
 }
 
 // Extend is what a caller asks when the own timeout of its command fired at now: the command

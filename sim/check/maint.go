@@ -45,7 +45,8 @@ func maintSelected(sc *scenario.Scenario) []string {
 //     (MIGRATED, FAILED_OVER, SMIGRATED) closes it; the connection is relaxed while any is open;
 //   - a command whose own deadline (its call plus CommandTimeout) falls in a relaxation that
 //     began before it may live until its call plus max(CommandTimeout, Relaxed), or until that
-//     relaxation ends, whichever comes first; any other command until its own deadline.
+//     relaxation ends (by its time, or by the completion notice that closes it), whichever comes
+//     first; any other command until its own deadline.
 //
 // An operation that timed out before that instant was not given its relaxed time; one that
 // timed out or completed after it was kept relaxed past the window.
@@ -159,12 +160,21 @@ func (c MaintRelaxed) end(notices []record.MaintEvent, call time.Duration) time.
 	own := call + c.CommandTimeout
 	relaxedEnd := call + max(c.CommandTimeout, c.Relaxed)
 	t := own
-	for range 1 + len(notices) {
+	for range 2 + 2*len(notices) {
 		st := c.at(notices, t)
 		if !st.relaxed || st.since >= own || t >= relaxedEnd {
 			return t
 		}
-		t = min(relaxedEnd, st.until)
+		next := min(relaxedEnd, st.until)
+		// The caller asks again at the next notice (one that ends or shortens the window wakes
+		// it; another leaves the answer as it was).
+		for _, n := range notices {
+			if n.At > t && n.At < next {
+				next = n.At
+				break
+			}
+		}
+		t = next
 	}
 	return t
 }

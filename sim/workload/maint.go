@@ -3,6 +3,7 @@ package workload
 import (
 	"time"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 )
@@ -33,4 +34,31 @@ func (wl *Callers) relaxed(c *caller, now time.Duration) bool {
 	c.deadline = wake.Sub(record.MaintEpoch)
 	w.Trace.End(w.Trace.Begin("op relaxed").Uint("id", op.ID).Str("until", c.deadline.String()))
 	return true
+}
+
+// Recheck is called when a notice ended or shortened relaxation r: every caller whose command r
+// keeps alive past its own deadline asks again now (engine.Relax.Extend), as the client's calls
+// do when engine.Relax.Shrunk is closed. A caller still relaxed gets an earlier wake-up if its
+// deadline came forward; one no longer relaxed times out now. Callers go in index order.
+func (wl *Callers) Recheck(r *engine.Relax) {
+	if wl == nil {
+		return
+	}
+	w := wl.w
+	now := w.Sched.Now()
+	for _, c := range wl.callers {
+		base := w.Result.OpBase
+		if c.op < base || c.op >= base+len(wl.live) {
+			continue
+		}
+		lo := &wl.live[c.op-base]
+		if lo.returned || lo.cmd == nil || lo.cmd.Relax() != r || now < w.Result.Ops[c.op-base].Call+w.Scenario.Client.CommandTimeout {
+			continue
+		}
+		if wl.relaxed(c, now) {
+			c.arm()
+			continue
+		}
+		wl.timeout(c.op)
+	}
 }
