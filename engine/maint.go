@@ -61,18 +61,23 @@ func (r *Relax) Shrunk() <-chan struct{} {
 	return r.shrunk
 }
 
-// Push applies notice n, which connection id received at now, and reports a MOVING notice to
-// the connection's sink when it implements MovingSink. It is what a runtime's reader does with
-// every maintenance notice it parsed (netio's reader goroutine, the simulator's connection), so
-// that both runtimes apply notices through the same code.
+// Push applies notice n, which connection id (to ep) received at now, and reports a MOVING
+// notice to the connection's sink when it implements MovingSink, an SMIGRATED one when it
+// implements SlotMigrationSink. It is what a runtime's reader does with every maintenance notice
+// it parsed (netio's reader goroutine, the simulator's connection), so that both runtimes apply
+// notices through the same code.
 // It returns what Notice does: whether the callers kept alive by the relaxation must ask again.
-func (r *Relax) Push(n fsm.MaintNotice, now time.Time, id fsm.ConnID, s Sink) (shrank bool) {
+func (r *Relax) Push(n fsm.MaintNotice, now time.Time, id fsm.ConnID, ep Endpoint, s Sink) (shrank bool) {
 	shrank = r.Notice(n, now)
-	if n.Kind != fsm.MaintMoving {
-		return shrank
-	}
-	if ms, ok := s.(MovingSink); ok {
-		ms.Moving(id, n.Target, n.Time)
+	switch n.Kind {
+	case fsm.MaintMoving:
+		if ms, ok := s.(MovingSink); ok {
+			ms.Moving(id, n.Target, n.Time)
+		}
+	case fsm.MaintSlotMigrated:
+		if ss, ok := s.(SlotMigrationSink); ok && len(n.Moves) > 0 {
+			ss.SlotsMigrated(ep, n.Moves)
+		}
 	}
 	return shrank
 }
@@ -151,3 +156,26 @@ func (s sink) Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration) {
 }
 
 var _ MovingSink = sink{}
+
+// SlotMigrationSink is implemented by the engine's Sink: a Cluster node's connection (to source)
+// that parsed an SMIGRATED notice reports its moves, and the Cluster machine updates the slot
+// map where the source still owns the slots (fsm.SlotsMigrated).
+type SlotMigrationSink interface {
+	SlotsMigrated(source Endpoint, moves []fsm.SlotMove)
+}
+
+// SlotsMigrated implements SlotMigrationSink. A standalone engine ignores it.
+func (s sink) SlotsMigrated(source Endpoint, moves []fsm.SlotMove) {
+	if s.e.cl == nil {
+		return
+	}
+	r := &fsm.TopologyReply{Query: fsm.QueryMoved, Shards: make([]fsm.ReplyShard, 0, len(moves))}
+	for _, m := range moves {
+		target := fsm.MakeEndpoint(m.Target.Host, m.Target.Port)
+		r.Shards = append(r.Shards, fsm.ReplyShard{Ranges: m.Ranges, Nodes: []fsm.Node{{Addr: target, Role: fsm.RolePrimary}}})
+	}
+	s.e.post(item{ev: fsm.Event{Kind: fsm.SlotsMigrated, Machine: fsm.MachineCluster,
+		Endpoint: fsm.MakeEndpoint(source.Host, source.Port), Reply: r}})
+}
+
+var _ SlotMigrationSink = sink{}

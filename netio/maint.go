@@ -34,5 +34,5 @@ func (c *Conn) maintNotice() {
 	if err != nil {
 		return
 	}
-	c.relax.Push(n, time.Now(), c.id, c.sink)
+	c.relax.Push(n, time.Now(), c.id, c.ep, c.sink)
 }

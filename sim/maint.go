@@ -148,7 +148,7 @@ func (c *simConn) maintPush(v *resp.Value) {
 	w.tr.End(w.tr.Begin("maint notice").Uint("conn", uint64(c.id)).Str("notice", n.String()))
 	w.res.Maint = append(w.res.Maint, record.MaintEvent{Kind: record.MaintNotice, Conn: c.id, Slot: c.slot, At: w.k.now,
 		Notice: n.Kind, Time: n.Time})
-	if c.relax.Push(n, record.MaintEpoch.Add(w.k.now), c.id, c.sink) {
+	if c.relax.Push(n, record.MaintEpoch.Add(w.k.now), c.id, c.ep, c.sink) {
 		// The window shrank: the callers it kept alive ask again now, as the client's calls do
 		// when Relax.Shrunk is closed.
 		w.wl.Recheck(c.relax)

@@ -133,3 +133,36 @@ func TestMaintMovingUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestMaintSlotsMigratedUpdatesMap: in maint-smigrating the SMIGRATED notice moves slots 0-5460
+// to b1 in the client's map as the migration ends, so no command gets MOVED after it; the same
+// run without the notice meets MOVED redirects for those slots.
+func TestMaintSlotsMigratedUpdatesMap(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/maint-smigrating.yaml")
+	moved := func(res *record.Result, after time.Duration) int {
+		n := 0
+		for _, s := range res.Served {
+			if s.Code == "MOVED" && s.At > after {
+				n++
+			}
+		}
+		return n
+	}
+	res := run(t, sc, sc.Seed, false)
+	var at time.Duration
+	for _, e := range maintEvents(res, record.MaintNotice) {
+		if e.Notice == fsm.MaintSlotMigrated && (at == 0 || e.At < at) {
+			at = e.At
+		}
+	}
+	if at == 0 {
+		t.Fatal("no SMIGRATED received")
+	}
+	withNotice := moved(res, at)
+	without := sc.Clone()
+	without.Maintenance = without.Maintenance[:1] // SMIGRATING only
+	base := moved(run(t, without, sc.Seed, false), at)
+	if withNotice != 0 || base == 0 {
+		t.Fatalf("MOVED replies after SMIGRATED: %d with the notice, %d without it (want 0 and some)", withNotice, base)
+	}
+}
