@@ -115,7 +115,7 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
 	var transport engine.Transport
-	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router}
+	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router, MaintWarn: o.maintWarn()}
 	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
 	if host != nil {

@@ -1,9 +1,11 @@
 package client
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/respire-go/respire/engine/config"
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 )
 
@@ -39,4 +41,18 @@ func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, <-cha
 	}
 	cl.timer.Reset(wake.Sub(now))
 	return cl.timer.C, shrunk, true
+}
+
+// maintWarn returns the engine's warning for a MOVING grace that closed an old connection with
+// commands unanswered, logged at Warn on Logger (nil without a logger). It names the connection,
+// never a command, key or value.
+func (o *Options) maintWarn() func(fsm.ConnID) {
+	l := o.Logger
+	if l == nil {
+		return nil
+	}
+	return func(id fsm.ConnID) {
+		l.Warn("respire: MOVING grace ended; closing the old connection with commands unanswered (they fail with an unknown outcome)",
+			slog.Uint64("conn", uint64(id)))
+	}
 }

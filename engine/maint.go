@@ -179,3 +179,15 @@ func (s sink) SlotsMigrated(source Endpoint, moves []fsm.SlotMove) {
 }
 
 var _ SlotMigrationSink = sink{}
+
+// graceEnded warns (Deps.MaintWarn) when the connection a MOVING grace closes has not finished
+// draining: the commands it still owes fail with an unknown outcome.
+func (e *Engine) graceEnded(id fsm.ConnID, c Conn) {
+	if e.deps.MaintWarn == nil {
+		return
+	}
+	if s, ok := c.(Stopper); ok && s.Stopped() {
+		return
+	}
+	e.deps.MaintWarn(id)
+}
