@@ -23,6 +23,13 @@ import (
 // timeline acknowledge CLIENT MAINT_NOTIFICATIONS ON.
 func (s *server) MaintNotifications() bool { return len(s.w.sc.Maintenance) > 0 }
 
+// maintWorld is the world's maintenance state.
+type maintWorld struct {
+	// relax maps each open connection whose handshake enabled notifications to its relaxation
+	// (kept out of simConn, whose size is budgeted).
+	relax map[fsm.ConnID]*engine.Relax
+}
+
 // maintStep is the scheduler action of one step of the maintenance timeline.
 type maintStep struct {
 	w   *world
@@ -124,19 +131,28 @@ func (w *world) maintReady(c *simConn) {
 	if c.hs == nil || !c.hs.MaintEnabled() || c.sub != nil {
 		return
 	}
-	c.relax = engine.NewRelax(w.cfg.Relaxation)
+	if w.maint.relax == nil {
+		w.maint.relax = map[fsm.ConnID]*engine.Relax{}
+	}
+	w.maint.relax[c.id] = engine.NewRelax(w.cfg.Relaxation)
 	w.res.Maint = append(w.res.Maint, record.MaintEvent{Kind: record.MaintReady, Conn: c.id, Slot: c.slot, At: w.k.now})
 }
 
 // Relax implements engine.Relaxer: the connection's maintenance relaxation, or nil.
-func (c *simConn) Relax() *engine.Relax { return c.relax }
+func (c *simConn) Relax() *engine.Relax {
+	if c.w.maint.relax == nil {
+		return nil
+	}
+	return c.w.maint.relax[c.id]
+}
 
 var _ engine.Relaxer = (*simConn)(nil)
 
 // maintPush applies a push the connection received, if it is a maintenance notice and the
 // connection opted in, as netio's reader does: parsed by wire, applied by engine.Relax.Push.
 func (c *simConn) maintPush(v *resp.Value) {
-	if c.relax == nil || !wire.IsMaintNotice(v) {
+	r := c.Relax()
+	if r == nil || !wire.IsMaintNotice(v) {
 		return
 	}
 	w := c.w
@@ -148,24 +164,26 @@ func (c *simConn) maintPush(v *resp.Value) {
 	w.tr.End(w.tr.Begin("maint notice").Uint("conn", uint64(c.id)).Str("notice", n.String()))
 	w.res.Maint = append(w.res.Maint, record.MaintEvent{Kind: record.MaintNotice, Conn: c.id, Slot: c.slot, At: w.k.now,
 		Notice: n.Kind, Time: n.Time})
-	if c.relax.Push(n, record.MaintEpoch.Add(w.k.now), c.id, c.ep, c.sink) {
+	if r.Push(n, record.MaintEpoch.Add(w.k.now), c.id, c.ep, c.sink) {
 		// The window shrank: the callers it kept alive ask again now, as the client's calls do
 		// when Relax.Shrunk is closed.
-		w.wl.Recheck(c.relax)
+		w.wl.Recheck(r)
 	}
 }
 
-// maintClosed records that a connection that opted in closed on the client's side.
+// maintClosed records that a connection that opted in closed on the client's side, and
+// forgets its relaxation.
 func (w *world) maintClosed(c *simConn, unanswered int) {
-	if c.relax == nil {
+	if c.Relax() == nil {
 		return
 	}
+	delete(w.maint.relax, c.id)
 	w.res.Maint = append(w.res.Maint, record.MaintEvent{Kind: record.MaintClosed, Conn: c.id, Slot: c.slot, At: w.k.now,
 		Unanswered: unanswered})
 }
 
-// maintConn reports whether a MOVING notice reached the connection (the maint-late-close plant
-// acts on those only).
+// movedConn reports whether a MOVING notice reached the connection (the maint plants act on
+// those only).
 func (w *world) movedConn(c *simConn) bool {
 	for i := len(w.res.Maint) - 1; i >= 0; i-- {
 		if e := &w.res.Maint[i]; e.Conn == c.id && e.Kind == record.MaintNotice && e.Notice == fsm.MaintMoving {
@@ -181,7 +199,7 @@ func (w *world) movedConn(c *simConn) bool {
 // maint-late-close ignores the close, so the connection keeps draining. It reports whether the
 // close is ignored.
 func (w *world) maintLateClose(c *simConn) bool {
-	if c.relax == nil || len(w.sc.Plant) == 0 || !w.movedConn(c) {
+	if len(w.sc.Plant) == 0 || c.Relax() == nil || !w.movedConn(c) {
 		return false
 	}
 	if w.sc.Planted(scenario.PlantMaintResendMoving) && c.slot >= 0 && c.slot < len(w.tp.slotConn) {

@@ -131,6 +131,8 @@ type world struct {
 	sentinel *sentinelWorld
 	// seg hands the records over in segments (segment.go), or is nil.
 	seg *segmenter
+	// maint holds the maintenance relaxations of the connections that opted in (maint.go).
+	maint maintWorld
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the

@@ -89,8 +89,6 @@ type simConn struct {
 	scratch   resp.Value
 	// p is the pending commands: the same machine netio's connections run (netio/wire).
 	p wire.Pipeline
-	// relax is the maintenance relaxation when the handshake enabled notifications (maint.go).
-	relax *engine.Relax
 	// swallow counts the replies owed to frames the replay-accepted plant wrote, which no command
 	// awaits: they come first on their connection and are dropped.
 	swallow int

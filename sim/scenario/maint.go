@@ -82,7 +82,7 @@ func (s *MaintStep) SeqOf(i int) int64 {
 	return int64(i) + 1
 }
 
-// MovingTargets reports whether every node after the first is the MOVING target of a
+// movingTargetsOnly reports whether every node after the first is the MOVING target of a
 // maintenance step: a standalone topology may list such nodes.
 func (sc *Scenario) movingTargetsOnly() bool {
 	for _, n := range sc.Topology.Nodes[1:] {
