@@ -115,7 +115,7 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
 	var transport engine.Transport
-	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router}
+	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router, MaintWarn: o.maintWarn()}
 	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
 	if host != nil {
@@ -436,6 +436,7 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	}
 	timeout := c.armTimeout(cl)
 	cl.relaxStart = time.Time{}
+	var shrunk <-chan struct{} // the maintenance window keeping the command alive shrank (maint.go)
 	for {
 		select {
 		case <-cl.done:
@@ -447,10 +448,17 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 			return c.abandon(cl, ctx.Err())
 		case fired := <-timeout:
 			// A maintenance window may extend the deadline (maint.go).
-			if relaxed, ok := c.relaxedWait(cl, fired); ok {
-				timeout = relaxed
+			if relaxed, ch, ok := c.relaxedWait(cl, fired); ok {
+				timeout, shrunk = relaxed, ch
 				continue
 			}
+			return c.abandon(cl, nil)
+		case <-shrunk:
+			if relaxed, ch, ok := c.relaxedWait(cl, time.Now()); ok {
+				timeout, shrunk = relaxed, ch
+				continue
+			}
+			cl.timer.Stop()
 			return c.abandon(cl, nil)
 		}
 	}

@@ -82,6 +82,9 @@ type Deps struct {
 	// OnCapture, when set, receives the dumps a capture's triggers take (Config.Capture), or
 	// the error that prevented one, from the loop: it must not block.
 	OnCapture func(reason CaptureReason, dump []byte, err error)
+	// MaintWarn, when set, is told from the loop that a MOVING handoff's grace ended while the
+	// old connection still had commands unanswered, which now fail (maint.go). It must not block.
+	MaintWarn func(conn fsm.ConnID)
 }
 
 // item is one entry of the inbox: an event and the objects that travel with it but stay out of
@@ -672,6 +675,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		} else if c := e.draining[f.Conn]; c != nil && !f.Drain {
 			// A drain with a deadline (a MOVING handoff's grace, maint.go) ends now.
 			delete(e.draining, f.Conn)
+			e.graceEnded(f.Conn, c)
 			c.Close()
 		}
 	case fsm.Route:

@@ -104,6 +104,7 @@ func (h *Host) BindSentinel(r *engine.SentinelReceiver) {
 func (h *Host) Attach(eng *engine.Engine) {
 	h.w.eng = eng
 	h.w.buildFaults()
+	h.w.buildMaint()
 	h.w.settle()
 }
 

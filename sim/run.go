@@ -142,6 +142,8 @@ type world struct {
 	// application closed its client and created none since.
 	gen        int
 	clientGone bool
+	// maint holds the maintenance relaxations of the connections that opted in (maint.go).
+	maint maintWorld
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -189,7 +191,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	h := &cfg.Handshake
 	w.handshake = wire.HandshakeConfig{Protocol: wire.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
 		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion,
-		ClientID: h.ClientID}
+		ClientID: h.ClientID, Maintenance: wire.MaintMode(h.Maintenance)}
 	w.sentinelHandshake()
 	for _, p := range sc.Plant {
 		switch p {
@@ -241,6 +243,7 @@ func (w *world) run() (*record.Result, error) {
 	}
 	w.settle()
 	w.buildFaults()
+	w.buildMaint()
 	env := &workload.Env{Scenario: sc, Seed: w.seed, Sched: scheduler{&w.k}, Trace: w.tr, Result: w.res, Engine: w.eng}
 	if w.seg != nil {
 		env.SegmentOps = w.seg.ops

@@ -357,6 +357,7 @@ func (c *simConn) becomeReady() {
 	if c.sub != nil {
 		c.sub.Init(c.ep, c.id, c.hs.Protocol())
 	}
+	w.maintReady(c)
 	c.sink.Ready(c.eid(), c)
 	if after, ok := w.acceptThenDrop(c); ok {
 		w.k.after(after, c, connAcceptThenDrop)
@@ -395,6 +396,7 @@ func (c *simConn) closeClient(err error) {
 	// Every pending command completes with err: the unwritten ones at StageBuffered (a definite
 	// failure), the written ones at StageAwaitingReply (unknown outcome).
 	c.unanswered = c.p.InFlight() > 0
+	c.w.maintClosed(c, c.p.InFlight())
 	c.p.Stop(err, c.engineClosed)
 	c.p.Aborted()
 	if c.sub != nil {
@@ -577,6 +579,7 @@ func (c *simConn) receive() {
 				continue
 			}
 			if c.p.Unsolicited(v) {
+				c.maintPush(v)
 				continue
 			}
 			if c.swallow > 0 {
@@ -640,7 +643,7 @@ func (c *simConn) Drain() {
 // ones at StageBuffered). No Lost is reported.
 func (c *simConn) Close() {
 	c.engineClosed = true
-	if c.clientClosed {
+	if c.clientClosed || c.w.maintLateClose(c) {
 		return
 	}
 	c.traceClose("close")

@@ -134,8 +134,12 @@ func (Outcomes) Check(r *record.Result) []Violation {
 		sent[s.CmdID] = true
 	}
 	timeout := time.Duration(0)
-	if r.Scenario != nil {
-		timeout = r.Scenario.Client.CommandTimeout
+	if sc := r.Scenario; sc != nil {
+		timeout = sc.Client.CommandTimeout
+		if len(sc.Maintenance) > 0 && timeout > 0 {
+			// A maintenance window may relax it (maint-relaxed-deadlines checks the exact bound).
+			timeout = max(timeout, sc.Client.MaintenanceRelaxedTimeout)
+		}
 	}
 	for _, op := range r.Ops {
 		if op.Outcome != record.OpPending && timeout > 0 && op.Return > op.Call+timeout {

@@ -83,6 +83,7 @@ func Checkers(r *record.Result) []Checker {
 	if sc.Client.EnableFences {
 		names = append(names, CheckFence)
 	}
+	names = append(names, maintSelected(sc)...)
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -158,6 +159,9 @@ func registry(r *record.Result) map[string]Checker {
 		CheckReplicaWrites:  ReplicaWrites{},
 		// Fences (fence.go).
 		CheckFence: Fence{},
+	}
+	for name, c := range maintCheckers(sc) {
+		byName[name] = c
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After

@@ -166,6 +166,8 @@ type Session struct {
 	DB int
 	// Name is the client name (HELLO SETNAME, CLIENT SETNAME).
 	Name string
+	// Maint says the connection opted in to maintenance notifications (maint.go).
+	Maint bool
 }
 
 // Open reports whether the node's side of the connection is open.
@@ -687,6 +689,8 @@ func (n *Node) client(c *Conn, args [][]byte) {
 		n.reply(c, resp.Int(int64(c.id)))
 	case eqFold(sub, "KILL"):
 		n.clientKill(c, args)
+	case eqFold(sub, "MAINT_NOTIFICATIONS") && n.maintAcks():
+		n.maintOptIn(c, args)
 	default:
 		// Redis 7.0 has no CLIENT SETINFO (added in 7.2).
 		n.errorReply(c, "ERR unknown subcommand '"+string(args[1])+"'. Try CLIENT HELP.")

@@ -59,6 +59,9 @@ type Result struct {
 	Dials []Dial
 	// Settles are the fences the workload waited for, in the order it asked (fence.go).
 	Settles []Settle
+	// Maint are the facts about connections that opted in to maintenance notifications, in
+	// time order (maint.go).
+	Maint []MaintEvent
 	// OpBase is the number of operations handed over in earlier segments (segment.go): Ops[i]
 	// has command id OpBase+i+1. Zero when the run kept all its records.
 	OpBase int

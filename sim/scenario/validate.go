@@ -42,6 +42,9 @@ func (sc *Scenario) Validate() error {
 			return err
 		}
 	}
+	if err := sc.validateMaint(); err != nil {
+		return err
+	}
 	if err := sc.validateWorkload(); err != nil {
 		return err
 	}
@@ -85,8 +88,8 @@ func (sc *Scenario) validateTopology() error {
 		return fieldErr("topology.sentinel", "needs kind sentinel")
 	case t.Kind == TopologySentinel && (t.Cluster != nil || sc.Client.UseCluster):
 		return fieldErr("topology.cluster", "a sentinel topology is not a Cluster")
-	case t.Kind == TopologyStandalone && len(t.Nodes) != 1:
-		return fieldErr("topology.nodes", "a standalone topology has exactly one node")
+	case t.Kind == TopologyStandalone && (len(t.Nodes) == 0 || !sc.movingTargetsOnly()):
+		return fieldErr("topology.nodes", "a standalone topology has exactly one node (and the targets of its MOVING notices)")
 	case t.Kind == TopologyStandalone && t.Cluster != nil:
 		return fieldErr("topology.cluster", "needs kind cluster")
 	case t.Kind == TopologyStandalone && sc.Client.UseCluster:
