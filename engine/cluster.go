@@ -60,6 +60,10 @@ type clusterState struct {
 	// dropped, and its recovery resubscribes on the new owner after a gap marker.
 	shardConn fsm.ConnID
 	shardAddr Endpoint
+	// readOnly records, for each connection a route holds, whether READONLY was sent on it for
+	// a replica read (cluster_replica.go). Rebuilt at each publish from the routes, so that it
+	// holds only live connections (loop-owned; the flags are shared with the snapshots).
+	readOnly map[Conn]*atomic.Bool
 }
 
 // nodeRoutes is the loop's view of one node's command slots.
@@ -86,6 +90,9 @@ type nodeView struct {
 	addr  fsm.Endpoint
 	slots []slotView
 	rr    atomic.Uint32
+	// readOnly[i] says whether READONLY was sent on slots[i]'s connection (nil: no
+	// connection).
+	readOnly []*atomic.Bool
 }
 
 // ready reports whether the node has a ready connection.
@@ -152,6 +159,8 @@ func (cs *clusterState) health(num uint32) fsm.EndpointState {
 // publish builds and stores the snapshot.
 func (cs *clusterState) publish(closed bool) {
 	s := &clusterSnap{cmap: cs.cmap, closed: closed}
+	ro := make(map[Conn]*atomic.Bool, len(cs.readOnly))
+	defer func() { cs.readOnly = ro }()
 	if m := cs.cmap; m != nil && !closed {
 		s.nodes = make([]nodeView, len(m.Nodes))
 		s.byAddr = make(map[fsm.Endpoint]int, 2*len(m.Nodes))
@@ -172,8 +181,12 @@ func (cs *clusterState) publish(closed bool) {
 				continue
 			}
 			v.slots = make([]slotView, len(n.routes))
+			v.readOnly = make([]*atomic.Bool, len(n.routes))
 			for j, r := range n.routes {
 				v.slots[j].conn = r.conn
+				if r.conn != nil {
+					v.readOnly[j] = cs.readOnlyFlag(r.conn, ro)
+				}
 				v.slots[j].offer = offerOf(r.conn)
 				v.slots[j].awaitsUse = r.state.AwaitsUse() && r.state != fsm.SlotFresh
 				if r.conn != nil {
