@@ -102,10 +102,8 @@ func (o *Options) validateReplicas() error {
 		return configErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (the Sentinels name the replicas)")
 	case len(o.ReplicaEndpoints) > 0 && len(o.Endpoints) != 1:
 		return configErr("ReplicaEndpoints", "needs exactly one primary in Endpoints")
-	case o.ReadFrom != Primary && o.UseCluster:
-		return configErr("ReadFrom", o.ReadFrom.String()+" is not supported with UseCluster yet (Cluster replica reads)")
 	case o.ReadFrom != Primary && !o.hasReplicaSource():
-		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints, or SentinelPrimaryName")
+		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints, SentinelPrimaryName or UseCluster")
 	case o.ReadFrom.zoneAware() && o.ClientAvailabilityZone == "":
 		return configErr("ClientAvailabilityZone", "must be set for "+o.ReadFrom.String())
 	case o.ReplicaLatencyTolerance != nil && *o.ReplicaLatencyTolerance < 0:
@@ -124,10 +122,10 @@ func (o *Options) validateReplicas() error {
 	return nil
 }
 
-// hasReplicaSource reports whether the options name a source of replicas: ReplicaEndpoints, or
-// the Sentinels (SENTINEL REPLICAS).
+// hasReplicaSource reports whether the options name a source of replicas: ReplicaEndpoints,
+// the Sentinels (SENTINEL REPLICAS), or a Cluster's slots.
 func (o *Options) hasReplicaSource() bool {
-	return len(o.ReplicaEndpoints) > 0 || o.SentinelPrimaryName != ""
+	return len(o.ReplicaEndpoints) > 0 || o.SentinelPrimaryName != "" || o.UseCluster
 }
 
 func (r ReadFrom) zoneAware() bool { return fsm.ReadFrom(r).ZoneAware() }
@@ -475,7 +473,7 @@ func newPolicyView(c *Client, ns *namespace, policy ReadFrom) *View {
 	switch {
 	case policy > AzAffinityReplicasAndPrimary:
 		ns = &namespace{err: configErr("WithReadFrom", "is not a read policy")}
-	case policy != Primary && c.replicas == nil:
+	case policy != Primary && c.replicas == nil && c.creads == nil:
 		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs replicas: set Options.ReplicaEndpoints or Options.SentinelPrimaryName")}
 	case policy.zoneAware() && c.opts.ClientAvailabilityZone == "":
 		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs Options.ClientAvailabilityZone")}

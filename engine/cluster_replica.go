@@ -59,6 +59,9 @@ type ClusterReads struct {
 	shards map[fsm.NodeID]*shardReads
 	nextID uint64
 	closed bool
+	// asked is when a read that found no replica last asked for a refresh (asking: ever).
+	asked  time.Duration
+	asking bool
 }
 
 // shardReads is one shard's router: its candidates, primary first, as map node numbers.
@@ -196,11 +199,24 @@ func (cr *ClusterReads) shardOf(slot int) (*shardReads, error) {
 			sh = cr.shards[n.ID]
 		}
 	}
+	ask := false
+	if sh == nil {
+		now := cr.e.deps.Runtime.Now()
+		if ask = !cr.asking || now-cr.asked >= fsm.ClusterMovedDebounce; ask {
+			cr.asking, cr.asked = true, now
+		}
+	}
 	cr.mu.Unlock()
 	for _, s := range starts {
 		s.step(fsm.RouterEvent{Kind: fsm.Woke})
 	}
 	if sh == nil {
+		if ask && slot >= 0 && slot < fsm.SlotCount {
+			// The map may predate the replicas (Redis leaves a replica out of CLUSTER SLOTS
+			// until its primary's gossip reports a replication offset): a refresh, debounced as
+			// a MOVED's, and asked at most once per debounce window.
+			cr.e.post(item{ev: fsm.Event{Kind: fsm.Moved, Machine: fsm.MachineCluster, Slot: slot}})
+		}
 		return nil, ErrNoClusterReplicas
 	}
 	return sh, nil

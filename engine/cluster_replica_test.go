@@ -346,3 +346,43 @@ func TestSubmitNodeWithdraws(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterReplicaNoneKnownAsksForARefresh: a read whose shard has no known replica gets
+// ErrNoClusterReplicas, and asks the machine for a refresh (a Moved event, debounced there);
+// reads within the next five seconds do not ask again, a read after them does.
+func TestClusterReplicaNoneKnownAsksForARefresh(t *testing.T) {
+	h := newClusterHarness(t, 3)
+	h.do("SET", "warm", "1")
+	cr, err := NewClusterReads(h.eng, ClusterReadConfig{Router: fsm.RouterConfig{RefreshInterval: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	slot := int(topo.KeySlotString("k"))
+	asks := func() int {
+		events := len(h.events)
+		if _, err := cr.Select(context.Background(), slot, fsm.ReadReplicaPreferred); err != ErrNoClusterReplicas {
+			t.Fatalf("Select: %v, want ErrNoClusterReplicas", err)
+		}
+		h.eng.RunPending()
+		n := 0
+		for _, ev := range h.events[events:] {
+			if ev.Kind == fsm.Moved && ev.Slot == slot {
+				n++
+			}
+		}
+		return n
+	}
+	if n := asks(); n != 1 {
+		t.Fatalf("first read: %d refresh requests, want 1", n)
+	}
+	if n := asks(); n != 0 {
+		t.Fatalf("second read at once: %d refresh requests, want 0", n)
+	}
+	h.rt.mu.Lock()
+	h.rt.now += fsm.ClusterMovedDebounce
+	h.rt.mu.Unlock()
+	if n := asks(); n != 1 {
+		t.Fatalf("a read after the debounce: %d refresh requests, want 1", n)
+	}
+}
