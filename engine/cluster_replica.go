@@ -549,17 +549,17 @@ func (e *Engine) replicaDial(f *fsm.Effect) bool {
 	return i >= 0 && e.cl.cmap.Nodes[i].Member && e.cl.cmap.Nodes[i].Role == fsm.RoleReplica
 }
 
-// readOnlyFlag returns conn's READONLY flag from the last snapshot's, or a new one, and records
+// readOnlyFlag returns connection id's READONLY flag from the last snapshot's, or a new one, and records
 // it in next (publish builds next from the live routes only).
-func (cs *clusterState) readOnlyFlag(conn Conn, next map[Conn]*atomic.Bool) *atomic.Bool {
-	f := cs.readOnly[conn]
+func (cs *clusterState) readOnlyFlag(id fsm.ConnID, next map[fsm.ConnID]*atomic.Bool) *atomic.Bool {
+	f := cs.readOnly[id]
 	if f == nil {
-		f = next[conn]
+		f = next[id]
 	}
 	if f == nil {
 		f = new(atomic.Bool)
 	}
-	next[conn] = f
+	next[id] = f
 	return f
 }
 

@@ -263,9 +263,9 @@ func (e *Engine) completeCluster(f *fsm.Effect, w *waiter) {
 		cs.sender, cs.senderNum = f.Endpoint, f.Node
 		if cs.read && !cs.ask {
 			if e.cl.readOnly == nil {
-				e.cl.readOnly = make(map[Conn]*atomic.Bool)
+				e.cl.readOnly = make(map[fsm.ConnID]*atomic.Bool)
 			}
-			if !e.deliverRead(c, cmd, e.cl.readOnlyFlag(c, e.cl.readOnly)) {
+			if !e.deliverRead(c, cmd, e.cl.readOnlyFlag(f.Conn, e.cl.readOnly)) {
 				e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed})
 			}
 		} else if !e.deliver(c, cmd) {
