@@ -184,6 +184,9 @@ func (cr *ClusterReads) Shards() int {
 // engine's current map first.
 func (cr *ClusterReads) shardOf(slot int) (*shardReads, error) {
 	m := cr.e.cl.snap.Load().cmap
+	if m == nil {
+		return nil, ErrNoClusterReplicas // no topology yet: the read's ordinary path discovers it
+	}
 	var starts []*shardReads
 	cr.mu.Lock()
 	if cr.closed {

@@ -352,13 +352,17 @@ func TestSubmitNodeWithdraws(t *testing.T) {
 // reads within the next five seconds do not ask again, a read after them does.
 func TestClusterReplicaNoneKnownAsksForARefresh(t *testing.T) {
 	h := newClusterHarness(t, 3)
-	h.do("SET", "warm", "1")
 	cr, err := NewClusterReads(h.eng, ClusterReadConfig{Router: fsm.RouterConfig{RefreshInterval: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cr.Close()
 	slot := int(topo.KeySlotString("k"))
+	// Before the first topology there is no map at all: the read takes its ordinary path.
+	if _, err := cr.Select(context.Background(), slot, fsm.ReadReplica); err != ErrNoClusterReplicas {
+		t.Fatalf("Select before any topology: %v, want ErrNoClusterReplicas", err)
+	}
+	h.do("SET", "warm", "1")
 	asks := func() int {
 		events := len(h.events)
 		if _, err := cr.Select(context.Background(), slot, fsm.ReadReplicaPreferred); err != ErrNoClusterReplicas {
