@@ -281,9 +281,14 @@ func (cr *ClusterReads) reconcile(m *fsm.ClusterMap) []*shardReads {
 // the others).
 func servesReads(h fsm.Health) bool { return h == fsm.HealthUnknown || h == fsm.HealthOnline }
 
-// retire stops a router that left (under cr.mu): its timer is cancelled, its waiting reads fail.
+// retire stops a router that left (under cr.mu): its timer is cancelled, its waiting reads
+// fail, and reads waiting for its first validations stop waiting.
 func (sh *shardReads) retire() {
 	sh.gone = true
+	if sh.left > 0 {
+		sh.left = 0
+		close(sh.settled)
+	}
 	if sh.timer != 0 {
 		sh.cr.e.deps.Runtime.CancelTimer(sh.timer)
 		sh.timer = 0
@@ -368,7 +373,7 @@ func (sh *shardReads) step(ev fsm.RouterEvent) {
 func (sh *shardReads) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	ev.At = sh.cr.e.deps.Runtime.Now()
 	if ev.Kind == fsm.RoleAnswered || ev.Kind == fsm.RoleFailed {
-		if t := ev.Target; t >= 0 && t < len(sh.first) && !sh.first[t] {
+		if t := ev.Target; t >= 0 && t < len(sh.first) && !sh.first[t] && sh.left > 0 {
 			sh.first[t] = true
 			if sh.left--; sh.left == 0 {
 				close(sh.settled)

@@ -390,3 +390,39 @@ func TestClusterReplicaNoneKnownAsksForARefresh(t *testing.T) {
 		t.Fatalf("a read after the debounce: %d refresh requests, want 1", n)
 	}
 }
+
+// TestClusterReplicaCloseEndsTheWait: a Replica read waiting for a new router's first
+// validations (its replicas cannot be reached) returns as soon as the reads close, not after
+// SettleWait.
+func TestClusterReplicaCloseEndsTheWait(t *testing.T) {
+	h, cr := newReplicaHarness(t)
+	h.fc.mu.Lock()
+	for r := range h.fc.replicaOf {
+		h.fc.hang[r] = true // ROLE never answers: the first validations never end
+	}
+	h.fc.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cr.Select(context.Background(), int(topo.KeySlotString("k")), fsm.ReadReplica)
+		done <- err
+	}()
+	for i := 0; i < 20; i++ {
+		h.eng.RunPending()
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Select returned before Close: %v", err)
+	default:
+	}
+	cr.Close()
+	select {
+	case err := <-done:
+		var rr *ReadRefusal
+		if !asReadRefusal(err, &rr) {
+			t.Fatalf("Select after Close: %v, want a *ReadRefusal", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Select still waits after Close")
+	}
+}

@@ -39,6 +39,8 @@ type fakeCluster struct {
 	// replicaOf maps each replica's address to its primary's (cluster_replica_test.go): a
 	// replica serves reads of its primary's slots on READONLY connections, MOVED otherwise.
 	replicaOf map[string]string
+	// hang: dials to these nodes never end.
+	hang map[string]bool
 }
 
 type fakeNode struct {
@@ -50,7 +52,7 @@ type fakeNode struct {
 func newFakeCluster(n int) *fakeCluster {
 	fc := &fakeCluster{nodes: map[string]*fakeNode{}, migrating: map[int]string{}, readonly: map[string]bool{},
 		always: map[string]string{}, lose: map[string]bool{}, refuse: map[string]bool{}, data: map[string]string{},
-		replicaOf: map[string]string{}}
+		replicaOf: map[string]string{}, hang: map[string]bool{}}
 	for i := 0; i < n; i++ {
 		addr := fmt.Sprintf("10.0.0.%d:7000", i+1)
 		fc.nodes[addr] = &fakeNode{addr: addr, id: strings.Repeat(string(rune('a'+i)), 40), port: 7000}
@@ -101,7 +103,11 @@ func (t *fakeClusterTransport) Open(_ context.Context, req OpenRequest) {
 	t.fc.mu.Lock()
 	_, ok := t.fc.nodes[req.Endpoint.String()]
 	ok = ok && !t.fc.refuse[req.Endpoint.String()]
+	hang := t.fc.hang[req.Endpoint.String()]
 	t.fc.mu.Unlock()
+	if hang {
+		return // the dial never ends (a black-holed node)
+	}
 	if !ok {
 		req.Sink.Failed(req.Conn, errors.New("connection refused"), fsm.Transient)
 		return
