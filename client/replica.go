@@ -461,7 +461,7 @@ func (c *Client) abandonOn(cl *call, eng *engine.Engine, ep Endpoint, ctxErr err
 // Options.ReadFrom. It composes with key prefixes: a view of a view keeps both prefixes and
 // the innermost policy. On a Sentinel client, the first read of such a view starts asking the
 // Sentinels for the replicas. A policy other than Primary on a client without
-// ReplicaEndpoints or SentinelPrimaryName, or a
+// ReplicaEndpoints, SentinelPrimaryName or UseCluster, or a
 // zone-aware one without Options.ClientAvailabilityZone, makes every command of the view fail
 // with a *ConfigError.
 func (c *Client) WithReadFrom(policy ReadFrom) *View { return newPolicyView(c, c.ns, policy) }
