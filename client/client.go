@@ -425,7 +425,9 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		}
 	}
 	if c.replicas != nil && c.routesRead(cl) {
-		return c.executeRead(ctx, cl)
+		if done, err := c.executeRead(ctx, cl); done {
+			return err
+		}
 	}
 	cl.cmd.Reset()
 	if cl.node != 0 {

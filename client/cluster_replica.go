@@ -98,7 +98,7 @@ func (c *Client) executeClusterRead(ctx context.Context, cl *call) (bool, error)
 			continue
 		}
 		if err != nil {
-			if failedConnection(err) {
+			if connectionFailed(err) {
 				c.creads.Failed(pick)
 			}
 			return true, err
@@ -151,9 +151,9 @@ func (c *Client) executePick(ctx context.Context, cl *call, pick engine.ReadPick
 			cl.timer.Stop()
 		}
 	case <-ctx.Done():
-		return false, c.abandonOn(cl, c.eng, ep, ctx.Err())
+		return false, c.abandonPick(cl, ep, ctx.Err())
 	case <-timeout:
-		return false, c.abandonOn(cl, c.eng, ep, nil)
+		return false, c.abandonPick(cl, ep, nil)
 	}
 	cmd := &cl.cmd
 	if cmd.Err == nil {
@@ -169,4 +169,41 @@ func (c *Client) executePick(ctx context.Context, cl *call, pick engine.ReadPick
 	err = c.commandFailure(cmd)
 	c.putCall(cl)
 	return false, err
+}
+
+// abandonPick is Client.abandon for a read sent to the node at ep: the caller stops waiting
+// (ctxErr set) or the command timeout passed (ctxErr nil).
+func (c *Client) abandonPick(cl *call, ep Endpoint, ctxErr error) error {
+	cmd := &cl.cmd
+	a := c.eng.Abandon(cmd)
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	if a.Wait {
+		<-cl.done // the reply won the race
+		return c.completion(cl)
+	}
+	name := cmd.Name
+	if a.Owned {
+		c.putCall(cl)
+	}
+	if a.Verdict == engine.VerdictFailed {
+		if ctxErr != nil {
+			return ctxErr
+		}
+		return c.timeoutErr(name, StageWaitingForCapacity)
+	}
+	if ctxErr != nil {
+		return &UnknownOutcomeError{CommandName: name, Endpoint: ep, Stage: stageOf(a.Stage), Err: ctxErr}
+	}
+	return c.timeoutErr(name, stageOf(a.Stage))
+}
+
+// connectionFailed reports whether a read's error says its node's connection failed (not a
+// timeout or a cancellation, which say nothing about the node's health).
+func connectionFailed(err error) bool {
+	var ce *ConnectionError
+	var ue *UnknownOutcomeError
+	return errors.As(err, &ce) || errors.As(err, &ue) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, context.DeadlineExceeded)
 }

@@ -17,3 +17,11 @@ func ReplicaRouterConfig(c *Client) fsm.RouterConfig { return c.replicas.cur.Loa
 
 // CompareEndpointsForTest orders endpoints as the Sentinel replica source does.
 var CompareEndpointsForTest = compareEndpoints
+
+// ReplicaSet returns the replicas of the client's current read generation (nil without one).
+func ReplicaSet(c *Client) []Endpoint {
+	if g := c.replicas.cur.Load(); g != nil {
+		return append([]Endpoint(nil), g.eps[1:]...)
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/command"
 )
@@ -46,23 +46,16 @@ const (
 )
 
 // String returns the policy's name, as in the spec ("Primary", "ReplicaPreferred", ...).
-func (r ReadFrom) String() string {
-	names := [...]string{"Primary", "Replica", "PrimaryPreferred", "ReplicaPreferred", "Nearest", "AzAffinity",
-		"AzAffinityReplicasAndPrimary"}
-	if int(r) < len(names) {
-		return names[r]
-	}
-	return "ReadFrom(" + strconv.Itoa(int(r)) + ")"
-}
+func (r ReadFrom) String() string { return config.PolicyName(fsm.ReadFrom(r)) }
 
 // Bounds and defaults of the replica options.
 const (
 	// MaxReplicaEndpoints bounds Options.ReplicaEndpoints.
-	MaxReplicaEndpoints = fsm.MaxReplicaCandidates
+	MaxReplicaEndpoints = config.MaxReplicaEndpoints
 	// DefaultReplicaRefreshInterval is Options.ReplicaRefreshInterval's default.
-	DefaultReplicaRefreshInterval = time.Second
+	DefaultReplicaRefreshInterval = config.DefaultReplicaRefreshInterval
 	// MaxReplicaRefreshInterval bounds Options.ReplicaRefreshInterval.
-	MaxReplicaRefreshInterval = fsm.RefreshIntervalMax
+	MaxReplicaRefreshInterval = config.MaxReplicaRefreshInterval
 )
 
 // ErrNoReadServer: no server the read policy allows could take a read (Replica with no
@@ -89,43 +82,25 @@ func readRefused(err error) error {
 	return err
 }
 
-// validateReplicas checks the replica options.
+// validateReplicas checks the replica options, with the resolver's rules (engine/config).
 func (o *Options) validateReplicas() error {
-	switch {
-	case o.ReadFrom > AzAffinityReplicasAndPrimary:
-		return configErr("ReadFrom", "is not a read policy")
-	case len(o.ReplicaEndpoints) > MaxReplicaEndpoints:
-		return configErr("ReplicaEndpoints", "more than MaxReplicaEndpoints ("+strconv.Itoa(MaxReplicaEndpoints)+")")
-	case len(o.ReplicaEndpoints) > 0 && o.UseCluster:
-		return configErr("ReplicaEndpoints", "cannot be combined with UseCluster (a Cluster's replicas come from its slots)")
-	case len(o.ReplicaEndpoints) > 0 && o.SentinelPrimaryName != "":
-		return configErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (the Sentinels name the replicas)")
-	case len(o.ReplicaEndpoints) > 0 && len(o.Endpoints) != 1:
-		return configErr("ReplicaEndpoints", "needs exactly one primary in Endpoints")
-	case o.ReadFrom != Primary && !o.hasReplicaSource():
-		return configErr("ReadFrom", o.ReadFrom.String()+" needs replicas: set ReplicaEndpoints, SentinelPrimaryName or UseCluster")
-	case o.ReadFrom.zoneAware() && o.ClientAvailabilityZone == "":
-		return configErr("ClientAvailabilityZone", "must be set for "+o.ReadFrom.String())
-	case o.ReplicaLatencyTolerance != nil && *o.ReplicaLatencyTolerance < 0:
-		return configErr("ReplicaLatencyTolerance", "must not be negative")
-	case o.ReplicaRefreshInterval < 0 || o.ReplicaRefreshInterval > MaxReplicaRefreshInterval:
-		return configErr("ReplicaRefreshInterval", "must be in [0, "+MaxReplicaRefreshInterval.String()+"] (0: the default, 1s)")
-	}
-	if err := o.HedgedReads.validate(o.hasReplicaSource() && !o.UseCluster); err != nil {
-		return err
-	}
-	for i, ep := range o.ReplicaEndpoints {
-		if ep.Host == "" || ep.Port <= 0 || ep.Port > 65535 {
-			return configErr("ReplicaEndpoints", "endpoint "+strconv.Itoa(i)+" needs a host and a port in 1-65535")
-		}
-	}
-	return nil
+	r := o.replicaOptions()
+	return sharedErr(config.ValidateReplicas(&r))
 }
 
-// hasReplicaSource reports whether the options name a source of replicas: ReplicaEndpoints,
-// the Sentinels (SENTINEL REPLICAS), or a Cluster's slots.
-func (o *Options) hasReplicaSource() bool {
-	return len(o.ReplicaEndpoints) > 0 || o.SentinelPrimaryName != "" || o.UseCluster
+// replicaOptions returns the replica-read options for the resolver (engine/config): the same
+// fields under the same names.
+func (o *Options) replicaOptions() config.Replicas {
+	r := config.Replicas{ReadFrom: fsm.ReadFrom(o.ReadFrom), Primaries: len(o.Endpoints), Sentinel: o.SentinelPrimaryName != "",
+		Cluster: o.UseCluster, LatencyTolerance: o.ReplicaLatencyTolerance, RefreshInterval: o.ReplicaRefreshInterval,
+		ClientAvailabilityZone: o.ClientAvailabilityZone}
+	for _, ep := range o.ReplicaEndpoints {
+		r.Endpoints = append(r.Endpoints, ep.engine())
+	}
+	if h := o.HedgedReads; h != nil {
+		r.HedgedReads = &config.HedgedReads{Delay: h.Delay, MaximumExtraLoadPercent: h.MaximumExtraLoadPercent}
+	}
+	return r
 }
 
 func (r ReadFrom) zoneAware() bool { return fsm.ReadFrom(r).ZoneAware() }
@@ -155,6 +130,7 @@ type replicaGen struct {
 	eps      []Endpoint // the candidates: the primary, then the replicas
 	fallback int        // how many selections a read may make: one per candidate
 	cfg      fsm.RouterConfig
+	rt       *engine.ClockRuntime // the router's time and wake timer
 }
 
 // replicaOnStep, set by tests only (export_replica_test.go), sees every step of the read
@@ -164,15 +140,11 @@ var replicaOnStep func(ev *fsm.RouterEvent, effects []fsm.RouterEffect)
 // newReplicaSet returns the replica reads of options o, without a generation yet.
 func newReplicaSet(o *Options) (*replicaSet, error) {
 	rs := &replicaSet{hedging: o.HedgedReads != nil}
-	cfg := fsm.RouterConfig{Default: fsm.ReadFrom(o.ReadFrom), RefreshInterval: o.ReplicaRefreshInterval,
-		Zone: o.ClientAvailabilityZone}
-	if cfg.RefreshInterval == 0 {
-		cfg.RefreshInterval = DefaultReplicaRefreshInterval
+	ro := o.replicaOptions()
+	cfg, err := config.ResolveReplicas(&ro)
+	if err != nil {
+		return nil, sharedErr(err)
 	}
-	if t := o.ReplicaLatencyTolerance; t != nil {
-		cfg.Banded, cfg.Tolerance = true, *t
-	}
-	routerHedging(&cfg, o.HedgedReads)
 	rs.tmpl = cfg
 	if o.HedgedReads != nil {
 		meter, err := engine.NewHedgeMeter(o.MeterProvider)
@@ -193,7 +165,8 @@ func (rs *replicaSet) build(primary Endpoint, primaryEng *engine.Engine, replica
 		g.cfg.Endpoints = append(g.cfg.Endpoints, fsm.MakeEndpoint(ep.Host, ep.Port))
 	}
 	targets := append([]*engine.Engine{primaryEng}, engines...)
-	router, err := engine.NewReplicaRouter(g.cfg, targets, clock.New())
+	g.rt = engine.NewClockRuntime(clock.New(), rand.Uint64())
+	router, err := engine.NewReplicaRouter(g.cfg, targets, g.rt)
 	if err != nil {
 		return nil, errors.Wrap(err, "respire: configuring replica reads")
 	}
@@ -315,57 +288,51 @@ func (c *Client) routesRead(cl *call) bool {
 	return c.replicas != nil && cl.readable && !cl.blocking && cl.node == 0 && c.policyOfCall(cl) != fsm.ReadPrimary
 }
 
-// executeRead runs a read-only call where its policy sends it. A selection whose connection
-// cannot be acquired (nothing was sent) cools that server down and selects again, at most once
-// per candidate; a read that may have been sent is never sent again.
-func (c *Client) executeRead(ctx context.Context, cl *call) error {
+// executeRead runs a read-only call where its policy sends it, through the router's read path
+// (engine.ReadRoute): a selection whose connection cannot be acquired (nothing was sent) cools
+// that server down and selects again, at most once per candidate; a read that may have been
+// sent is never sent again. done false leaves the call to execute's primary path: a Sentinel
+// client knows no replica yet.
+func (c *Client) executeRead(ctx context.Context, cl *call) (done bool, err error) {
 	rs := c.replicas
 	policy := c.policyOfCall(cl)
 	g := rs.cur.Load()
 	if g == nil {
-		var err error
 		if g, err = c.awaitReplicas(ctx, policy); err != nil {
 			c.putCall(cl)
-			return err
+			return true, err
 		}
 		if g == nil { // no replica known: the primary takes the read
-			if retry, err := c.executeOn(ctx, cl, c.eng, c.Endpoint()); retry || err != nil {
-				if retry {
-					c.putCall(cl) // executeOn left the call to its caller
-				}
-				return err
-			}
-			return nil
+			return false, nil
 		}
 	}
-	var acquireErr error // the last selected server's acquisition failure
-	for range g.fallback {
-		target, w, err := g.router.SelectWatched(ctx, policy, rs.hedging && cl.hedgeable)
+	return true, c.executeRouted(ctx, cl, g, policy)
+}
+
+// executeRouted runs a read on generation g's router.
+func (c *Client) executeRouted(ctx context.Context, cl *call, g *replicaGen, policy fsm.ReadFrom) error {
+	rt := g.router.Route(policy, c.replicas.hedging && cl.hedgeable)
+	for {
+		target, w, err := rt.Select(ctx)
 		if err != nil {
 			c.putCall(cl)
+			var ae *engine.AcquireError
 			switch {
 			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 				return err
-			case acquireErr != nil:
-				return acquireErr // no fallback: the original failure
+			case errors.As(err, &ae): // no fallback: the original failure
+				return acquireFailure(c.readEndpoint(g, rt.Target()), c.opts.ConnectTimeout, ae)
 			}
 			return &ConnectionError{Endpoint: c.readEndpoint(g, 0), Err: readRefused(err)}
 		}
 		if w != nil {
-			return c.executeHedged(ctx, cl, g, w, target)
+			return c.executeHedged(ctx, cl, g, &rt, w, target)
 		}
-		retry, err := c.executeOn(ctx, cl, g.router.Target(target), c.readEndpoint(g, target))
-		if !retry {
-			if err != nil && target != 0 && failedConnection(err) {
-				g.router.Failed(target)
-			}
+		again, err := c.executeOn(ctx, cl, &rt, c.readEndpoint(g, target))
+		if !again {
 			return err
 		}
-		acquireErr = err
-		g.router.Failed(target)
 	}
-	c.putCall(cl)
-	return acquireErr
 }
 
 // readEndpoint names candidate i of generation g: a replica's endpoint, or the primary's (a
@@ -377,21 +344,13 @@ func (c *Client) readEndpoint(g *replicaGen, i int) Endpoint {
 	return g.eps[i]
 }
 
-// failedConnection reports whether a read's error says its server's connection failed (not a
-// timeout or a cancellation, which say nothing about the server's health).
-func failedConnection(err error) bool {
-	var ce *ConnectionError
-	var ue *UnknownOutcomeError
-	return errors.As(err, &ce) || errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// executeOn submits the call to eng (the server at ep) and waits as execute does. retry reports
-// a definite failure to acquire a connection, before anything was sent, and err is that
-// failure: the caller still owns the call and may select another server. Otherwise the call is
+// executeOn submits the call to the route's selection and waits as execute does. again
+// reports a definite failure to acquire a connection, before anything was sent: the caller
+// still owns the call and selects again (the route knows the failure). Otherwise the call is
 // the caller's on success and recycled on error, as with execute.
-func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep Endpoint) (retry bool, err error) {
+func (c *Client) executeOn(ctx context.Context, cl *call, rt *engine.ReadRoute, ep Endpoint) (again bool, err error) {
 	cl.cmd.Reset()
-	eng.Submit(&cl.cmd)
+	rt.Submit(&cl.cmd)
 	timeout := c.armTimeout(cl)
 	select {
 	case <-cl.done:
@@ -399,20 +358,20 @@ func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep
 			cl.timer.Stop()
 		}
 	case <-ctx.Done():
-		return false, c.abandonOn(cl, eng, ep, ctx.Err())
+		return false, c.abandonOn(cl, rt, ep, ctx.Err())
 	case <-timeout:
-		return false, c.abandonOn(cl, eng, ep, nil)
+		return false, c.abandonOn(cl, rt, ep, nil)
 	}
 	cmd := &cl.cmd
+	if rt.Completed(cmd, c.closed.Load()) {
+		return true, nil
+	}
 	if cmd.Err == nil {
 		return false, nil
 	}
 	var ae *engine.AcquireError
-	if !cmd.MaybeSent() && errors.As(cmd.Err, &ae) && !c.closed.Load() {
-		return true, acquireFailure(ep, c.opts.ConnectTimeout, ae)
-	}
 	switch {
-	case ae != nil:
+	case errors.As(cmd.Err, &ae):
 		err = acquireFailure(ep, c.opts.ConnectTimeout, ae)
 	case cmd.MaybeSent():
 		err = &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err}
@@ -425,10 +384,10 @@ func (c *Client) executeOn(ctx context.Context, cl *call, eng *engine.Engine, ep
 	return false, err
 }
 
-// abandonOn is Client.abandon for a read sent to eng, the server at ep.
-func (c *Client) abandonOn(cl *call, eng *engine.Engine, ep Endpoint, ctxErr error) error {
+// abandonOn is Client.abandon for a read sent to the route's selection, the server at ep.
+func (c *Client) abandonOn(cl *call, rt *engine.ReadRoute, ep Endpoint, ctxErr error) error {
 	cmd := &cl.cmd
-	a := eng.Abandon(cmd)
+	a := rt.Engine().Abandon(cmd)
 	if cl.timer != nil {
 		cl.timer.Stop()
 	}
@@ -512,11 +471,11 @@ func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
 	if g == nil {
 		return nil
 	}
-	band, at, ok := g.router.LastBand()
+	band, ok := g.router.LastBand()
 	if !ok {
 		return nil
 	}
-	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: at}
+	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: g.rt.Origin().Add(band.At)}
 	for _, i := range band.Candidates {
 		s.EligibleEndpoints = append(s.EligibleEndpoints, c.readEndpoint(g, i))
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
-	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/internal/command"
 )
 
@@ -33,38 +33,9 @@ type HedgedReadOptions struct {
 
 // Defaults of HedgedReadOptions.
 const (
-	DefaultHedgeDelay                   = 10 * time.Millisecond
-	DefaultHedgeMaximumExtraLoadPercent = 5
+	DefaultHedgeDelay                   = config.DefaultHedgeDelay
+	DefaultHedgeMaximumExtraLoadPercent = config.DefaultHedgeMaximumExtraLoadPercent
 )
-
-// validate checks the hedging options.
-func (h *HedgedReadOptions) validate(replicas bool) error {
-	switch {
-	case h == nil:
-		return nil
-	case !replicas:
-		return configErr("HedgedReads", "needs replicas: ReplicaEndpoints or SentinelPrimaryName")
-	case h.Delay != 0 && (h.Delay < fsm.HedgeDelayMin || h.Delay > fsm.HedgeDelayMax):
-		return configErr("HedgedReads.Delay", "must be 0 (the default, 10ms) or in [1ms, 1m]")
-	case h.MaximumExtraLoadPercent < 0 || h.MaximumExtraLoadPercent > 100:
-		return configErr("HedgedReads.MaximumExtraLoadPercent", "must be 0 (the default, 5) or in [1, 100]")
-	}
-	return nil
-}
-
-// routerHedging sets the hedging fields of a router configuration from h.
-func routerHedging(cfg *fsm.RouterConfig, h *HedgedReadOptions) {
-	if h == nil {
-		return
-	}
-	cfg.HedgeDelay, cfg.HedgeLoadPercent = h.Delay, h.MaximumExtraLoadPercent
-	if cfg.HedgeDelay == 0 {
-		cfg.HedgeDelay = DefaultHedgeDelay
-	}
-	if cfg.HedgeLoadPercent == 0 {
-		cfg.HedgeLoadPercent = DefaultHedgeMaximumExtraLoadPercent
-	}
-}
 
 // hedgeable reports whether a read-only command may be hedged: not a script, not a random
 // read, never blocking.
@@ -116,131 +87,61 @@ func (c *Client) HedgeStats() HedgeStats {
 	return HedgeStats{Watched: h.Eligible, Sent: h.Sent, Won: h.Won}
 }
 
-// readAttempt is one copy of a hedged read on its way to a server.
-type readAttempt struct {
-	cl     *call
-	target int
-	done   bool
-}
-
-// copyCall returns a pooled call carrying cl's command.
-func (c *Client) copyCall(cl *call) *call {
-	x := c.getCall()
-	x.cmd.Frame = append(x.cmd.Frame[:0], cl.cmd.Frame...)
-	x.cmd.Name, x.cmd.Expect = cl.cmd.Name, cl.cmd.Expect
-	return x
-}
-
-func attemptOK(x *call) bool { return x.cmd.Err == nil && !x.cmd.Reply.IsError() }
-
-// executeHedged runs a read the router watches: the original attempt goes to target, a hedge
-// where the router says, and the router's settlement picks the attempt whose outcome
-// completes cl. cl itself is never sent: it receives the winner's reply.
-func (c *Client) executeHedged(ctx context.Context, cl *call, g *replicaGen, w *engine.ReadWatch, target int) error {
-	var at [2]readAttempt
-	at[0] = readAttempt{cl: c.copyCall(cl), target: target}
-	n := 1
-	send := func(a *readAttempt) {
-		a.cl.cmd.Reset()
-		g.router.Target(a.target).Submit(&a.cl.cmd)
-	}
-	send(&at[0])
+// executeHedged runs a read the router watches, through the engine's hedged read: the
+// original attempt goes to target, a hedge where the router says, and the router's settlement
+// picks the attempt whose outcome completes cl. cl itself is never sent: it receives the
+// winner's reply. The client only waits (for the hedged read's wake, its context and its
+// timeout) and maps the outcome to its errors.
+func (c *Client) executeHedged(ctx context.Context, cl *call, g *replicaGen, rt *engine.ReadRoute, w *engine.ReadWatch, target int) error {
+	h := engine.NewHedgedRead(rt, w, &cl.cmd)
+	h.Start(target)
 	timeout := c.armTimeout(cl)
-	stop := func() {
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-	}
-	ended := func(a *readAttempt) {
-		a.done = true
-		if a.cl.cmd.Err != nil {
-			g.router.Failed(a.target)
-		}
-		g.router.Ended(w, a.target, attemptOK(a.cl))
-	}
-	for {
-		var hedgeDone chan struct{}
-		if n == 2 && !at[1].done {
-			hedgeDone = at[1].cl.done
-		}
-		var origDone chan struct{}
-		if !at[0].done {
-			origDone = at[0].cl.done
-		}
+	for !h.Step() {
 		select {
-		case <-origDone:
-			ended(&at[0])
-		case <-hedgeDone:
-			ended(&at[1])
-		case s := <-w.Signals:
-			if !s.Settle {
-				at[1], n = readAttempt{cl: c.copyCall(cl), target: s.Target}, 2
-				send(&at[1])
-				continue
-			}
-			stop()
-			return c.settleHedged(cl, g, at[:n], s)
+		case <-h.Wake():
 		case <-ctx.Done():
-			stop()
-			g.router.Withdraw(w)
-			return c.leaveHedged(cl, g, at[:n], ctx.Err())
+			if cl.timer != nil {
+				cl.timer.Stop()
+			}
+			return c.leaveHedged(cl, g, h, ctx.Err())
 		case <-timeout:
-			g.router.Withdraw(w)
-			return c.leaveHedged(cl, g, at[:n], nil)
+			return c.leaveHedged(cl, g, h, nil)
 		}
 	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	return c.settleHedged(cl, g, h)
 }
 
 // settleHedged completes cl with the settled attempt's outcome and lets the other go.
-func (c *Client) settleHedged(cl *call, g *replicaGen, at []readAttempt, s engine.HedgeSignal) error {
-	var win *readAttempt
-	for i := range at {
-		if at[i].target == s.Target && at[i].done {
-			win = &at[i]
-		}
-	}
-	for i := range at {
-		if &at[i] != win {
-			c.release(g, &at[i])
-		}
-	}
-	if win == nil { // the router closed
+func (c *Client) settleHedged(cl *call, g *replicaGen, h *engine.HedgedRead) error {
+	h.Release()
+	x, target := h.Result()
+	if x == nil { // the router closed
 		c.putCall(cl)
 		return ErrClosed
 	}
-	x := win.cl
-	ep := c.readEndpoint(g, win.target)
-	if err := x.cmd.Err; err != nil {
+	ep := c.readEndpoint(g, target)
+	if err := x.Err; err != nil {
 		var out error
-		if x.cmd.MaybeSent() {
-			out = &UnknownOutcomeError{CommandName: x.cmd.Name, Endpoint: ep, Stage: stageOf(x.cmd.FinalStage()), Err: err}
+		if x.MaybeSent() {
+			out = &UnknownOutcomeError{CommandName: x.Name, Endpoint: ep, Stage: stageOf(x.FinalStage()), Err: err}
 		} else {
 			out = &ConnectionError{Endpoint: ep, Err: err}
 		}
-		c.putCall(x)
 		c.putCall(cl)
 		return out
 	}
-	cl.cmd.Reply, x.cmd.Reply = x.cmd.Reply, cl.cmd.Reply
-	c.putCall(x)
+	cl.cmd.Reply, x.Reply = x.Reply, cl.cmd.Reply
 	return nil
 }
 
 // leaveHedged ends a hedged read whose caller stopped waiting: every attempt still in flight
-// is abandoned, and the error is the original attempt's, as Client.abandon reports it.
-func (c *Client) leaveHedged(cl *call, g *replicaGen, at []readAttempt, ctxErr error) error {
+// is let go, and the error is the original attempt's, as Client.abandon reports it.
+func (c *Client) leaveHedged(cl *call, g *replicaGen, h *engine.HedgedRead, ctxErr error) error {
 	name := cl.cmd.Name
-	orig := at[0]
-	stage := Stage(StageWaitingForCapacity)
-	sent := false
-	if !orig.done {
-		st := orig.cl.cmd.Stage()
-		sent = st >= engine.StageBuffered && st < engine.StageDone
-		stage = stageOf(st)
-	}
-	for i := range at {
-		c.release(g, &at[i])
-	}
+	target, sent, st := h.Leave()
 	c.putCall(cl)
 	if !sent {
 		if ctxErr != nil {
@@ -249,24 +150,7 @@ func (c *Client) leaveHedged(cl *call, g *replicaGen, at []readAttempt, ctxErr e
 		return c.timeoutErr(name, StageWaitingForCapacity)
 	}
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: c.readEndpoint(g, orig.target), Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: c.readEndpoint(g, target), Stage: stageOf(st), Err: ctxErr}
 	}
-	return c.timeoutErr(name, stage)
-}
-
-// release gives an attempt back: recycled now if it ended or was withdrawn, or left to its
-// connection, whose late completion recycles it.
-func (c *Client) release(g *replicaGen, a *readAttempt) {
-	if a.done {
-		c.putCall(a.cl)
-		return
-	}
-	ab := g.router.Target(a.target).Abandon(&a.cl.cmd)
-	switch {
-	case ab.Wait:
-		<-a.cl.done
-		c.putCall(a.cl)
-	case ab.Owned:
-		c.putCall(a.cl)
-	}
+	return c.timeoutErr(name, stageOf(st))
 }

@@ -56,10 +56,11 @@ type sentinelReplicas struct {
 	engines  map[fsm.Endpoint]*engine.Engine // the replica engines in use, by endpoint
 	retiring sync.WaitGroup
 	// The loop's own state.
-	sentinel int            // the Sentinel asked first
-	seng     *engine.Engine // the connection to it, nil when none
-	primary  Endpoint       // the client's primary at the last refresh (zero before discovery)
-	set      []Endpoint     // the replicas of the current generation
+	sentinel  int            // the Sentinel asked first, in sentinels
+	sentinels []Endpoint     // the Sentinels to ask: the configured, then the learned
+	seng      *engine.Engine // the connection to it, nil when none
+	primary   Endpoint       // the client's primary at the last refresh (zero before discovery)
+	set       []Endpoint     // the replicas of the current generation
 }
 
 // sentinelOnly opens every connection as a Sentinel connection (Sentinel credentials, TLS and
@@ -238,10 +239,33 @@ func compareEndpoints(a, b Endpoint) int {
 	return a.Port - b.Port
 }
 
-// ask sends SENTINEL REPLICAS to the Sentinels in turn, from the one that answered last, and
-// returns the first well-formed answer.
+// sentinelCandidates returns the Sentinels to ask for replicas: the configured ones, in order,
+// then the ones the client learned from SENTINEL SENTINELS (known, as the engine lists them:
+// configured first, then learned) that are not configured, in the order they were learned.
+// The list only grows, so an index into it keeps naming the same Sentinel.
+func sentinelCandidates(configured []Endpoint, known []fsm.Endpoint) []Endpoint {
+	out := slices.Clone(configured)
+	for _, k := range known {
+		dup := false
+		for _, c := range configured {
+			if fsm.MakeEndpoint(c.Host, c.Port) == k {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, Endpoint{Host: k.Host, Port: k.Port})
+		}
+	}
+	return out
+}
+
+// ask sends SENTINEL REPLICAS to the Sentinels in turn (the configured ones, then the learned
+// ones), from the one that answered last, and returns the first well-formed answer.
 func (s *sentinelReplicas) ask() ([]topo.SentinelReplica, error) {
-	n := len(s.c.opts.Endpoints)
+	s.sentinels = sentinelCandidates(s.c.opts.Endpoints, s.c.eng.KnownSentinels())
+	n := len(s.sentinels)
+	s.sentinel %= n
 	for range n {
 		reps, err := s.askOne()
 		if err == nil {
@@ -262,7 +286,7 @@ func (s *sentinelReplicas) ask() ([]topo.SentinelReplica, error) {
 func (s *sentinelReplicas) askOne() ([]topo.SentinelReplica, error) {
 	if s.seng == nil {
 		cfg := s.ecfg
-		cfg.Endpoint, cfg.EpisodeBase = s.c.opts.Endpoints[s.sentinel].engine(), nextEpisodeBase()
+		cfg.Endpoint, cfg.EpisodeBase = s.sentinels[s.sentinel].engine(), nextEpisodeBase()
 		cfg.Sentinel, cfg.Cluster, cfg.Slots, cfg.Lifetime, cfg.LifetimeJitter = nil, nil, 1, 0, 0
 		s.seng = engine.New(cfg, s.sdeps)
 		s.seng.Start()

@@ -93,3 +93,20 @@ func TestSentinelReplicaRefreshDelay(t *testing.T) {
 		t.Fatalf("an interval above 30 s: %v, want the interval", d)
 	}
 }
+
+// TestSentinelReplicaCandidates: the replica source asks the configured Sentinels, then the
+// ones learned from SENTINEL SENTINELS, each once.
+func TestSentinelReplicaCandidates(t *testing.T) {
+	configured := []Endpoint{{Host: "10.0.0.1", Port: 26379}, {Host: "10.0.0.2", Port: 26379}}
+	known := []fsm.Endpoint{fsm.MakeEndpoint("10.0.0.1", 26379), fsm.MakeEndpoint("10.0.0.2", 26379),
+		fsm.MakeEndpoint("10.0.0.9", 26379), fsm.MakeEndpoint("10.0.0.3", 26380)}
+	got := sentinelCandidates(configured, known)
+	want := []Endpoint{{Host: "10.0.0.1", Port: 26379}, {Host: "10.0.0.2", Port: 26379}, {Host: "10.0.0.9", Port: 26379},
+		{Host: "10.0.0.3", Port: 26380}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("candidates %v, want %v", got, want)
+	}
+	if got := sentinelCandidates(configured, nil); !slices.Equal(got, configured) {
+		t.Fatalf("before any publication: %v, want the configured Sentinels", got)
+	}
+}

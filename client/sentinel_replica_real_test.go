@@ -163,3 +163,39 @@ func TestSentinelReplicaViewReal(t *testing.T) {
 		t.Fatalf("the primary took %d reads, want only the 5 Primary ones", n)
 	}
 }
+
+// TestSentinelReplicaLearnedSentinelsReal: a client configured with one Sentinel learns the
+// others (SENTINEL SENTINELS) and asks them for the replicas too: with the configured Sentinel
+// dead, a killed replica still leaves the replica set once the other Sentinels see it down.
+func TestSentinelReplicaLearnedSentinelsReal(t *testing.T) {
+	g := redistest.StartSentinelGroup(t, redistest.SentinelConfig{DownAfter: 500 * time.Millisecond, Replicas: 2})
+	replicas := g.Nodes()[1:]
+	c, err := client.Connect(ctxT(t), client.Options{
+		Endpoints:              sentinelEndpoints(t, g)[:1],
+		SentinelPrimaryName:    g.MasterName(),
+		ReadFrom:               client.Replica,
+		ReplicaRefreshInterval: 100 * time.Millisecond,
+		ConnectTimeout:         time.Second,
+		CommandTimeout:         2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	set := func(want ...*redistest.Server) func() bool {
+		var eps []client.Endpoint
+		for _, s := range want {
+			eps = append(eps, endpointOf(s))
+		}
+		slices.SortFunc(eps, client.CompareEndpointsForTest)
+		return func() bool {
+			_, _, _ = c.Get(ctx, "k") // the first read starts the source
+			return slices.Equal(client.ReplicaSet(c), eps)
+		}
+	}
+	waitReplicaFor(t, 10*time.Second, "both replicas in the set", set(replicas...))
+	g.Sentinels()[0].Kill()
+	replicas[0].Kill()
+	waitReplicaFor(t, 20*time.Second, "the killed replica left the set, reported by a learned Sentinel", set(replicas[1]))
+}

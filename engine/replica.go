@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/fsm"
@@ -40,14 +39,16 @@ func (e *ReadRefusal) Error() string {
 // Only reads that pass through Select take its lock: commands under the Primary policy never
 // reach it.
 type ReplicaRouter struct {
-	clk     clock.Clock
-	origin  time.Time
+	rt      Runtime
 	targets []*Engine
 
-	mu      sync.Mutex
-	m       *fsm.Router
-	out     fsm.RouterOutbox
-	timer   *clock.Timer
+	mu  sync.Mutex
+	m   *fsm.Router
+	out fsm.RouterOutbox
+	// timer is the id of the armed wake timer (0: none); each arming takes a new id, so a fire
+	// that raced with its cancellation only steps a spare Woke, which the router ignores.
+	timer   fsm.TimerID
+	timers  fsm.TimerID
 	waiting map[fsm.ReadID]chan readAnswer
 	nextID  uint64
 	journal []fsm.RouterEvent
@@ -89,6 +90,22 @@ type ReadWatch struct {
 	id fsm.ReadID
 	// Signals carries the router's hedge and settlement decisions.
 	Signals chan HedgeSignal
+	// wake is signalled (without blocking) with each signal and each attempt's end
+	// (HedgedRead.Wake).
+	wake chan struct{}
+}
+
+func newReadWatch(id fsm.ReadID) *ReadWatch {
+	return &ReadWatch{id: id, Signals: make(chan HedgeSignal, 2), wake: make(chan struct{}, 1)}
+}
+
+// signal hands s to the watch's caller.
+func (w *ReadWatch) signal(s HedgeSignal) {
+	w.Signals <- s
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // HedgeCounts are the hedging figures of a router: the reads watched for a hedge, the hedges
@@ -98,15 +115,17 @@ type HedgeCounts struct {
 }
 
 // NewReplicaRouter returns a router over targets (the primary's engine first) with cfg, whose
-// time is read from clk. Call Start to begin validating and probing.
-func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, clk clock.Clock) (*ReplicaRouter, error) {
+// time and wake timer come from rt: a ClockRuntime in production, the simulator's virtual clock
+// in a scenario. rt must be the router's own (its timer ids are not the machines'). Call Start
+// to begin validating and probing.
+func NewReplicaRouter(cfg fsm.RouterConfig, targets []*Engine, rt Runtime) (*ReplicaRouter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if len(targets) != len(cfg.Endpoints) {
 		return nil, errors.Newf("respire: %d engines for %d read candidates", len(targets), len(cfg.Endpoints))
 	}
-	return &ReplicaRouter{clk: clk, origin: clk.Now(), targets: targets, m: fsm.NewRouter(cfg),
+	return &ReplicaRouter{rt: rt, targets: targets, m: fsm.NewRouter(cfg),
 		waiting: make(map[fsm.ReadID]chan readAnswer), watches: make(map[fsm.ReadID]*ReadWatch)}, nil
 }
 
@@ -127,15 +146,16 @@ func (r *ReplicaRouter) Start() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
 func (r *ReplicaRouter) Close() {
 	r.mu.Lock()
 	r.closed = true
-	if r.timer != nil {
-		r.timer.Stop()
+	if r.timer != 0 {
+		r.rt.CancelTimer(r.timer)
+		r.timer = 0
 	}
 	for id, ch := range r.waiting {
 		ch <- readAnswer{target: -1, reason: fsm.NoCandidate}
 		delete(r.waiting, id)
 	}
 	for id, w := range r.watches {
-		w.Signals <- HedgeSignal{Settle: true, Target: -1} // the router closed
+		w.signal(HedgeSignal{Settle: true, Target: -1}) // the router closed
 		delete(r.watches, id)
 	}
 	r.mu.Unlock()
@@ -155,57 +175,87 @@ func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, e
 // SelectWatched is Select for a read that may be hedged (hedgeable): a non-nil *ReadWatch says
 // the router watches it, and its caller follows the ReadWatch protocol.
 func (r *ReplicaRouter) SelectWatched(ctx context.Context, policy fsm.ReadFrom, hedgeable bool) (int, *ReadWatch, error) {
+	p := r.selectBegin(policy, hedgeable)
+	if p.ch == nil {
+		return r.selectEnd(&p)
+	}
+	select {
+	case p.answer = <-p.ch:
+		return r.selectEnd(&p)
+	case <-ctx.Done():
+		if r.selectCancel(&p) {
+			return r.selectEnd(&p)
+		}
+		return -1, nil, ctx.Err()
+	}
+}
+
+// pendingSelect is a selection in progress: its read, and the answer, or (ch non-nil) the
+// channel the answer comes on.
+type pendingSelect struct {
+	id     fsm.ReadID
+	answer readAnswer
+	ch     chan readAnswer
+}
+
+// selectBegin steps a read's start. The answer is p.answer, or comes on p.ch when every
+// candidate has a probe pending.
+func (r *ReplicaRouter) selectBegin(policy fsm.ReadFrom, hedgeable bool) pendingSelect {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return -1, nil, &ReadRefusal{Reason: fsm.NoCandidate}
+		return pendingSelect{answer: readAnswer{target: -1, reason: fsm.NoCandidate}}
 	}
 	r.nextID++
 	id := fsm.ReadID(r.nextID)
 	r.self, r.decided = id, false
 	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy, Hedgeable: hedgeable})
-	target, reason, decided := r.answer.target, r.answer.reason, r.decided
-	watched := r.answer.watched
-	r.self = 0
-	var ch chan readAnswer
-	if !decided {
-		ch = make(chan readAnswer, 1)
-		r.waiting[id] = ch
+	p := pendingSelect{id: id, answer: r.answer}
+	if !r.decided {
+		p.ch = make(chan readAnswer, 1)
+		r.waiting[id] = p.ch
 	}
+	r.self = 0
 	r.mu.Unlock()
 	r.execute(rest)
-	if !decided {
-		select {
-		case a := <-ch:
-			target, reason, watched = a.target, a.reason, a.watched
-		case <-ctx.Done():
-			r.mu.Lock()
-			delete(r.waiting, id)
-			rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: id})
-			r.mu.Unlock()
-			r.execute(rest)
-			select {
-			case a := <-ch: // routed before the withdrawal
-				target, reason = a.target, a.reason
-				if a.watched {
-					r.Withdraw(r.watchOf(id))
-				}
-				watched = false
-				if target >= 0 {
-					return -1, nil, ctx.Err()
-				}
-			default:
-				return -1, nil, ctx.Err()
-			}
+	return p
+}
+
+// selectCancel withdraws a pending selection whose caller stops waiting. It reports true when
+// the read was routed before the withdrawal and refused (p.answer holds the refusal: the
+// caller reports it); otherwise the caller reports its own reason, and a routed answer is
+// dropped (its watch withdrawn).
+func (r *ReplicaRouter) selectCancel(p *pendingSelect) bool {
+	r.mu.Lock()
+	delete(r.waiting, p.id)
+	rest := r.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: p.id})
+	r.mu.Unlock()
+	r.execute(rest)
+	select {
+	case a := <-p.ch: // answered before the withdrawal
+		if a.watched {
+			r.Withdraw(r.watchOf(p.id))
 		}
+		if a.target >= 0 {
+			return false
+		}
+		p.answer, p.ch = readAnswer{target: a.target, reason: a.reason}, nil
+		return true
+	default:
+		return false
 	}
-	if target < 0 {
-		return -1, nil, &ReadRefusal{Reason: reason}
+}
+
+// selectEnd turns a selection's answer into the candidate, its watch and a *ReadRefusal.
+func (r *ReplicaRouter) selectEnd(p *pendingSelect) (int, *ReadWatch, error) {
+	a := p.answer
+	if a.target < 0 {
+		return -1, nil, &ReadRefusal{Reason: a.reason}
 	}
-	if !watched {
-		return target, nil, nil
+	if !a.watched {
+		return a.target, nil, nil
 	}
-	return target, r.watchOf(id), nil
+	return a.target, r.watchOf(p.id), nil
 }
 
 func (r *ReplicaRouter) watchOf(id fsm.ReadID) *ReadWatch {
@@ -214,7 +264,7 @@ func (r *ReplicaRouter) watchOf(id fsm.ReadID) *ReadWatch {
 	if w := r.watches[id]; w != nil {
 		return w
 	}
-	return &ReadWatch{id: id, Signals: make(chan HedgeSignal, 2)} // already settled or withdrawn
+	return newReadWatch(id) // already settled or withdrawn
 }
 
 // Ended reports that the attempt of watched read w on target ended (ok: it succeeded).
@@ -248,13 +298,12 @@ func (r *ReplicaRouter) Usable(i int) bool {
 	return r.m.Usable(i, r.now())
 }
 
-// LastBand returns the router's last completed band selection (fsm.Router.LastBand) and the
-// wall-clock time it was captured.
-func (r *ReplicaRouter) LastBand() (fsm.RouterBand, time.Time, bool) {
+// LastBand returns the router's last completed band selection (fsm.Router.LastBand); its At is
+// on the runtime's clock (ClockRuntime.Origin turns it into a wall-clock time).
+func (r *ReplicaRouter) LastBand() (fsm.RouterBand, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, ok := r.m.LastBand()
-	return b, r.origin.Add(b.At), ok
+	return r.m.LastBand()
 }
 
 // Journal returns a copy of the journal and whether it holds every event since the first.
@@ -264,7 +313,7 @@ func (r *ReplicaRouter) Journal() ([]fsm.RouterEvent, bool) {
 	return append([]fsm.RouterEvent(nil), r.journal...), r.total == uint64(len(r.journal))
 }
 
-func (r *ReplicaRouter) now() time.Duration { return r.clk.Since(r.origin) }
+func (r *ReplicaRouter) now() time.Duration { return r.rt.Now() }
 
 func (r *ReplicaRouter) step(ev fsm.RouterEvent) {
 	r.mu.Lock()
@@ -300,7 +349,7 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 				a.target = -1
 			}
 			if e.Watched {
-				r.watches[e.Read] = &ReadWatch{id: e.Read, Signals: make(chan HedgeSignal, 2)}
+				r.watches[e.Read] = newReadWatch(e.Read)
 				r.hedge.Eligible++
 			}
 			if e.Read == r.self && r.self != 0 {
@@ -310,20 +359,22 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 				ch <- a
 			}
 		case fsm.WakeAt:
-			if r.timer != nil {
-				r.timer.Stop()
+			if r.timer != 0 {
+				r.rt.CancelTimer(r.timer)
 			}
-			r.timer = r.clk.AfterFunc(e.At-ev.At, func() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) })
+			r.timers++
+			r.timer = r.timers
+			r.rt.ArmTimer(r.timer, e.At-ev.At, r.woke)
 		case fsm.SendProbe, fsm.ValidateTarget:
 			rest = append(rest, e)
 		case fsm.SendHedge:
 			if w := r.watches[e.Read]; w != nil {
-				w.Signals <- HedgeSignal{Target: e.Target}
+				w.signal(HedgeSignal{Target: e.Target})
 			}
 		case fsm.SettleRead:
 			if w := r.watches[e.Read]; w != nil {
 				delete(r.watches, e.Read)
-				w.Signals <- HedgeSignal{Settle: true, Target: e.Target, OK: e.OK}
+				w.signal(HedgeSignal{Settle: true, Target: e.Target, OK: e.OK})
 			}
 		case fsm.CountMetric:
 			r.meter.record(&e)
@@ -337,6 +388,9 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	}
 	return rest
 }
+
+// woke steps the wake timer's fire.
+func (r *ReplicaRouter) woke() { r.step(fsm.RouterEvent{Kind: fsm.Woke}) }
 
 // execute sends the probes and validations of a step.
 func (r *ReplicaRouter) execute(effects []fsm.RouterEffect) {
@@ -366,13 +420,13 @@ func frameOf(words ...string) []byte {
 }
 
 func (r *ReplicaRouter) probe(i int) {
-	sent := r.clk.Now()
+	sent := r.rt.Now()
 	cmd := &Command{Name: "PING", Frame: pingFrame}
 	cmd.Reset()
 	cmd.Done = func(c *Command) {
 		ev := fsm.RouterEvent{Kind: fsm.ProbeFailed, Target: i}
 		if c.Err == nil && !c.Reply.IsError() {
-			ev.Kind, ev.RTT = fsm.ProbeAnswered, r.clk.Since(sent)
+			ev.Kind, ev.RTT = fsm.ProbeAnswered, r.rt.Now()-sent
 		}
 		r.step(ev)
 	}

@@ -35,6 +35,9 @@ func NewClockRuntime(c clock.Clock, seed uint64) *ClockRuntime {
 // Now implements Runtime.
 func (r *ClockRuntime) Now() time.Duration { return r.clock.Since(r.origin) }
 
+// Origin returns the wall-clock time at which Now was zero.
+func (r *ClockRuntime) Origin() time.Time { return r.origin }
+
 // Draw implements Runtime. The engine calls it from its loop only.
 func (r *ClockRuntime) Draw() float64 { return r.rng.Float64() }
 

@@ -104,6 +104,9 @@ type sentinelState struct {
 	primary fsm.Endpoint
 	gen     uint64
 	live    bool
+	// peers are the Sentinels the last publication listed: the configured ones, then the
+	// learned ones (loop-owned; the slice is never modified).
+	peers []fsm.Endpoint
 	// connGen maps each data connection (command slot, dedicated, pub/sub) opened to a
 	// generation's primary to that generation (loop-owned). Opening ones are included.
 	connGen map[fsm.ConnID]uint64
@@ -134,6 +137,8 @@ type sentinelView struct {
 	primary Endpoint
 	gen     uint64
 	live    bool
+	// peers are the known Sentinels of the last publication (KnownSentinels).
+	peers []fsm.Endpoint
 }
 
 func newSentinelState(cfg *SentinelConfig) *sentinelState {
@@ -147,7 +152,7 @@ func newSentinelState(cfg *SentinelConfig) *sentinelState {
 }
 
 func (s *sentinelState) storeView() {
-	s.view.Store(&sentinelView{primary: endpointOf(s.primary), gen: s.gen, live: s.live})
+	s.view.Store(&sentinelView{primary: endpointOf(s.primary), gen: s.gen, live: s.live, peers: s.peers})
 }
 
 // SentinelPrimary returns the primary the Sentinel client last validated, and whether there is
@@ -256,6 +261,7 @@ func (e *Engine) sentinelEffect(f *fsm.Effect) {
 		d := f.Sentinel
 		fresh := d.Generation != e.sn.gen || !e.sn.live
 		e.sn.primary, e.sn.gen, e.sn.live = d.Primary, d.Generation, true
+		e.sn.peers = d.Peers
 		e.sn.storeView()
 		e.post(item{ev: fsm.Event{Kind: fsm.Published, Machine: fsm.MachineSentinelMonitor, Sentinel: d}})
 		if fresh {

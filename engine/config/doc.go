@@ -17,6 +17,10 @@
 //   - IdleReadTimeout and WriteStallTimeout: the liveness bounds after the write bound's
 //     inheritance, zero meaning off.
 //
+// The replica-read options (ReadFrom, ReplicaEndpoints, the latency tolerance, the refresh
+// interval, the client's zone and hedged reads) have their own value, Replicas, resolved by
+// ResolveReplicas into the read router's configuration (fsm.RouterConfig) by both front ends.
+//
 // The package is pure: no I/O, no clock, no goroutines. It imports engine and fsm only, so the
 // simulator can use it without importing any socket code.
 package config
