@@ -553,7 +553,7 @@ func measure(b *testing.B, callers int, newOp func(caller int) func() error) {
 		}
 	}
 	b.ReportAllocs()
-	switches := contextSwitches()
+	switches, cpu := contextSwitches(), cpuTime()
 	b.ResetTimer()
 	switch {
 	case callers == 1:
@@ -596,12 +596,13 @@ func measure(b *testing.B, callers int, newOp func(caller int) func() error) {
 		wg.Wait()
 	}
 	b.StopTimer()
-	switches = contextSwitches() - switches
+	switches, cpu = contextSwitches()-switches, cpuTime()-cpu
 	if p := failed.Load(); p != nil {
 		b.Fatal(*p)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	b.ReportMetric(float64(switches)/float64(b.N), "ctxsw/op")
+	b.ReportMetric(cpu.Seconds()*1e6/float64(b.N), "cpu-µs/op")
 }
 
 // workload is one benchmark: a command shape and its per-caller operation.

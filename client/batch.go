@@ -738,7 +738,13 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 	cls := b.calls(c, mode)
 	g := b.arm(cls)
 	d.send(cls)
-	done, ctxErr, timedOut := awaitGroup(ctx, g, d.budget())
+	var done, timedOut bool
+	var ctxErr error
+	if c.sim != nil {
+		done, ctxErr, timedOut = c.awaitGroupHost(ctx, g, d.budget()) // simseam_dedicated.go
+	} else {
+		done, ctxErr, timedOut = awaitGroup(ctx, g, d.budget())
+	}
 	// Read what decides the connection's fate before settle recycles the calls. The
 	// connection is discarded when it failed, still owns commands, or ran the commands of a
 	// transaction one by one after MULTI failed: its state is unknown.

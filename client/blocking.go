@@ -143,22 +143,33 @@ func (d *DedicatedConn) exchangeBlocking(ctx context.Context, cl *call) error {
 	cls = append(cls, cl)
 	d.send(cls)
 	cancelled := false
-	for i, x := range cls {
-		select {
-		case <-x.done:
+	if d.c.sim != nil {
+		// A simulated client waits through the host (UnblockOnCancel is refused there).
+		n, _ := d.c.awaitCallsSim(ctx, cls, 0) // simseam_dedicated.go
+		for _, x := range cls[:n] {
 			d.noteServerID(x)
-			continue
-		case <-ctx.Done():
 		}
-		if !unblock {
-			return d.abandon(cls, i, ctx.Err())
+		if n < len(cls) {
+			return d.abandon(cls, n, ctx.Err())
 		}
-		ok, pending := d.unblock(cls, i)
-		if !ok {
-			return d.abandon(cls, pending, ctx.Err())
+	} else {
+		for i, x := range cls {
+			select {
+			case <-x.done:
+				d.noteServerID(x)
+				continue
+			case <-ctx.Done():
+			}
+			if !unblock {
+				return d.abandon(cls, i, ctx.Err())
+			}
+			ok, pending := d.unblock(cls, i)
+			if !ok {
+				return d.abandon(cls, pending, ctx.Err())
+			}
+			cancelled = true
+			break
 		}
-		cancelled = true
-		break
 	}
 	if err := d.settle(cls); err != nil {
 		return err

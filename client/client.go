@@ -118,13 +118,14 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		return nil, errors.Wrap(err, "respire: creating metrics")
 	}
 	var transport engine.Transport
-	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router}
+	deps := engine.Deps{Meter: meter, PubSub: c.pubsub.router, MaintWarn: o.maintWarn()}
 	tcfg := o.transportConfig(&resolved)
 	tcfg.PubSub = c.pubsub.router
 	if host != nil {
 		if deps.Runtime, transport, deps.OnStep, err = host.Bind(&resolved); err != nil {
 			return nil, err
 		}
+		host.BindPubSub(c.pubsub.router)
 		c.sim = host
 	} else if o.UseCluster && o.Database != 0 {
 		// Each connection checks the server and SELECTs itself (cluster_db.go).
@@ -138,8 +139,14 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		// Sentinel connections have a transport of their own (sentinel_client.go); the
 		// client's endpoint is the validated primary, unknown until discovery.
 		sentinel = &engine.SentinelReceiver{}
-		transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel)),
-			roleBudget: max(o.CommandTimeout, 0)}
+		if host != nil {
+			// The simulated world opens the Sentinel connections, checks ROLE and reports the
+			// monitor's messages to the receiver (simseam.go).
+			host.BindSentinel(sentinel)
+		} else {
+			transport = sentinelTransport{data: transport, sentinel: netio.NewTransport(o.sentinelTransportConfig(tcfg, sentinel)),
+				roleBudget: max(o.CommandTimeout, 0)}
+		}
 		c.ep = Endpoint{}
 	}
 	if deps.Runtime == nil {
@@ -437,6 +444,7 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	}
 	timeout := c.armTimeout(cl)
 	cl.relaxStart = time.Time{}
+	var shrunk <-chan struct{} // the maintenance window keeping the command alive shrank (maint.go)
 	for {
 		select {
 		case <-cl.done:
@@ -448,10 +456,17 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 			return c.abandon(cl, ctx.Err())
 		case fired := <-timeout:
 			// A maintenance window may extend the deadline (maint.go).
-			if relaxed, ok := c.relaxedWait(cl, fired); ok {
-				timeout = relaxed
+			if relaxed, ch, ok := c.relaxedWait(cl, fired); ok {
+				timeout, shrunk = relaxed, ch
 				continue
 			}
+			return c.abandon(cl, nil)
+		case <-shrunk:
+			if relaxed, ch, ok := c.relaxedWait(cl, time.Now()); ok {
+				timeout, shrunk = relaxed, ch
+				continue
+			}
+			cl.timer.Stop()
 			return c.abandon(cl, nil)
 		}
 	}

@@ -96,9 +96,6 @@ func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
 // dedicatedSlot rents a dedicated connection to the Cluster node serving slot (any primary for
 // engine.Keyless, and the endpoint of a standalone client).
 func (c *Client) dedicatedSlot(ctx context.Context, slot int) (*DedicatedConn, error) {
-	if c.sim != nil {
-		return nil, errSimUnsupported("dedicated connections")
-	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -108,17 +105,24 @@ func (c *Client) dedicatedSlot(ctx context.Context, slot int) (*DedicatedConn, e
 	answer := make(chan engine.Grant, 1)
 	id := c.eng.RentSlot(slot, func(g engine.Grant) { answer <- g })
 	var g engine.Grant
-	select {
-	case g = <-answer:
-	case <-ctx.Done():
-		// Withdraw the rent; the machine answers every rent exactly once, so the answer comes
-		// (cancelled, or whatever won the race).
-		c.eng.Cancel(fsm.MachinePool, id)
-		g = <-answer
-		if g.Outcome == fsm.OutcomeGranted {
-			c.eng.Return(g.ConnID, true)
+	if c.sim != nil {
+		var err error
+		if g, err = c.rentSim(ctx, id, answer); err != nil { // simseam_dedicated.go
+			return nil, err
 		}
-		return nil, ctx.Err()
+	} else {
+		select {
+		case g = <-answer:
+		case <-ctx.Done():
+			// Withdraw the rent; the machine answers every rent exactly once, so the answer
+			// comes (cancelled, or whatever won the race).
+			c.eng.Cancel(fsm.MachinePool, id)
+			g = <-answer
+			if g.Outcome == fsm.OutcomeGranted {
+				c.eng.Return(g.ConnID, true)
+			}
+			return nil, ctx.Err()
+		}
 	}
 	if g.Outcome != fsm.OutcomeGranted {
 		return nil, acquireFailure(c.ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
@@ -155,6 +159,9 @@ func (d *DedicatedConn) Close() error {
 		cl := d.c.getCall()
 		cl.begin("UNWATCH", 1, okShape)
 		cl.cmd.Reset()
+		if d.c.sim != nil {
+			cl.cmd.ID = d.c.sim.CommandID()
+		}
 		// Nobody waits for the reply: the completion recycles the call.
 		cl.cmd.Leave()
 		cl.cmd.Enqueued()
@@ -209,6 +216,10 @@ func (d *DedicatedConn) budget() time.Duration {
 func (d *DedicatedConn) send(cls []*call) {
 	for _, cl := range cls {
 		cl.cmd.Reset()
+		if d.c.sim != nil {
+			// The simulated nodes log the commands that carry an id (simseam.go).
+			cl.cmd.ID = d.c.sim.CommandID()
+		}
 		cl.cmd.Enqueued()
 		d.conn.Send(&cl.cmd)
 	}
@@ -226,6 +237,9 @@ func (d *DedicatedConn) roundTrip(ctx context.Context, budget time.Duration, cls
 		return err
 	}
 	d.send(cls)
+	if d.c.sim != nil {
+		return d.roundTripSim(ctx, budget, cls) // simseam_dedicated.go
+	}
 	var timeout <-chan time.Time
 	if budget > 0 {
 		t := time.NewTimer(budget)

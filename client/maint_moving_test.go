@@ -3,7 +3,9 @@ package client_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,5 +114,35 @@ func TestMovingWithoutEndpointReconnectsToTheConfiguredHost(t *testing.T) {
 	}
 	if got := who(t, c); got != "A" {
 		t.Fatalf("after MOVING: %s", got)
+	}
+}
+
+// TestMovingGraceWarns: when the grace closes an old connection that still owes a reply, the
+// client logs one warning naming the connection, never the command or its arguments. A handoff
+// whose old connection drained in time logs nothing (the control, MOVE answered at once).
+func TestMovingGraceWarns(t *testing.T) {
+	b, _ := whoFake(t, "B", resp.NullValue, 1)
+	a, _ := whoFake(t, "A", func() resp.Value { return resp.BulkString("127.0.0.1:" + strconv.Itoa(b.Port())) }, 1)
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c := maintClient(t, a, client.Options{CommandTimeout: 10 * time.Second, Logger: logger,
+		MaintenanceNotifications: client.MaintenanceAuto, MaintenanceRelaxedTimeout: 10 * time.Second})
+	if _, err := c.Do(context.Background(), "MOVE"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the first handoff's grace ends; its old socket had drained
+	if strings.Contains(logs.String(), "grace ended") {
+		t.Fatalf("a drained handoff warned: %s", logs.String())
+	}
+	// B announces MOVING (to the configured endpoint) while HANG waits: the grace closes the
+	// socket that owes it.
+	_, err := c.Do(context.Background(), "HANG", "secret-key")
+	var ue *client.UnknownOutcomeError
+	if !errors.As(err, &ue) {
+		t.Fatalf("HANG ended with %v, want an unknown outcome at the grace", err)
+	}
+	out := logs.String()
+	if strings.Count(out, "grace ended") != 1 || strings.Contains(out, "secret-key") || strings.Contains(out, "HANG") {
+		t.Fatalf("log %q: want one warning naming no command or argument", out)
 	}
 }

@@ -157,3 +157,34 @@ func TestMaintenanceHandshakeAgainstRedis70(t *testing.T) {
 		t.Fatalf("error %q does not name the rejected setup command", got)
 	}
 }
+
+// TestMaintenanceCompletionEndsKeptCommand: a command that MIGRATING kept alive past its own
+// timeout times out as soon as MIGRATED closes the window, not at its relaxed deadline or at
+// the reply (engine.Relax.Shrunk). Before the shrink wake-up the call slept until the relaxed
+// deadline and the late reply completed it.
+func TestMaintenanceCompletionEndsKeptCommand(t *testing.T) {
+	f := redistest.StartFake(t, func(c *redistest.FakeConn, args []string) {
+		if c.Standard(args) {
+			return
+		}
+		if args[0] == "SLOW" {
+			c.Reply(maintPush("MIGRATING", 1, 30))
+			time.Sleep(300 * time.Millisecond)
+			c.Reply(maintPush("MIGRATED", 2, -1))
+			time.Sleep(1500 * time.Millisecond)
+			c.Reply(resp.SimpleString("OK"))
+			return
+		}
+		c.ErrorReply("ERR unknown command")
+	})
+	c := maintClient(t, f, client.Options{CommandTimeout: 100 * time.Millisecond,
+		MaintenanceNotifications: client.MaintenanceAuto, MaintenanceRelaxedTimeout: 5 * time.Second})
+	took, err := slow(c, "0")
+	var te *client.TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("%v after %v, want a *TimeoutError when MIGRATED closed the window", err, took)
+	}
+	if took < 250*time.Millisecond || took > 1200*time.Millisecond {
+		t.Fatalf("timed out after %v, want about when MIGRATED arrived (300ms)", took)
+	}
+}

@@ -412,6 +412,9 @@ func (o *Options) shared() *config.Options {
 		},
 		UseCluster:                     o.UseCluster,
 		ClusterTopologyRefreshInterval: o.ClusterTopologyRefreshInterval,
+		MaintenanceNotifications:       config.MaintMode(o.MaintenanceNotifications),
+		MaintenanceRelaxedTimeout:      o.MaintenanceRelaxedTimeout,
+		MaintenanceWindowTimeout:       o.MaintenanceWindowTimeout,
 	}
 }
 
@@ -425,25 +428,13 @@ func sharedErr(err error) error {
 	return err
 }
 
-// validateTimeouts checks the options the resolver does not know: the maintenance durations, the credential provider and keepalive.
+// validateTimeouts checks the options the resolver does not know: the credential provider and keepalive.
 func (o *Options) validateTimeouts() error {
 	switch {
 	case o.Credentials != nil && (o.Username != "" || o.Password != ""):
 		return configErr("Credentials", "cannot be combined with Username or Password: the provider supplies both")
 	case o.TCPKeepAlive > 0 && o.TCPKeepAlive < time.Second:
 		return configErr("TCPKeepAlive", "must be at least one second when positive (negative disables probes)")
-	case o.MaintenanceNotifications > MaintenanceEnabled:
-		return configErr("MaintenanceNotifications", "must be MaintenanceDisabled, MaintenanceAuto or MaintenanceEnabled")
-	case o.MaintenanceNotifications == MaintenanceEnabled && o.Protocol == ProtocolRESP2:
-		return configErr("MaintenanceNotifications", "MaintenanceEnabled requires RESP3, but Protocol is ProtocolRESP2")
-	}
-	for _, m := range []struct {
-		name string
-		d    time.Duration
-	}{{"MaintenanceRelaxedTimeout", o.MaintenanceRelaxedTimeout}, {"MaintenanceWindowTimeout", o.MaintenanceWindowTimeout}} {
-		if m.d != 0 && (m.d < time.Millisecond || m.d > MaxMaintenanceTimeout) {
-			return configErr(m.name, "must be between 1ms and 24h")
-		}
 	}
 	return nil
 }
@@ -505,12 +496,7 @@ func (o Options) resolve() (Options, config.Resolved, error) {
 	if o.ClusterTopologyRefreshInterval == 0 {
 		o.ClusterTopologyRefreshInterval = DefaultClusterTopologyRefreshInterval
 	}
-	if o.MaintenanceRelaxedTimeout == 0 {
-		o.MaintenanceRelaxedTimeout = DefaultMaintenanceRelaxedTimeout
-	}
-	if o.MaintenanceWindowTimeout == 0 {
-		o.MaintenanceWindowTimeout = DefaultMaintenanceWindowTimeout
-	}
+	o.MaintenanceRelaxedTimeout, o.MaintenanceWindowTimeout = s.MaintenanceRelaxedTimeout, s.MaintenanceWindowTimeout
 	return o, r, nil
 }
 
@@ -549,6 +535,6 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		WriteStallTimeout: r.WriteStallTimeout,
 		Limits:            o.ReplyLimits.resp(),
 	}
-	o.maintTransport(&t)
+	o.maintTransport(&t, r)
 	return t
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/simbind"
 	"github.com/respire-go/respire/netio"
 )
 
@@ -167,9 +168,6 @@ func (c *Client) subscribe(ctx context.Context, m fsm.Machine, kind fsm.TopicKin
 	if err != nil {
 		return nil, err
 	}
-	if c.sim != nil {
-		return nil, errSimUnsupported("pub/sub")
-	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -185,18 +183,27 @@ func (c *Client) subscribe(ctx context.Context, m fsm.Machine, kind fsm.TopicKin
 		answer <- g
 	})
 	var timeout <-chan time.Time
-	if c.opts.CommandTimeout != NoTimeout {
+	if c.opts.CommandTimeout != NoTimeout && c.sim == nil {
 		timer := time.NewTimer(c.opts.ConnectTimeout + c.opts.CommandTimeout)
 		defer timer.Stop()
 		timeout = timer.C
 	}
 	var g engine.Grant
 	var waitErr error
-	select {
-	case g = <-answer:
-	case <-ctx.Done():
-		waitErr = ctx.Err()
-	case <-timeout:
+	var expired bool
+	if c.sim != nil {
+		// A simulated client waits through the host, in virtual time (simseam.go).
+		g, waitErr, expired = c.subscribeWaitSim(ctx, answer)
+	} else {
+		select {
+		case g = <-answer:
+		case <-ctx.Done():
+			waitErr = ctx.Err()
+		case <-timeout:
+			expired = true
+		}
+	}
+	if expired {
 		waitErr = &TimeoutError{CommandName: subscribeCommand(kind), Budget: c.opts.ConnectTimeout + c.opts.CommandTimeout,
 			Diagnostics: Diagnostics{Stage: StageAwaitingReply, Endpoint: c.ep, SinceLastRead: -1, SinceLastWrite: -1,
 				Hint: "the subscription was not acknowledged in time; check the server's reachability"}}
@@ -204,6 +211,9 @@ func (c *Client) subscribe(ctx context.Context, m fsm.Machine, kind fsm.TopicKin
 	if waitErr != nil {
 		// Withdraw the demand; the machine answers it exactly once (cancelled, or what came first).
 		c.eng.Cancel(m, id)
+		if c.sim != nil {
+			c.sim.Wait(context.Background(), func() bool { return len(answer) > 0 }, 0)
+		}
 		g = <-answer
 		if g.Outcome == fsm.OutcomeGranted {
 			s.leave(topics)
@@ -315,6 +325,14 @@ func (s *Subscription) next(ctx context.Context) (Message, error) {
 		}
 		if ended {
 			return Message{}, s.endError(reason, err)
+		}
+		if s.c.sim != nil {
+			// A simulated client waits through the host (simseam.go).
+			if s.c.sim.Wait(ctx, func() bool { return len(s.box.Ready()) > 0 }, 0) != simbind.Ready {
+				return Message{}, ctx.Err()
+			}
+			<-s.box.Ready()
+			continue
 		}
 		select {
 		case <-s.box.Ready():

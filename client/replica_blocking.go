@@ -42,7 +42,8 @@ func (c *Client) replicaRent(cl *call) func(context.Context, func(*DedicatedConn
 }
 
 // rentReplica rents a validated dedicated connection from the server policy selects, selecting
-// again (at most once per candidate) when a rent or a replica's ROLE check fails.
+// again through the engine's read path (engine.ReadRoute: at most once per candidate) when a
+// rent or a replica's ROLE check fails.
 func (c *Client) rentReplica(ctx context.Context, policy fsm.ReadFrom) (*DedicatedConn, error) {
 	rs := c.replicas
 	g := rs.cur.Load()
@@ -55,22 +56,20 @@ func (c *Client) rentReplica(ctx context.Context, policy fsm.ReadFrom) (*Dedicat
 			return c.Dedicated(ctx)
 		}
 	}
-	var last error
-	for range g.fallback {
-		target, err := g.router.Select(ctx, policy)
+	rt := g.router.Route(policy, false)
+	for {
+		target, _, err := rt.Select(ctx)
 		if err != nil {
-			switch {
-			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-				return nil, err
-			case last != nil:
-				return nil, last
+			var rr *engine.ReadRefusal
+			if errors.As(err, &rr) {
+				return nil, &ConnectionError{Endpoint: c.readEndpoint(g, 0), Err: readRefused(err)}
 			}
-			return nil, &ConnectionError{Endpoint: c.readEndpoint(g, 0), Err: readRefused(err)}
+			return nil, err // ctx's, or the last selection's failure
 		}
 		if target == 0 {
 			return c.Dedicated(ctx)
 		}
-		d, err := c.rentOn(ctx, g.router.Target(target), c.readEndpoint(g, target))
+		d, err := c.rentOn(ctx, rt.Engine(), c.readEndpoint(g, target))
 		if err == nil {
 			if err = d.checkReplicaRole(ctx); err == nil {
 				return d, nil
@@ -80,10 +79,8 @@ func (c *Client) rentReplica(ctx context.Context, policy fsm.ReadFrom) (*Dedicat
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		last = err
-		g.router.Failed(target)
+		rt.Unusable(err)
 	}
-	return nil, last
 }
 
 // rentOn rents a dedicated connection from eng, the server at ep.

@@ -98,6 +98,17 @@ var parityBadValues = []struct {
 		func(o *Options) { o.ClusterTopologyRefreshInterval = 500 * time.Microsecond }, "cluster_topology_refresh_interval: 500us"},
 	{"ClusterTopologyRefreshInterval", "client.cluster_topology_refresh_interval",
 		func(o *Options) { o.ClusterTopologyRefreshInterval = -time.Second }, "cluster_topology_refresh_interval: -1s"},
+	{"MaintenanceNotifications", "client.maintenance_notifications",
+		func(o *Options) { o.MaintenanceNotifications = 7 }, "maintenance_notifications: sometimes"},
+	{"MaintenanceNotifications", "client.maintenance_notifications",
+		func(o *Options) { o.MaintenanceNotifications, o.Protocol = MaintenanceEnabled, ProtocolRESP2 },
+		"maintenance_notifications: enabled, protocol: resp2"},
+	{"MaintenanceRelaxedTimeout", "client.maintenance_relaxed_timeout",
+		func(o *Options) { o.MaintenanceRelaxedTimeout = time.Microsecond }, "maintenance_relaxed_timeout: 1us"},
+	{"MaintenanceRelaxedTimeout", "client.maintenance_relaxed_timeout",
+		func(o *Options) { o.MaintenanceRelaxedTimeout = 25 * time.Hour }, "maintenance_relaxed_timeout: 25h"},
+	{"MaintenanceWindowTimeout", "client.maintenance_window_timeout",
+		func(o *Options) { o.MaintenanceWindowTimeout = -time.Second }, "maintenance_window_timeout: -1s"},
 }
 
 // optionsWithoutBadValues are the shared options that accept every value of their type.
@@ -158,8 +169,10 @@ func TestScenarioResolvesLikeOptions(t *testing.T) {
 				MaxDelay: time.Second, JitterRatio: 0.2, MaxAttempts: 4},
 			ConnectionIdleReadTimeout: 3 * time.Second, GatheredWriteStallTimeout: time.Second,
 			ConnectionMaxLifetime: time.Minute, ConnectionMaxLifetimeJitter: 10 * time.Second,
-			DedicatedPool: DedicatedPoolOptions{MinimumSize: 1, MaximumSize: 8, MaximumIdle: 2, IdleTimeout: 30 * time.Second},
-		}, "connections: 3, connect_timeout: 1s, command_timeout: 2s, protocol: resp3, username: app, password: s3cret, " +
+			DedicatedPool:            DedicatedPoolOptions{MinimumSize: 1, MaximumSize: 8, MaximumIdle: 2, IdleTimeout: 30 * time.Second},
+			MaintenanceNotifications: MaintenanceEnabled, MaintenanceRelaxedTimeout: 5 * time.Second, MaintenanceWindowTimeout: 9 * time.Second,
+		}, "maintenance_notifications: enabled, maintenance_relaxed_timeout: 5s, maintenance_window_timeout: 9s, " +
+			"connections: 3, connect_timeout: 1s, command_timeout: 2s, protocol: resp3, username: app, password: s3cret, " +
 			"database: 2, client_name: checkout, library_name: lib, reconnect_policy: {initial_delay: 50ms, " +
 			"backoff_multiplier: 1.5, max_delay: 1s, jitter_ratio: 0.2, max_attempts: 4}, connection_idle_read_timeout: 3s, " +
 			"gathered_write_stall_timeout: 1s, connection_max_lifetime: 1m, connection_max_lifetime_jitter: 10s, " +

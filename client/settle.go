@@ -7,7 +7,8 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/internal/simbind"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 var (
@@ -70,16 +71,24 @@ func (c *Client) Settle(ctx context.Context, err error) error {
 	if err == nil || !errors.Is(err, ErrUnknownOutcome) {
 		return ErrNotUnknownOutcome
 	}
-	var ioe *netio.IOError
-	if !c.opts.EnableFences || !errors.As(err, &ioe) || ioe.Conn == 0 {
+	ep, conn, ok := wire.FailedConn(err)
+	if !c.opts.EnableFences || !ok {
 		return ErrNoIdentity
 	}
 	if c.closed.Load() {
 		return &SettleError{Reason: "client closed", Err: ErrClosed}
 	}
-	eng := c.engineOf(ioe.Endpoint)
+	eng := c.engineOf(ep)
 	done := make(chan engine.Grant, 1)
-	id := eng.Settle(ioe.Conn, func(g engine.Grant) { done <- g })
+	id := eng.Settle(conn, func(g engine.Grant) { done <- g })
+	if c.sim != nil {
+		// A simulated client (simtest) waits through the host, in virtual time.
+		if c.sim.Wait(ctx, func() bool { return len(done) > 0 }, 0) == simbind.Ready {
+			return settleResult(<-done)
+		}
+		eng.Cancel(fsm.MachineFence, id)
+		return &SettleError{Reason: "context done", Err: ctx.Err()}
+	}
 	select {
 	case g := <-done:
 		return settleResult(g)

@@ -17,7 +17,9 @@ import (
 //     engine instead of a loop goroutine (client.go);
 //   - a command or a batch waits through the host (executeSim and awaitGroupSim below) instead
 //     of a select, so that its CommandTimeout runs in virtual time and its task yields while it
-//     waits;
+//     waits; so do a dedicated connection's rent, commands, batches and blocking commands, a
+//     subscription and its messages (simseam_dedicated.go), and Settle; the host hands the
+//     simulated pub/sub connections' frames to the client's router (BindPubSub);
 //   - Close lets the host step the disposal instead of waiting for the loop (client.go).
 //
 // A production client has no host: it pays one nil comparison per command.
@@ -55,14 +57,14 @@ func (o *Options) simSupported() error {
 		return errNotSimulated("SplitCrossSlotCommands")
 	case o.UseCluster && o.Database != 0:
 		return errNotSimulated("Database (with UseCluster)")
-	case o.SentinelPrimaryName != "":
-		return errNotSimulated("SentinelPrimaryName")
 	case len(o.ReplicaEndpoints) > 0:
 		return errNotSimulated("ReplicaEndpoints")
 	case o.Credentials != nil:
 		return errNotSimulated("Credentials")
 	case o.HedgedReads != nil:
 		return errNotSimulated("HedgedReads")
+	case o.DedicatedPool.UnblockOnCancel:
+		return errNotSimulated("DedicatedPool.UnblockOnCancel")
 	}
 	return nil
 }

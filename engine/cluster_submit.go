@@ -185,6 +185,7 @@ func (e *Engine) sendToNode(v *nodeView, cmd *Command) bool {
 // deliver gives a held command to conn (preceded by ASKING after an ASK redirect) and reports
 // whether conn took it; a connection that stopped taking commands leaves it untouched.
 func (e *Engine) deliver(conn Conn, cmd *Command) bool {
+	cmd.sentOn(relaxOf(conn)) // a Cluster node connection relaxes too (maint.go)
 	if cmd.cl.ask {
 		return e.deliverAsking(conn, cmd)
 	}

@@ -82,6 +82,9 @@ type Deps struct {
 	// OnCapture, when set, receives the dumps a capture's triggers take (Config.Capture), or
 	// the error that prevented one, from the loop: it must not block.
 	OnCapture func(reason CaptureReason, dump []byte, err error)
+	// MaintWarn, when set, is told from the loop that a MOVING handoff's grace ended while the
+	// old connection still had commands unanswered, which now fail (maint.go). It must not block.
+	MaintWarn func(conn fsm.ConnID)
 }
 
 // item is one entry of the inbox: an event and the objects that travel with it but stay out of
@@ -126,8 +129,10 @@ type route struct {
 	state fsm.SlotState
 }
 
-// snapshot is an immutable routing table published after each step that changed a route.
-// Callers read it without locks; only the notice flags are written, once each.
+// snapshot is an immutable routing table published after each step that changed a route, and
+// within the step before a Complete effect if routes changed before it: a caller answered by the
+// step (even by a reply, to a command granted on a new connection) sees the routes that answered
+// it. Callers read it without locks; only the notice flags are written, once each.
 type snapshot struct {
 	slots     []slotView
 	connected bool
@@ -591,7 +596,13 @@ func (e *Engine) step(it *item) {
 		}
 	}
 	for i := range e.out.Effects {
-		e.execute(&e.out.Effects[i])
+		f := &e.out.Effects[i]
+		if f.Kind == fsm.Complete && e.dirty {
+			// Whoever a Complete answers may act on it before this step ends (a granted
+			// command can even be answered by its server first): publish the routes so far.
+			e.publish()
+		}
+		e.execute(f)
 	}
 	if ev.Kind == fsm.Disposed {
 		e.fenceDisposed()
@@ -664,6 +675,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		} else if c := e.draining[f.Conn]; c != nil && !f.Drain {
 			// A drain with a deadline (a MOVING handoff's grace, maint.go) ends now.
 			delete(e.draining, f.Conn)
+			e.graceEnded(f.Conn, c)
 			c.Close()
 		}
 	case fsm.Route:

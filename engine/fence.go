@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/internal/plant"
 	"github.com/respire-go/respire/netio/resp"
 )
 
@@ -190,6 +191,11 @@ func (e *Engine) fenceKill(f *fsm.Effect) {
 	c := e.conns[id]
 	if c == nil {
 		e.post(item{ev: fsm.Event{Kind: fsm.Killed, Conn: id, Err: errNoQueryConn}})
+		return
+	}
+	if e.deps.Plants.Fire(plant.FenceSkipKill, uint64(id)) {
+		// Planted: the kill counts as answered though it was never sent.
+		e.post(item{ev: fsm.Event{Kind: fsm.Killed, Conn: id, Class: fsm.Transient}})
 		return
 	}
 	cmd := &Command{Name: "CLIENT KILL", Frame: resp.AppendCommand(nil, "CLIENT", "KILL", "ID", strconv.FormatInt(f.Fence.ClientID, 10))}

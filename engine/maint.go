@@ -22,19 +22,80 @@ type Relax struct {
 	relaxed atomic.Bool
 	// notices counts the notices applied, for tests and diagnostics.
 	notices atomic.Uint64
+	// shrunk is closed when a notice ends the relaxation or brings its end forward (Shrunk);
+	// nil until a caller asks for it. Guarded by mu.
+	shrunk chan struct{}
 }
 
 // NewRelax returns the host of a connection's relaxation under cfg.
 func NewRelax(cfg fsm.MaintConfig) *Relax { return &Relax{m: fsm.NewRelaxation(cfg)} }
 
-// Notice applies a maintenance notice received at now.
-func (r *Relax) Notice(n fsm.MaintNotice, now time.Time) {
+// Notice applies a maintenance notice received at now. It reports whether the notice ended the
+// relaxation or brought its end forward (a completion such as MIGRATED): the callers whose
+// commands it kept alive must then ask again (Shrunk is closed).
+func (r *Relax) Notice(n fsm.MaintNotice, now time.Time) (shrank bool) {
 	r.mu.Lock()
+	was, wasUntil := r.m.Relaxed()
 	r.m.Step(&fsm.MaintEvent{Kind: fsm.MaintNoticeReceived, Now: now, Notice: n}, nil)
-	relaxed, _ := r.m.Relaxed()
+	relaxed, until := r.m.Relaxed()
+	if shrank = was && (!relaxed || until.Before(wasUntil)); shrank && r.shrunk != nil {
+		close(r.shrunk)
+		r.shrunk = nil
+	}
 	r.mu.Unlock()
 	r.relaxed.Store(relaxed)
 	r.notices.Add(1)
+	return shrank
+}
+
+// Shrunk returns a channel that is closed when a later notice ends the relaxation or brings its
+// end forward. A caller whose command the relaxation keeps past its own timeout waits on it as
+// well as on its timer, and asks Extend again when it is closed: a window that a completion
+// closes early lets the commands it kept alive time out at once. Take it before Extend.
+func (r *Relax) Shrunk() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shrunk == nil {
+		r.shrunk = make(chan struct{})
+	}
+	return r.shrunk
+}
+
+// Push applies notice n, which connection id (to ep) received at now, and reports a MOVING
+// notice to the connection's sink when it implements MovingSink, an SMIGRATED one when it
+// implements SlotMigrationSink. It is what a runtime's reader does with every maintenance notice
+// it parsed (netio's reader goroutine, the simulator's connection), so that both runtimes apply
+// notices through the same code.
+// It returns what Notice does: whether the callers kept alive by the relaxation must ask again.
+func (r *Relax) Push(n fsm.MaintNotice, now time.Time, id fsm.ConnID, ep Endpoint, s Sink) (shrank bool) {
+	shrank = r.Notice(n, now)
+	switch n.Kind {
+	case fsm.MaintMoving:
+		if ms, ok := s.(MovingSink); ok {
+			ms.Moving(id, n.Target, n.Time)
+		}
+	case fsm.MaintSlotMigrated:
+		if ss, ok := s.(SlotMigrationSink); ok && len(n.Moves) > 0 {
+			ss.SlotsMigrated(ep, n.Moves)
+		}
+	}
+	return shrank
+}
+
+// Extend is what a caller asks when the own timeout of its command fired at now: the command
+// started at start with that timeout. If the connection's relaxation keeps the command alive,
+// Extend returns when to ask again (the relaxed deadline, or the window's end if that comes
+// first) and true; otherwise the command times out now (false). Both runtimes' callers use it
+// (client's calls, the simulator's callers).
+func (r *Relax) Extend(now, start time.Time, timeout time.Duration) (time.Time, bool) {
+	deadline, recheck := r.Deadline(now, start, timeout)
+	if !deadline.After(now) {
+		return time.Time{}, false
+	}
+	if recheck.IsZero() || recheck.After(deadline) {
+		recheck = deadline
+	}
+	return recheck, true
 }
 
 // Notices returns the number of notices applied.
@@ -95,3 +156,38 @@ func (s sink) Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration) {
 }
 
 var _ MovingSink = sink{}
+
+// SlotMigrationSink is implemented by the engine's Sink: a Cluster node's connection (to source)
+// that parsed an SMIGRATED notice reports its moves, and the Cluster machine updates the slot
+// map where the source still owns the slots (fsm.SlotsMigrated).
+type SlotMigrationSink interface {
+	SlotsMigrated(source Endpoint, moves []fsm.SlotMove)
+}
+
+// SlotsMigrated implements SlotMigrationSink. A standalone engine ignores it.
+func (s sink) SlotsMigrated(source Endpoint, moves []fsm.SlotMove) {
+	if s.e.cl == nil {
+		return
+	}
+	r := &fsm.TopologyReply{Query: fsm.QueryMoved, Shards: make([]fsm.ReplyShard, 0, len(moves))}
+	for _, m := range moves {
+		target := fsm.MakeEndpoint(m.Target.Host, m.Target.Port)
+		r.Shards = append(r.Shards, fsm.ReplyShard{Ranges: m.Ranges, Nodes: []fsm.Node{{Addr: target, Role: fsm.RolePrimary}}})
+	}
+	s.e.post(item{ev: fsm.Event{Kind: fsm.SlotsMigrated, Machine: fsm.MachineCluster,
+		Endpoint: fsm.MakeEndpoint(source.Host, source.Port), Reply: r}})
+}
+
+var _ SlotMigrationSink = sink{}
+
+// graceEnded warns (Deps.MaintWarn) when the connection a MOVING grace closes has not finished
+// draining: the commands it still owes fail with an unknown outcome.
+func (e *Engine) graceEnded(id fsm.ConnID, c Conn) {
+	if e.deps.MaintWarn == nil {
+		return
+	}
+	if s, ok := c.(Stopper); ok && s.Stopped() {
+		return
+	}
+	e.deps.MaintWarn(id)
+}

@@ -42,6 +42,7 @@ type OTelMeter struct {
 	exhausted metric.Int64Counter
 	recycled  metric.Int64Counter
 	sentinel  sentinelInstruments
+	maint     maintInstruments
 }
 
 // NewOTelMeter creates the instruments on provider, or on the global provider when it is nil.
@@ -76,7 +77,11 @@ func NewOTelMeter(provider metric.MeterProvider) (*OTelMeter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted, recycled: recycled, sentinel: sentinel}, nil
+	maint, err := newMaintInstruments(m)
+	if err != nil {
+		return nil, err
+	}
+	return &OTelMeter{attempt: attempt, delay: delay, exhausted: exhausted, recycled: recycled, sentinel: sentinel, maint: maint}, nil
 }
 
 // Record implements Meter.
@@ -104,6 +109,8 @@ func (m *OTelMeter) Record(ep Endpoint, x fsm.Metric) {
 	case fsm.InstrumentRecycled:
 		m.recycled.Add(ctx, int64(x.Value), attrs)
 	default:
-		m.sentinel.record(ctx, x, attrs)
+		if !m.maint.record(ctx, x, attrs) {
+			m.sentinel.record(ctx, x, attrs)
+		}
 	}
 }

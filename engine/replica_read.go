@@ -114,6 +114,15 @@ func (rt *ReadRoute) end() (int, *ReadWatch, error) {
 	return target, w, nil
 }
 
+// Unusable reports that the last selection could not take the read and nothing was sent (a
+// dedicated connection could not be rented from it, or did not answer ROLE as a replica): it
+// cools down, and the next Select picks another candidate. err is the failure Select returns
+// when no other candidate can take the read.
+func (rt *ReadRoute) Unusable(err error) {
+	rt.r.Failed(rt.target)
+	rt.acquired = err
+}
+
 // Target returns the last selection.
 func (rt *ReadRoute) Target() int { return rt.target }
 

@@ -234,3 +234,27 @@ func TestReadRouteBeginWithoutWaiting(t *testing.T) {
 		t.Fatal("a cancelled selection still reports an answer")
 	}
 }
+
+// TestReadRouteUnusableSelection: a selection that could not take the read with nothing sent
+// (a blocking read's rent or ROLE check failed) cools down, the next selection is another
+// candidate, and once none is left the reported failure is the read's error.
+func TestReadRouteUnusableSelection(t *testing.T) {
+	r := newValidatedRouter(t, fsm.ReadReplicaPreferred)
+	ctx := context.Background()
+	rt := r.Route(fsm.ReadReplicaPreferred, false)
+	if target, _, err := rt.Select(ctx); err != nil || target != 1 {
+		t.Fatalf("selection %d, %v: want the replica", target, err)
+	}
+	rt.Unusable(errors.New("ROLE answered master"))
+	if r.Usable(1) {
+		t.Fatal("the unusable replica is not cooling down")
+	}
+	if target, _, err := rt.Select(ctx); err != nil || target != 0 {
+		t.Fatalf("selection %d, %v: want the primary", target, err)
+	}
+	last := errors.New("rent refused")
+	rt.Unusable(last)
+	if _, _, err := rt.Select(ctx); err != last {
+		t.Fatalf("with every candidate tried: %v, want the last failure", err)
+	}
+}

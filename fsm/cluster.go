@@ -340,6 +340,8 @@ func (c *Cluster) Step(ev *Event, out *Outbox) {
 		c.round.answered(c, ev, out)
 	case Moved:
 		c.moved(ev, out)
+	case SlotsMigrated:
+		c.slotsMigrated(ev, out)
 	}
 	c.maybePublish(out)
 }

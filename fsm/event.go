@@ -75,12 +75,17 @@ const (
 	// endpoint moves to Endpoint (zero: the configured one, resolved again) and Grace is how
 	// long the old socket may still serve (maint_handoff.go).
 	MovingNoticed
+	// SlotsMigrated: a Cluster node's connection received SMIGRATED: the node at Endpoint (the
+	// source) announces that the slots of each shard of Reply (a QueryMoved reply, one node per
+	// shard) now belong to that shard's node (cluster_maint.go).
+	SlotsMigrated
 )
 
 var eventNames = [...]string{"none", "demanded", "noticed", "withdrew", "dial-succeeded",
 	"handshake-done", "dial-failed", "conn-lost", "timer-fired", "retired", "disposed", "returned",
 	"acked", "rejected", "unsubscribed", "answered", "notified", "published", "primary-failed",
-	"rediscovery-requested", "replied", "query-failed", "moved", "owed", "killed", "moving-noticed"}
+	"rediscovery-requested", "replied", "query-failed", "moved", "owed", "killed", "moving-noticed",
+	"slots-migrated"}
 
 // String returns the kebab-case name of the kind.
 func (k EventKind) String() string {
@@ -250,6 +255,11 @@ func (e *Event) AppendTo(dst []byte) []byte {
 		}
 		dst = append(dst, " grace="...)
 		dst = append(dst, e.Grace.String()...)
+	case SlotsMigrated:
+		dst = e.Endpoint.AppendTo(append(dst, " from="...))
+		if e.Reply != nil {
+			dst = e.Reply.appendSummary(append(dst, ' '))
+		}
 	case Withdrew:
 		dst = appendUint(dst, " waiter=", uint64(e.Waiter))
 	case Disposed:

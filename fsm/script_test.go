@@ -141,7 +141,8 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 		"dialed": DialSucceeded, "handshake": HandshakeDone, "dial-failed": DialFailed,
 		"lost": ConnLost, "timer": TimerFired, "retire": Retired, "dispose": Disposed,
 		"return": Returned, "ack": Acked, "reject": Rejected, "unsubscribe": Unsubscribed,
-		"replied": Replied, "query-failed": QueryFailed, "moved": Moved, "moving": MovingNoticed}
+		"replied": Replied, "query-failed": QueryFailed, "moved": Moved, "moving": MovingNoticed,
+		"slots-migrated": SlotsMigrated}
 	k, ok := kinds[fields[0]]
 	if !ok {
 		t.Fatalf("unknown event %q", fields[0])
@@ -179,7 +180,7 @@ func parseEvent(t *testing.T, s string, at *time.Duration) Event {
 			ev.Machine = parseMachineName(t, v)
 		case "node":
 			ev.Node = uint32(atoi(t, v))
-		case "endpoint", "to":
+		case "endpoint", "to", "from":
 			ev.Endpoint = parseEndpointArg(t, v)
 		case "reply":
 			ev.Reply = parseReply(t, v)

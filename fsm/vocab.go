@@ -258,6 +258,10 @@ const (
 	// or -1, an up-down count): the retired primary generations whose connections still drain.
 	// The runtime records it; steady growth means stuck work.
 	InstrumentSentinelGenerationsRetired
+	// InstrumentSlotMigrationsSkipped is respire.cluster.slot_migrations.skipped (value: the
+	// moves skipped): SMIGRATED named slots its source no longer owned, or a node the topology
+	// does not know, so MOVED redirects and a topology refresh find the owners instead.
+	InstrumentSlotMigrationsSkipped
 )
 
 // Name returns the OpenTelemetry instrument name.
@@ -275,6 +279,8 @@ func (i Instrument) Name() string {
 		return "respire.sentinel.failover"
 	case InstrumentSentinelGenerationsRetired:
 		return "respire.sentinel.generations.retired"
+	case InstrumentSlotMigrationsSkipped:
+		return "respire.cluster.slot_migrations.skipped"
 	}
 	return "instrument(" + strconv.Itoa(int(i)) + ")"
 }

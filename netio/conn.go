@@ -26,7 +26,10 @@ const (
 // engine.Conn. It pipelines: Send only queues, a writer goroutine writes everything queued in one
 // batch (flushing only when its queue is empty), and a reader goroutine parses replies into the
 // commands' own Reply values and completes them strictly in FIFO order. RESP3 pushes never
-// complete a command; they go to TransportConfig.Push.
+// complete a command; they go to TransportConfig.Push. On an idle connection (writer parked,
+// nothing queued, nothing in flight) a caller whose frames total at most 16 KiB writes them
+// itself instead of waking the writer (conn_direct.go); such a write fits the empty send buffer,
+// so Send still returns without waiting for the network.
 //
 // Commands complete (their Done runs) on the reader goroutine, or on the caller's goroutine when
 // Send rejects them at once. A Done callback must not block, and must not call Close of the
@@ -190,11 +193,27 @@ func (c *Conn) Err() error {
 // Send queues cmd, which must be at engine.StageBuffered, for writing and returns without waiting
 // for the network. On a connection that failed, closed or drains, it completes cmd at once, on
 // the caller's goroutine, with an error at StageBuffered: the failure's *IOError, or an *IOError
-// wrapping ErrClosed after Close or Drain.
+// wrapping ErrClosed after Close or Drain. While a failed connection's reader is still
+// completing the commands that were pending, cmd completes after them instead, on the reader
+// goroutine, with the same error, so that completions stay in the order of the sends.
 func (c *Conn) Send(cmd *engine.Command) {
 	if err := c.enqueue(cmd); err != nil {
+		if c.completeLate(cmd) {
+			return
+		}
 		cmd.Complete(err)
 	}
+}
+
+// completeLate hands cmd, which Send could not queue, to the reader's finish when the connection
+// failed and finish has not yet completed what was pending: cmd then completes after the
+// commands sent before it, in FIFO order (wire.Pipeline.AcceptLate). A failure stops the
+// connection before its reader completes the command whose reply failed it, so without this a
+// Send in between would be answered first. It reports false when cmd must complete at once.
+func (c *Conn) completeLate(cmd *engine.Command) bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.p.AcceptLate(cmd)
 }
 
 // Offer implements engine.Offerer: it queues cmd like Send and reports true, or, when the
@@ -212,6 +231,18 @@ func (c *Conn) OfferGroup(cmds []*engine.Command) bool { return c.enqueue(cmds..
 // them.
 func (c *Conn) enqueue(cmds ...*engine.Command) error {
 	c.qmu.Lock()
+	if c.writerIdle && c.inFlight.Load() == 0 && directFits(cmds) {
+		// An idle connection: the caller writes its commands itself (conn_direct.go).
+		direct, err := c.p.AcceptDirect(cmds)
+		if err != nil {
+			c.qmu.Unlock()
+			return err
+		}
+		if direct {
+			c.writeDirect(cmds) // releases qmu
+			return nil
+		}
+	}
 	if err := c.p.AcceptGroup(cmds); err != nil {
 		c.qmu.Unlock()
 		return err
@@ -446,13 +477,21 @@ func (c *Conn) flush() bool {
 	}
 	c.fmu.Lock()
 	first, last, wasIdle := c.p.Handoff()
+	return c.writeHanded(c.buf, first, last, wasIdle)
+}
+
+// writeHanded writes buf, the frames of the commands that a handoff just moved to the flight
+// (sequence numbers first to last), and then marks those still in flight written. It is called
+// with fmu held, by whoever owns the writer's side: the writer goroutine, or a caller writing
+// its own commands (writeDirect). It reports false when the connection failed.
+func (c *Conn) writeHanded(buf []byte, first, last uint64, wasIdle bool) bool {
 	if wasIdle && c.watching {
 		c.p.Progress(c.since(time.Now())) // replies become pending: the idle-read clock starts
 	}
 	c.inFlight.Add(int64(last - first))
 	c.fmu.Unlock()
 
-	err := c.write(c.buf)
+	err := c.write(buf)
 	if cap(c.buf) > maxRetainedBuffer {
 		c.buf = nil
 	} else {

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
-	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/wire"
 )
 
@@ -35,10 +34,5 @@ func (c *Conn) maintNotice() {
 	if err != nil {
 		return
 	}
-	c.relax.Notice(n, time.Now())
-	if n.Kind == fsm.MaintMoving {
-		if ms, ok := c.sink.(engine.MovingSink); ok {
-			ms.Moving(c.id, n.Target, n.Time)
-		}
-	}
+	c.relax.Push(n, time.Now(), c.id, c.ep, c.sink)
 }

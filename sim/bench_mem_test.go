@@ -28,14 +28,24 @@ func (h *heapSampler) sample() {
 	h.peak = max(h.peak, ms.HeapAlloc)
 }
 
+// Memory modes of benchMemory.
+const (
+	judgedInSegments = iota // records in segments, journal in windows (respire-sim)
+	keepJournal             // records in segments, the whole journal kept (as before windows)
+	keepEverything          // no sink: every record and step kept
+)
+
 // benchMemory runs sc and reports the live heap: the largest sample at the segments' cuts and
-// at the end (peak-live-MB), and the run's segments; whole=true keeps every record instead.
-func benchMemory(b *testing.B, sc *scenario.Scenario, whole bool) {
+// at the end (peak-live-MB), the run's segments and the steps it kept at the end.
+func benchMemory(b *testing.B, sc *scenario.Scenario, mode int) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		h := &heapSampler{Stream: check.NewStream()}
 		opts := RunOptions{Sink: h}
-		if whole {
+		switch mode {
+		case keepJournal:
+			h.KeepJournal()
+		case keepEverything:
 			opts.Sink = nil
 		}
 		res, err := Run(sc, sc.Seed, opts)
@@ -49,6 +59,8 @@ func benchMemory(b *testing.B, sc *scenario.Scenario, whole bool) {
 		}
 		b.ReportMetric(float64(h.peak)/(1<<20), "peak-live-MB")
 		b.ReportMetric(float64(res.Segments), "segments")
+		b.ReportMetric(float64(len(res.Steps)), "steps-kept")
+		b.ReportMetric(float64(res.StepBase+len(res.Steps)), "steps")
 		b.ReportMetric(float64(v.Ops), "ops")
 	}
 }
@@ -57,11 +69,17 @@ func benchMemory(b *testing.B, sc *scenario.Scenario, whole bool) {
 // operations) judged in segments, as respire-sim does, and reports its live heap. Run it with
 // -benchtime 1x: one run takes seconds. bench/simmem.sh measures the process's peak RSS.
 func BenchmarkSoakMemory(b *testing.B) {
-	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), false)
+	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), judgedInSegments)
+}
+
+// BenchmarkSoakMemoryKeepJournal is BenchmarkSoakMemory keeping the whole engine journal, as
+// runs did before the journal was handed over in windows (sim.JournalWindow).
+func BenchmarkSoakMemoryKeepJournal(b *testing.B) {
+	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), keepJournal)
 }
 
 // BenchmarkSoakMemoryWhole is BenchmarkSoakMemory keeping every record, as runs did before
 // segments: the comparison shows what segments save.
 func BenchmarkSoakMemoryWhole(b *testing.B) {
-	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), true)
+	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), keepEverything)
 }

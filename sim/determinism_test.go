@@ -51,6 +51,13 @@ func shortened(t *testing.T, path string, maxSeconds int) *scenario.Scenario {
 			}
 		}
 		sc.Faults = kept
+		var acts []scenario.ClientAction
+		for _, a := range sc.Actions {
+			if a.At < limit {
+				acts = append(acts, a)
+			}
+		}
+		sc.Actions = acts
 	}
 	return sc
 }
@@ -132,26 +139,41 @@ func TestJournalReplay(t *testing.T) {
 			if len(res.Steps) == 0 {
 				t.Fatal("no steps recorded")
 			}
-			events := make([]fsm.Event, len(res.Steps))
-			for i := range res.Steps {
-				events[i] = res.Steps[i].Event
+			// Each client generation (scenario actions) replays into fresh machines, with the
+			// offset of its identifiers taken off (record.ClientGen).
+			bounds := []int{0}
+			for _, c := range res.Clients {
+				bounds = append(bounds, c.Step)
 			}
+			bounds = append(bounds, len(res.Steps))
 			i := 0
 			var got, want []byte
-			engine.Replay(res.Scenario.EngineConfig(), events, func(ev *fsm.Event, effects []fsm.Effect) {
-				rec := res.Steps[i].Effects
-				if len(effects) != len(rec) {
-					t.Fatalf("step %d (%s): %d effects replayed, %d recorded", i, ev, len(effects), len(rec))
+			var shifted []fsm.Effect
+			for g := 0; g+1 < len(bounds); g++ {
+				off := record.GenOffset(res.GenOf(bounds[g]))
+				events := make([]fsm.Event, bounds[g+1]-bounds[g])
+				for k := range events {
+					events[k] = res.Steps[bounds[g]+k].Event
+					record.ShiftEvent(&events[k], -off)
 				}
-				for j := range effects {
-					got = effects[j].AppendTo(got[:0])
-					want = rec[j].AppendTo(want[:0])
-					if string(got) != string(want) {
-						t.Fatalf("step %d effect %d:\nreplayed %s\nrecorded %s", i, j, got, want)
+				engine.Replay(res.Scenario.EngineConfig(), events, func(ev *fsm.Event, effects []fsm.Effect) {
+					rec := res.Steps[i].Effects
+					shifted = append(shifted[:0], effects...)
+					record.ShiftEffects(shifted, off)
+					effects = shifted
+					if len(effects) != len(rec) {
+						t.Fatalf("step %d (%s): %d effects replayed, %d recorded", i, ev, len(effects), len(rec))
 					}
-				}
-				i++
-			})
+					for j := range effects {
+						got = effects[j].AppendTo(got[:0])
+						want = rec[j].AppendTo(want[:0])
+						if string(got) != string(want) {
+							t.Fatalf("step %d effect %d:\nreplayed %s\nrecorded %s", i, j, got, want)
+						}
+					}
+					i++
+				})
+			}
 			if i != len(res.Steps) {
 				t.Fatalf("replayed %d of %d steps", i, len(res.Steps))
 			}

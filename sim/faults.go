@@ -164,6 +164,7 @@ func (fs *faultState) start() {
 		fs.pushTick()
 	case "kill":
 		fs.node.holdKill(+1)
+		fs.node.newRunID = fs.node.newRunID || fs.f.Kill.NewRunID
 		if fs.f.Kill.LoseData {
 			fs.node.Wipe()
 			w.tr.End(w.tr.Begin("fault data-lost").Uint("fault", uint64(fs.idx)).Str("node", fs.node.ID()))
@@ -238,6 +239,11 @@ func (s *server) holdKill(d int) {
 		s.Kill()
 	case d < 0 && s.kills == 0:
 		s.Restart()
+		if s.newRunID {
+			s.newRunID = false
+			s.NewRunID()
+			s.w.tr.End(s.w.tr.Begin("fault run-id").Str("node", s.ID()).Str("run_id", s.RunID()))
+		}
 		if s.pauses > 0 {
 			s.Pause()
 		}

@@ -28,12 +28,13 @@ type Host struct {
 	closed bool
 }
 
-// ErrHostTopology reports a scenario whose topology a Host does not simulate yet.
-var ErrHostTopology = errors.New("sim: a host simulates standalone and cluster topologies only")
-
 // ErrHostWorkload reports a scenario with a workload given to a Host, which runs the
 // application's code instead.
 var ErrHostWorkload = errors.New("sim: a host runs the application's code: the scenario must have no workload")
+
+// ErrHostActions reports a scenario with client actions given to a Host: the application closes
+// and creates its own clients.
+var ErrHostActions = errors.New("sim: a host runs the application's code: the scenario must have no client actions")
 
 // NewHost builds the world of sc for seed (sc is resolved for seed first). The engine is bound
 // later (Bind, then Attach); the fault timeline starts when it is attached.
@@ -42,12 +43,12 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 	if err != nil {
 		return nil, err
 	}
-	if rs.IsSentinel() {
-		return nil, ErrHostTopology
-	}
 	wl := &rs.Workload
 	if wl.Callers > 0 || wl.Dedicated != nil || wl.PubSub != nil {
 		return nil, ErrHostWorkload
+	}
+	if len(rs.Actions) > 0 {
+		return nil, ErrHostActions
 	}
 	if opts.MaxEvents == 0 {
 		opts.MaxEvents = DefaultMaxEvents
@@ -60,10 +61,15 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 // Scenario returns the resolved scenario the host runs.
 func (h *Host) Scenario() *scenario.Scenario { return h.w.sc }
 
-// Endpoints returns where a client connects: the scenario's first node, or a Cluster's seeds.
+// Endpoints returns where a client connects: the scenario's first node, a Cluster's seeds, or
+// the Sentinels a Sentinel client is configured with.
 func (h *Host) Endpoints() []engine.Endpoint {
-	if cc := h.w.sc.EngineConfig().Cluster; cc != nil {
+	cfg := h.w.sc.EngineConfig()
+	if cc := cfg.Cluster; cc != nil {
 		return cc.Seeds
+	}
+	if sc := cfg.Sentinel; sc != nil {
+		return sc.Sentinels
 	}
 	return []engine.Endpoint{{Host: h.w.sc.Topology.Nodes[0].ID, Port: scenario.NodePort}}
 }
@@ -80,11 +86,25 @@ func (h *Host) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func(
 	return h.w.rt, h.w.tp, h.w.onStep, nil
 }
 
+// BindPubSub hands the host the client's pub/sub receiver (its router): what the client's
+// pub/sub connections read (acknowledgements, refusals, messages) goes there, as netio's
+// transport reports it.
+func (h *Host) BindPubSub(r engine.PubSubReceiver) { h.w.tp.pubsub = r }
+
+// BindSentinel hands the host a Sentinel client's receiver of the Sentinels' messages, in
+// place of the world's own: the monitor connections report there.
+func (h *Host) BindSentinel(r *engine.SentinelReceiver) {
+	if h.w.sentinel != nil {
+		h.w.sentinel.recv = r
+	}
+}
+
 // Attach hands the host the engine, built for stepper mode with what Bind returned, and starts
 // the fault timeline.
 func (h *Host) Attach(eng *engine.Engine) {
 	h.w.eng = eng
 	h.w.buildFaults()
+	h.w.buildMaint()
 	h.w.settle()
 }
 

@@ -221,6 +221,8 @@ func (c *simConn) subscriberFrame(v *resp.Value) bool {
 	}
 	if c.machine == fsm.MachineSentinelMonitor {
 		f.ReportTo(c.w.sentinel.recv, c.id)
+	} else if r := c.w.tp.pubsub; r != nil {
+		f.ReportTo(r, c.id) // a client bound to a Host (host.go)
 	} else if ps := c.w.ps; ps != nil {
 		f.ReportTo(ps.router, c.id)
 		// An answer to a subscription command may leave the connection quiescent: snapshot.

@@ -51,6 +51,10 @@ type RunOptions struct {
 	// SegmentOps is the number of operations after which a segment closes at the next quiescent
 	// cut (zero: DefaultSegmentOps; at most MaxSegmentOps, or Run fails with ErrSegmentOps).
 	SegmentOps int
+	// JournalSteps is the number of engine steps after which a run whose sink takes the journal
+	// (record.JournalSink) hands them over (zero: JournalWindow; at most MaxSegmentOps, or Run
+	// fails with ErrSegmentOps).
+	JournalSteps int
 }
 
 // ErrTraceWrite reports that writing the trace to RunOptions.TraceTo failed.
@@ -131,6 +135,15 @@ type world struct {
 	sentinel *sentinelWorld
 	// seg hands the records over in segments (segment.go), or is nil.
 	seg *segmenter
+
+	// env is the workload's environment, whose Engine a recreate replaces (actions.go).
+	env *workload.Env
+	// gen is the current client generation (0: the initial client); clientGone says the
+	// application closed its client and created none since.
+	gen        int
+	clientGone bool
+	// maint holds the maintenance relaxations of the connections that opted in (maint.go).
+	maint maintWorld
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -141,7 +154,7 @@ type world struct {
 // The same scenario and seed always give the same Result, byte for byte (TraceHash). On an eager
 // connect failure or an exceeded event budget Run returns the partial Result with the error.
 func Run(sc *scenario.Scenario, seed uint64, opts RunOptions) (*record.Result, error) {
-	if opts.SegmentOps < 0 || opts.SegmentOps > MaxSegmentOps {
+	if opts.SegmentOps < 0 || opts.SegmentOps > MaxSegmentOps || opts.JournalSteps < 0 || opts.JournalSteps > MaxSegmentOps {
 		return nil, ErrSegmentOps
 	}
 	rs, err := sc.Resolve(seed)
@@ -178,7 +191,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	h := &cfg.Handshake
 	w.handshake = wire.HandshakeConfig{Protocol: wire.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
 		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion,
-		ClientID: h.ClientID}
+		ClientID: h.ClientID, Maintenance: wire.MaintMode(h.Maintenance)}
 	w.sentinelHandshake()
 	for _, p := range sc.Plant {
 		switch p {
@@ -220,8 +233,7 @@ func (w *world) sharedPlantFired(b plant.Bug, id uint64) { w.tr.Plant(b.String()
 func (w *world) run() (*record.Result, error) {
 	sc := w.sc
 	w.ps = newPubSubWorld(w)
-	w.eng = engine.New(sc.EngineConfig(), engine.Deps{Runtime: w.rt, Transport: w.tp, OnStep: w.onStep, PubSub: w.ps.sink(),
-		Plants: w.shared, SentinelWarn: w.sentinelWarn()})
+	w.eng = w.newEngine()
 	w.attachSentinel()
 
 	w.tr.End(w.tr.Begin("run start").Str("scenario", strconv.Quote(sc.Name)).Uint("seed", w.seed))
@@ -231,13 +243,16 @@ func (w *world) run() (*record.Result, error) {
 	}
 	w.settle()
 	w.buildFaults()
+	w.buildMaint()
 	env := &workload.Env{Scenario: sc, Seed: w.seed, Sched: scheduler{&w.k}, Trace: w.tr, Result: w.res, Engine: w.eng}
 	if w.seg != nil {
 		env.SegmentOps = w.seg.ops
 	}
+	w.env = env
 	w.wl = workload.NewCallers(env)
 	w.dw = workload.NewRenters(env)
 	w.ps.start(env)
+	w.scheduleActions()
 
 	maxEvents := w.opts.MaxEvents
 	if maxEvents == 0 {
@@ -266,7 +281,7 @@ func (w *world) run() (*record.Result, error) {
 		}
 	}
 	if w.connectErr != nil {
-		if c := sc.Expect.Connect; c != nil && c.Fails {
+		if c := sc.Expect.Connect; c != nil && c.Fails && w.gen == 0 {
 			w.res.ConnectError = w.connectErr.Error() // expected: the run ends here, judged by expect-connect
 		} else {
 			runErr = w.connectErr
@@ -359,16 +374,27 @@ func (w *world) flushAll() bool {
 // onStep records an engine step: the Step, and its trace line.
 func (w *world) onStep(ev *fsm.Event, effects []fsm.Effect) {
 	w.stepped = true
-	w.res.Steps = append(w.res.Steps, record.Step{Event: *ev, Effects: w.effects.CopyOf(effects)})
+	st := record.Step{Event: *ev, Effects: w.effects.CopyOf(effects)}
+	if w.gen > 0 {
+		// A recreated client's identifiers start over: the run's are kept unique (actions.go).
+		off := record.GenOffset(w.gen)
+		record.ShiftEvent(&st.Event, off)
+		record.ShiftEffects(st.Effects, off)
+	}
+	w.res.Steps = append(w.res.Steps, st)
 	if w.ps != nil {
 		w.ps.onStep(effects)
 	}
-	b := ev.AppendTo(w.tr.Raw())
-	for i := range effects {
+
+	b := st.Event.AppendTo(w.tr.Raw())
+	for i := range st.Effects {
 		b = append(b, " | "...)
-		b = effects[i].AppendTo(b)
+		b = st.Effects[i].AppendTo(b)
 	}
 	w.tr.End(b)
+	if w.seg != nil {
+		w.seg.stepped()
+	}
 }
 
 // finish closes the client at the end of the run and fills in the Result.
@@ -378,8 +404,10 @@ func (w *world) finish() {
 	w.wl.Stop()
 	w.dw.Stop()
 	w.ps.finish()
-	w.eng.Close()
-	w.settleNow()
+	if !w.clientGone {
+		w.eng.Close()
+		w.settleNow()
+	}
 	w.ps.drain()
 	res := w.res
 	res.End = end
@@ -474,4 +502,5 @@ var sharedPlants = map[scenario.Plant]plant.Bug{
 	scenario.PlantIgnoreCancel:          plant.IgnoreCancel,
 	scenario.PlantRecycleBeforeReply:    plant.RecycleBeforeReply,
 	scenario.PlantSentinelRedialAtOnce:  plant.SentinelRedialAtOnce,
+	scenario.PlantFenceSkipKill:         plant.FenceSkipKill,
 }

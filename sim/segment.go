@@ -15,8 +15,13 @@ const DefaultSegmentOps = 8192
 // MaxSegmentOps bounds RunOptions.SegmentOps.
 const MaxSegmentOps = 1 << 20
 
-// ErrSegmentOps reports a RunOptions.SegmentOps below zero or above MaxSegmentOps.
-var ErrSegmentOps = errors.New("sim: RunOptions.SegmentOps must be from 0 to 1048576 (MaxSegmentOps)")
+// JournalWindow is the number of engine steps a run keeps at most when its sink takes the
+// journal (record.JournalSink): once that many are recorded, they are handed over and dropped.
+const JournalWindow = 4096
+
+// ErrSegmentOps reports a RunOptions.SegmentOps or JournalSteps below zero or above
+// MaxSegmentOps.
+var ErrSegmentOps = errors.New("sim: RunOptions.SegmentOps and JournalSteps must be from 0 to 1048576 (MaxSegmentOps)")
 
 // segmenter hands a run's operation records to the sink in closed segments (record.Sink): the
 // run's memory is then bounded by a segment (SegmentOps operations, plus what happens until the
@@ -28,6 +33,10 @@ type segmenter struct {
 	// unapplied are the commands written whose node has not applied them yet, with the
 	// connection they were last written to.
 	unapplied map[uint64]*simConn
+	// journal is the sink when it takes the engine steps too (record.JournalSink), or nil;
+	// window is the number of steps kept before they are handed over.
+	journal record.JournalSink
+	window  int
 }
 
 // segmentable reports whether a run of sc can hand its records over in segments: only the
@@ -48,7 +57,33 @@ func newSegmenter(w *world, opts RunOptions) *segmenter {
 	if n <= 0 {
 		n = DefaultSegmentOps
 	}
-	return &segmenter{w: w, sink: opts.Sink, ops: n, unapplied: map[uint64]*simConn{}}
+	s := &segmenter{w: w, sink: opts.Sink, ops: n, unapplied: map[uint64]*simConn{}}
+	if j, ok := opts.Sink.(record.JournalSink); ok && j.TakesJournal() {
+		s.journal, s.window = j, opts.JournalSteps
+		if s.window <= 0 {
+			s.window = JournalWindow
+		}
+	}
+	return s
+}
+
+// stepped hands the journal over once it holds JournalWindow steps, when the sink takes it.
+func (s *segmenter) stepped() {
+	if s.journal != nil && len(s.w.res.Steps) >= s.window {
+		s.handJournal()
+	}
+}
+
+// handJournal hands the steps recorded so far to the sink and drops them.
+func (s *segmenter) handJournal() {
+	res := s.w.res
+	if len(res.Steps) == 0 {
+		return
+	}
+	s.journal.Steps(res.StepBase, res.Steps, res.Clients)
+	res.StepBase += len(res.Steps)
+	clear(res.Steps)
+	res.Steps = res.Steps[:0]
 }
 
 // written notes that command id was written to c.
@@ -98,5 +133,9 @@ func (s *segmenter) maybeCut() {
 	res.Paired = make([]record.ReplyRecord, 0, size)
 	res.Duplicates = nil
 	s.w.wl.Forget()
+	if s.journal != nil {
+		// The steps up to the cut go first: a checker may judge the segment against them.
+		s.handJournal()
+	}
 	s.sink.Segment(seg)
 }

@@ -20,6 +20,8 @@ type server struct {
 	// node compose as a union, so it is down while any kill holds it, and runs only when no
 	// window holds it (holdKill, holdPause).
 	kills, pauses int
+	// newRunID says a kill window holding the node asked for a new run id at its restart.
+	newRunID bool
 }
 
 var _ node.Env = (*server)(nil)

@@ -73,7 +73,10 @@ type simConn struct {
 	up, down pipe
 
 	// Client side.
-	phase        uint8
+	phase uint8
+	// gen is the client generation whose engine opened the connection (actions.go): id is the
+	// engine's identifier plus record.GenOffset(gen), and the engine is told of it by eid.
+	gen          uint8
 	reported     bool // Ready or Failed was reported to the sink
 	refused      bool // the connect was answered with a reset
 	engineClosed bool // the engine called Close or Drain: no Lost
@@ -123,6 +126,9 @@ type transport struct {
 	attempts []*simConn
 	// slotConn is the latest connection opened for each slot.
 	slotConn []*simConn
+	// pubsub receives what the pub/sub connections of a client bound to a Host read (its
+	// router: Host.BindPubSub); nil in a run, whose pub/sub world receives them.
+	pubsub engine.PubSubReceiver
 }
 
 var _ engine.Transport = (*transport)(nil)
@@ -138,15 +144,15 @@ func (t *transport) Open(ctx context.Context, req engine.OpenRequest) {
 // open starts an attempt; hs, when not nil, replaces the world's handshake configuration.
 func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.HandshakeConfig) {
 	w := t.w
-	c := &simConn{w: w, id: req.Conn, slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
+	c := &simConn{w: w, id: w.runConn(req.Conn), gen: uint8(w.gen), slot: req.Slot, attempt: req.Attempt, ep: req.Endpoint, sink: req.Sink, ctx: ctx, hsCfg: hs}
 	c.machine = req.Machine
-	c.p.Init(req.Endpoint, req.Conn)
+	c.p.Init(req.Endpoint, c.id)
 	c.p.Plant(w.shared)
 	if req.Machine == fsm.MachinePubSub || req.Machine == fsm.MachineShardedPubSub || req.Machine == fsm.MachineSentinelMonitor {
 		c.sub = &wire.Subscriber{}
 		c.sub.Plant(w.shared)
 	}
-	stream.Init(&c.rng, w.seed, stream.Network, uint64(req.Conn))
+	stream.Init(&c.rng, w.seed, stream.Network, uint64(c.id))
 	c.up = pipe{c: c, toNode: true}
 	c.down = pipe{c: c}
 	c.node = w.serverByHost(req.Endpoint.Host)
@@ -319,7 +325,7 @@ func (c *simConn) synAckArrived() bool {
 	}
 	c.phase = phaseHandshaking
 	w.tr.End(w.tr.Begin("conn dialed").Uint("conn", uint64(c.id)))
-	c.sink.Dialed(c.id)
+	c.sink.Dialed(c.eid())
 	w.k.after(w.sc.Client.CommandTimeout, c, connHandshakeDeadline)
 	cfg := w.handshake
 	if c.hsCfg != nil {
@@ -351,7 +357,8 @@ func (c *simConn) becomeReady() {
 	if c.sub != nil {
 		c.sub.Init(c.ep, c.id, c.hs.Protocol())
 	}
-	c.sink.Ready(c.id, c)
+	w.maintReady(c)
+	c.sink.Ready(c.eid(), c)
 	if after, ok := w.acceptThenDrop(c); ok {
 		w.k.after(after, c, connAcceptThenDrop)
 	}
@@ -369,7 +376,7 @@ func (c *simConn) failAttempt(err error) {
 	w.tp.remove(c)
 	w.tr.End(w.tr.Begin("conn failed").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
 	c.closeClient(err)
-	c.sink.Failed(c.id, err, wire.Classify(err))
+	c.sink.Failed(c.eid(), err, wire.Classify(err))
 }
 
 // closeClient closes the client side: pending commands fail with err, the node sees an orderly
@@ -389,6 +396,7 @@ func (c *simConn) closeClient(err error) {
 	// Every pending command completes with err: the unwritten ones at StageBuffered (a definite
 	// failure), the written ones at StageAwaitingReply (unknown outcome).
 	c.unanswered = c.p.InFlight() > 0
+	c.w.maintClosed(c, c.p.InFlight())
 	c.p.Stop(err, c.engineClosed)
 	c.p.Aborted()
 	if c.sub != nil {
@@ -422,7 +430,7 @@ func (c *simConn) lose(err error) {
 	w.tr.End(w.tr.Begin("conn lost").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
 	c.closeClient(err)
 	if !c.engineClosed {
-		c.sink.Lost(c.id, err)
+		c.sink.Lost(c.eid(), err)
 	}
 }
 
@@ -571,6 +579,7 @@ func (c *simConn) receive() {
 				continue
 			}
 			if c.p.Unsolicited(v) {
+				c.maintPush(v)
 				continue
 			}
 			if c.swallow > 0 {
@@ -634,7 +643,7 @@ func (c *simConn) Drain() {
 // ones at StageBuffered). No Lost is reported.
 func (c *simConn) Close() {
 	c.engineClosed = true
-	if c.clientClosed {
+	if c.clientClosed || c.w.maintLateClose(c) {
 		return
 	}
 	c.traceClose("close")

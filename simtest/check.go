@@ -27,6 +27,11 @@ const (
 	// Pause stops the node from processing for a drawn downtime; bytes queue up and are
 	// processed when it resumes.
 	Pause FaultKind = "pause"
+	// Partition black-holes the path of one client connection (FaultSpace.Slot's) for a drawn
+	// downtime: what it sends waits in the network and arrives when the partition heals,
+	// unless the server has closed that connection by then. The client's other connections,
+	// and the connections a fence opens, take other paths.
+	Partition FaultKind = "partition"
 )
 
 // Defaults of FaultSpace.
@@ -48,22 +53,26 @@ const (
 var ErrFaultSpace = errors.New("simtest: invalid fault space")
 
 // FaultSpace describes the fault timelines Faults draws: up to MaxFaults faults of the given
-// kinds on one node, each starting in [0, Horizon], kills and pauses lasting at most
-// MaxDowntime. Every time is a multiple of Step, so that shrinking moves faults earlier in
-// whole steps. The zero value draws up to DefaultMaxFaults faults of every kind on node "r1"
-// in the first DefaultHorizon, with downtimes up to DefaultMaxDowntime, in 1 ms steps.
+// kinds on one node (or, for partitions, one client slot), each starting in [0, Horizon],
+// kills, pauses and partitions lasting at most MaxDowntime. Every time is a multiple of Step,
+// so that shrinking moves faults earlier in whole steps. The zero value draws up to
+// DefaultMaxFaults faults of every kind on node "r1" and slot 0 in the first DefaultHorizon,
+// with downtimes up to DefaultMaxDowntime, in 1 ms steps.
 type FaultSpace struct {
 	// Node is the target node (default "r1", DefaultScenario's).
 	Node string
-	// Kinds are the kinds drawn (default: LoseReply, Kill, Drop, Pause). Shrinking prefers the
-	// kinds listed first.
+	// Slot is the client connection slot a Partition cuts off (default 0). It must be below
+	// the scenario's client.connections.
+	Slot int
+	// Kinds are the kinds drawn (default: LoseReply, Kill, Drop, Pause, Partition). Shrinking
+	// prefers the kinds listed first.
 	Kinds []FaultKind
 	// MaxFaults is the most faults in a timeline (default DefaultMaxFaults, at most
 	// MaxFaultsBound).
 	MaxFaults int
 	// Horizon is the latest start of a fault (default DefaultHorizon).
 	Horizon time.Duration
-	// MaxDowntime is the longest kill or pause (default DefaultMaxDowntime).
+	// MaxDowntime is the longest kill, pause or partition (default DefaultMaxDowntime).
 	MaxDowntime time.Duration
 	// Step is the granularity of the drawn times (default 1 ms, at least MinStep).
 	Step time.Duration
@@ -76,12 +85,14 @@ func (s FaultSpace) withDefaults() (FaultSpace, error) {
 		return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.MaxFaults must be between 0 and "+strconv.Itoa(MaxFaultsBound)))
 	case s.Horizon < 0 || s.MaxDowntime < 0:
 		return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Horizon and MaxDowntime must not be negative"))
+	case s.Slot < 0:
+		return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Slot must not be negative"))
 	case s.Step != 0 && s.Step < MinStep:
 		return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Step must be at least 1us"))
 	}
 	for _, k := range s.Kinds {
 		switch k {
-		case LoseReply, Kill, Drop, Pause:
+		case LoseReply, Kill, Drop, Pause, Partition:
 		default:
 			return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Kinds: unknown kind "+strconv.Quote(string(k))))
 		}
@@ -90,7 +101,7 @@ func (s FaultSpace) withDefaults() (FaultSpace, error) {
 		s.Node = "r1"
 	}
 	if len(s.Kinds) == 0 {
-		s.Kinds = []FaultKind{LoseReply, Kill, Drop, Pause}
+		s.Kinds = []FaultKind{LoseReply, Kill, Drop, Pause, Partition}
 	}
 	if s.MaxFaults == 0 {
 		s.MaxFaults = DefaultMaxFaults
@@ -137,6 +148,9 @@ func faults(s FaultSpace) *rapid.Generator[[]scenario.Fault] {
 			f.Drop = &scenario.Target{Node: s.Node}
 		case Pause:
 			f.Pause = &scenario.PauseFault{Node: s.Node, For: downtime()}
+		case Partition:
+			slot := s.Slot
+			f.Blackhole = &scenario.BlackholeFault{Target: scenario.Target{ClientSlot: &slot}, For: downtime()}
 		}
 		return f
 	})

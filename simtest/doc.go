@@ -26,13 +26,16 @@
 //
 // # What is simulated
 //
-// A standalone node or a Redis Cluster (the scenario's topology) with the simulator's commands
+// A standalone node, a Redis Cluster or a Sentinel deployment (the scenario's topology: a Sentinel
+// topology gives a client with SentinelPrimaryName, configured with the Sentinels) with the
+// simulator's commands
 // (strings, counters, lists, GET/SET and their variants; see package sim), commands and their
 // replies, timeouts, redirects, connection recovery and every fault kind of a scenario.
-// Batches (pipelines and MULTI/EXEC) run too. Dedicated connections, pub/sub, blocking commands
-// and commands sent to every Cluster node fail at once with an error saying the simulator does not support them yet; the
-// Sentinel, replica, hedged-read, credential-provider and SplitCrossSlotCommands options are
-// refused when the client is built.
+// Batches (pipelines and MULTI/EXEC), dedicated connections, blocking commands, pub/sub and
+// Settle (with the scenario's client.enable_fences) run too. Commands sent to every Cluster node
+// fail at once with an error saying the simulator does not support them yet; the replica,
+// hedged-read, credential-provider, SplitCrossSlotCommands and DedicatedPool.UnblockOnCancel
+// options are refused when the client is built.
 //
 // The scenario's client section is the client's configuration: the options that shape
 // connections (timeouts, the reconnect policy, the protocol, credentials) come from it, and
@@ -40,9 +43,10 @@
 //
 // # Property tests
 //
-// Faults is a rapid generator of fault timelines (lost replies, kills, drops, pauses) within a
-// FaultSpace. Check runs a property under drawn timelines and seeds and shrinks a failure to the
-// smallest failing run; WriteScenario saves its resolved scenario as a file that scenario.Load
-// reads back and that replays the failure. Sweep runs a property over a fixed number of
-// indexed timelines, for properties that must hold on every seed.
+// Faults is a rapid generator of fault timelines (lost replies, kills, drops, pauses, and
+// partitions of one client connection's path) within a FaultSpace. Check runs a property under
+// drawn timelines and seeds and shrinks a failure to the smallest failing run; WriteScenario
+// saves its resolved scenario as a file that scenario.Load reads back and that replays the
+// failure. Sweep runs a property over a fixed number of indexed timelines, for properties that
+// must hold on every seed.
 package simtest

@@ -34,12 +34,11 @@ func chargeNaive(ctx context.Context, c *client.Client, id string) error {
 // errPending says a charge's outcome could not be learned: reconciliation decides later.
 var errPending = errors.New("payment pending: outcome unknown")
 
-// chargeSafe retries only a charge that certainly did not run. After an unknown outcome it
-// reads the payment's state before deciding. The read goes after the lost command on the same
-// connection when that connection survived (Redis runs one connection's commands in order), and
-// on a new one when the old connection died with the command's bytes; when even the read fails,
-// the payment is left pending rather than charged again.
-func chargeSafe(ctx context.Context, c *client.Client, id string) error {
+// chargeReadFirst retries only a charge that certainly did not run, and after an unknown
+// outcome reads the payment's state before deciding. That is not enough: the lost INCR may
+// still be on its way to the server, or waiting in its buffers, when the read runs on another
+// connection. The read sees no charge, the retry charges, and the lost INCR lands later.
+func chargeReadFirst(ctx context.Context, c *client.Client, id string) error {
 	key := "charged:" + id
 	for attempt := 0; attempt < 3; attempt++ {
 		_, err := c.Incr(ctx, key)
@@ -56,7 +55,37 @@ func chargeSafe(ctx context.Context, c *client.Client, id string) error {
 		case ok && v != "0":
 			return nil // the lost INCR ran: the payment is charged
 		}
-		// The INCR did not run: charge again.
+		// The INCR seems not to have run: charge again (wrong if it is still on its way).
+	}
+	return errPending
+}
+
+// chargeSafe settles an unknown outcome before it reads: client.Settle returns once the
+// server acknowledged a fence on the lost INCR's connection, so the INCR either ran or never
+// will, and the read that follows is final. When no fence is possible (the reply was lost to
+// a timeout while the connection stayed up) or the read fails, the payment is left pending
+// for reconciliation rather than charged again.
+func chargeSafe(ctx context.Context, c *client.Client, id string) error {
+	key := "charged:" + id
+	for attempt := 0; attempt < 3; attempt++ {
+		_, err := c.Incr(ctx, key)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, client.ErrUnknownOutcome) {
+			continue // a definite failure: the INCR never ran, retrying is safe
+		}
+		if c.Settle(ctx, err) != nil {
+			return errPending // no fence: the INCR may still run
+		}
+		v, ok, rerr := c.Get(ctx, key)
+		switch {
+		case rerr != nil:
+			return errPending
+		case ok && v != "0":
+			return nil // the lost INCR ran: the payment is charged
+		}
+		// The INCR did not run and never will: charge again.
 	}
 	return errPending
 }
@@ -114,14 +143,18 @@ func chargedCount(env *simtest.Env, c *client.Client, id string) int {
 	}
 }
 
-// paymentScenario is the world of the example: one node, one connection, 1 s timeouts, and a
-// client that connects on first use (client.Create), so that a fault drawn at 0 s meets the
-// service's first payment rather than its start-up.
+// paymentScenario is the world of the example: one node, two connections, 1 s timeouts, a
+// 300 ms idle-read bound (a connection whose replies stop coming is closed), fences enabled
+// (client.Settle), and a client that connects on first use (client.Create), so that a fault
+// drawn at 0 s meets the service's first payment rather than its start-up.
 func paymentScenario() *scenario.Scenario {
 	sc := simtest.DefaultScenario()
 	sc.Name = "payments"
 	sc.Duration = 20 * time.Second
 	sc.Client.Connect = scenario.ConnectLazy
+	sc.Client.Connections = 2
+	sc.Client.ConnectionIdleReadTimeout = 300 * time.Millisecond
+	sc.Client.EnableFences = true
 	return sc
 }
 
@@ -140,4 +173,30 @@ func Example() {
 	// Output:
 	// naive: failed=true [payment p2 charged 2 times]
 	// safe: failed=false []
+}
+
+// A command still on its way when its connection died: slot 0's path is cut off for 323 ms
+// just after the first INCRs were written (a timeline rapid shrank). Reading before retrying,
+// without a fence, sees no charge and charges again; the lost INCR lands when the path heals.
+// Settling first kills the lost INCR's connection on the server before the read, so the INCR
+// never runs.
+func Example_partition() {
+	slot, heal := 0, scenario.At(323*time.Millisecond)
+	cut := scenario.Fault{At: scenario.At(5 * time.Millisecond), Blackhole: &scenario.BlackholeFault{Target: scenario.Target{ClientSlot: &slot}, For: &heal}}
+	readFirst := paymentScenario()
+	readFirst.Client.EnableFences = false
+	readFirst.Faults = []scenario.Fault{cut}
+	settled := paymentScenario()
+	settled.Faults = []scenario.Fault{cut}
+	for _, h := range []struct {
+		name   string
+		sc     *scenario.Scenario
+		charge func(context.Context, *client.Client, string) error
+	}{{"read first, no fences", readFirst, chargeReadFirst}, {"settle, then read", settled, chargeSafe}} {
+		res := simtest.Run(simtest.Config{Scenario: h.sc, Seed: 1}, payments(h.charge))
+		fmt.Printf("%s: failed=%v %v\n", h.name, res.Failed(), res.Failures)
+	}
+	// Output:
+	// read first, no fences: failed=true [payment p3 charged 2 times]
+	// settle, then read: failed=false []
 }

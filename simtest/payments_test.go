@@ -114,8 +114,69 @@ func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
 	}
 }
 
+// noFences returns paymentScenario without fences: the world of a client that can only read
+// before it retries.
+func noFences() *scenario.Scenario {
+	sc := paymentScenario()
+	sc.Client.EnableFences = false
+	return sc
+}
+
+// TestReadFirstPaymentsDoubleChargeUnderAPartition is the positive control of the second
+// mistake: reading before retrying is not enough when the lost command is still on its way.
+// Under partitions of one connection's path, without fences, rapid must find a double charge
+// and shrink it to one partition; the saved scenario replays it. The handler that settles
+// first passes that very timeline, with fences enabled, and its trace shows the fence's kill
+// (the fault occurred and the fence acted).
+func TestReadFirstPaymentsDoubleChargeUnderAPartition(t *testing.T) {
+	positiveControl(t)
+	rec := &recorder{}
+	cfg := simtest.Config{Scenario: noFences()}
+	space := simtest.FaultSpace{Kinds: []simtest.FaultKind{simtest.Partition}}
+	result := make(chan *simtest.Result, 1)
+	go func() {
+		defer close(result)
+		result <- simtest.Check(rec, cfg, space, payments(chargeReadFirst))
+	}()
+	failing, returned := <-result
+	if !returned {
+		t.Fatal("Check ended its goroutine instead of returning the failing run")
+	}
+	if !rec.failed || failing == nil {
+		t.Fatalf("rapid did not find the read-first handler's double charge: %v", rec.msgs)
+	}
+	faults := failing.Scenario.Faults
+	if len(faults) != 1 || faults[0].Blackhole == nil {
+		t.Fatalf("the smallest failing timeline is %d fault(s) (want one partition): %s", len(faults), failing.Summary())
+	}
+	t.Logf("smallest failing run: %s (partition at %v for %v)", failing.Summary(), faults[0].At.Value(), faults[0].Blackhole.For.Value())
+	path := filepath.Join(t.TempDir(), "read-first.yaml")
+	if err := simtest.WriteScenario(path, failing.Scenario); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := scenario.Load(path)
+	if err != nil {
+		t.Fatalf("the saved scenario does not load: %v", err)
+	}
+	replay := simtest.Run(simtest.Config{Scenario: loaded, Seed: loaded.Seed}, payments(chargeReadFirst))
+	if !reflect.DeepEqual(replay.Failures, failing.Failures) || replay.TraceHash != failing.TraceHash {
+		t.Fatalf("the saved scenario does not replay the failure: %s\nwant: %s", replay.Summary(), failing.Summary())
+	}
+
+	fenced := loaded.Clone()
+	fenced.Client.EnableFences = true
+	safe := simtest.Run(simtest.Config{Scenario: fenced, Seed: loaded.Seed, KeepTrace: true}, payments(chargeSafe))
+	if safe.Failed() {
+		t.Fatalf("the settling handler failed the read-first handler's timeline: %s", safe.Summary())
+	}
+	if tr := strings.Join(safe.Trace, "\n"); !strings.Contains(tr, "kill conn=fence#") || !strings.Contains(tr, "fence demanded") {
+		t.Fatal("the settling handler's run shows no fence settled")
+	}
+}
+
 // TestSafePaymentsPassOverAThousandSeeds is the worked example's passing half: the handler
-// that reads before it retries never double-charges, over 1,000 drawn timelines and seeds.
+// that settles an unknown outcome, then reads, then decides, never double-charges, over 1,000
+// drawn timelines (lost replies, kills, drops, pauses and partitions) and seeds.
 func TestSafePaymentsPassOverAThousandSeeds(t *testing.T) {
 	const seeds = 1000
 	res, err := simtest.Sweep(simtest.Config{Scenario: paymentScenario()}, simtest.FaultSpace{}, seeds, payments(chargeSafe))
@@ -127,7 +188,7 @@ func TestSafePaymentsPassOverAThousandSeeds(t *testing.T) {
 	}
 }
 
-// TestSafePaymentsCheck runs the safe handler's property with rapid on the test's own T, as an
+// TestSafePaymentsCheck runs the settling handler's property with rapid on the test's own T, as an
 // application's test would.
 func TestSafePaymentsCheck(t *testing.T) {
 	if failing := simtest.Check(t, simtest.Config{Scenario: paymentScenario()}, simtest.FaultSpace{}, payments(chargeSafe)); failing != nil {

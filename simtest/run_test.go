@@ -207,16 +207,24 @@ func TestOptionsMustMatchTheScenario(t *testing.T) {
 }
 
 // TestUnsupportedFeaturesFailClearly: what a simulated client does not offer yet fails at once
-// with an error naming it, instead of blocking outside the yield points.
+// with an error naming it, instead of blocking outside the yield points: a command a Cluster
+// client sends to every node.
 func TestUnsupportedFeaturesFailClearly(t *testing.T) {
-	simtest.Test(t, simtest.Config{Seed: 1}, func(env *simtest.Env) {
-		ctx := context.Background()
-		c := env.Client()
-		if _, err := c.Dedicated(ctx); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
-			env.Errorf("Dedicated: %v", err)
-		}
-		if _, err := c.Subscribe(ctx, "ch"); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
-			env.Errorf("Subscribe: %v", err)
+	sc, err := scenario.Parse([]byte(`
+name: cluster-wide
+duration: 10s
+topology:
+  kind: cluster
+  nodes: [{id: a1}, {id: b1}]
+  cluster: {shards: [{primary: a1}, {primary: b1}]}
+client: {connect_timeout: 500ms, command_timeout: 1s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	simtest.Test(t, simtest.Config{Scenario: sc, Seed: 1}, func(env *simtest.Env) {
+		if _, err := env.Client().DBSize(context.Background()); err == nil || !strings.Contains(err.Error(), "not supported by the simulator") {
+			env.Errorf("DBSIZE on a Cluster client: %v", err)
 		}
 	})
 }
@@ -224,7 +232,7 @@ func TestUnsupportedFeaturesFailClearly(t *testing.T) {
 // TestFaultSpaceBounds: an invalid fault space is an error before anything is drawn.
 func TestFaultSpaceBounds(t *testing.T) {
 	for _, fs := range []simtest.FaultSpace{{MaxFaults: -1}, {MaxFaults: simtest.MaxFaultsBound + 1}, {Horizon: -1},
-		{Step: time.Nanosecond}, {Kinds: []simtest.FaultKind{"flood"}}} {
+		{Step: time.Nanosecond}, {Kinds: []simtest.FaultKind{"flood"}}, {Slot: -1}} {
 		if _, err := simtest.Sweep(simtest.Config{}, fs, 1, func(*simtest.Env) {}); !errors.Is(err, simtest.ErrFaultSpace) {
 			t.Errorf("%+v: %v, want ErrFaultSpace", fs, err)
 		}

@@ -108,6 +108,12 @@ func (s *sched) Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func
 	return s.host.Bind(r)
 }
 
+// BindPubSub implements simbind.Host.
+func (s *sched) BindPubSub(r engine.PubSubReceiver) { s.host.BindPubSub(r) }
+
+// BindSentinel implements simbind.Host.
+func (s *sched) BindSentinel(r *engine.SentinelReceiver) { s.host.BindSentinel(r) }
+
 // Attach implements simbind.Host.
 func (s *sched) Attach(eng *engine.Engine) { s.host.Attach(eng) }
 

@@ -25,9 +25,9 @@ const DefaultDuration = time.Minute
 
 // Config is one simulated run of an application's code.
 type Config struct {
-	// Scenario gives the topology (standalone), the network, the client section (the client's
-	// options, in the scenario's form) and the fault timeline; its workload section must be
-	// empty, since the application's code is the workload. Its duration bounds the run in
+	// Scenario gives the topology (standalone, Cluster or Sentinel), the network, the client
+	// section (the client's options, in the scenario's form) and the fault timeline; its
+	// workload section must be empty, since the application's code is the workload. Its duration bounds the run in
 	// virtual time: tasks still waiting then fail the run. Nil means DefaultScenario().
 	Scenario *scenario.Scenario
 	// Seed seeds every random draw of the run: the scenario's ranges, the network's jitter, the
@@ -295,6 +295,7 @@ func optionsOf(sc *scenario.Scenario) (client.Options, error) {
 		ClientName:                     o.ClientName,
 		LibraryName:                    o.LibraryName,
 		DisableLibraryInfo:             o.DisableLibraryInfo,
+		EnableFences:                   o.EnableFences,
 		ConnectionIdleReadTimeout:      o.ConnectionIdleReadTimeout,
 		GatheredWriteStallTimeout:      o.GatheredWriteStallTimeout,
 		ConnectionMaxLifetime:          o.ConnectionMaxLifetime,
@@ -305,6 +306,12 @@ func optionsOf(sc *scenario.Scenario) (client.Options, error) {
 			MaximumIdle: o.DedicatedPool.MaximumIdle, IdleTimeout: o.DedicatedPool.IdleTimeout},
 	}
 	opts.Username, opts.Password = o.Username, o.Password
+	if sp := sc.Topology.Sentinel; sc.IsSentinel() && sp != nil {
+		opts.SentinelPrimaryName = sp.PrimaryName
+		if opts.SentinelPrimaryName == "" {
+			opts.SentinelPrimaryName = scenario.DefaultPrimaryName
+		}
+	}
 	if p := o.ReconnectPolicy; p != nil {
 		cp := client.ReconnectPolicy(*p)
 		opts.ReconnectPolicy = &cp

@@ -33,6 +33,7 @@ func writeReport(sc *scenario.Scenario, seed uint64, wantHash, root string) (str
 		return dir, err
 	}
 	stream := check.NewStream()
+	stream.KeepJournal() // the timeline is drawn from the steps
 	res, runErr := sim.Run(sc, seed, sim.RunOptions{Sink: stream, TraceTo: traceFile})
 	if err := traceFile.Close(); err != nil && runErr == nil {
 		runErr = err

@@ -21,8 +21,9 @@ Turns a journal capture (client.DumpJournal, docs/capture.md) into a scenario sk
 endpoint as a simulated node, the client's connections and reconnect policy, and the fault
 timeline the capture shows (connection losses, refused dials, kill and restart windows), with
 the observed failures as comments. The skeleton loads and runs as it is; edit its workload
-and expectations to make it the incident's regression scenario. Only standalone captures are
-supported.
+and expectations to make it the incident's regression scenario. A Cluster client's capture
+gives a Cluster of the nodes it names, one shard each; a Sentinel client's gives its Sentinels
+and the primaries it validated, each change of primary a failover.
 
 flags:
   -o FILE   write the scenario to FILE instead of standard output`
@@ -74,11 +75,14 @@ type outage struct {
 // skeleton returns the scenario YAML for capture f.
 func skeleton(f *engine.CaptureFile, name string) (string, error) {
 	cfg := f.Header.Config
-	if cfg.Cluster != nil || cfg.Sentinel != nil {
-		return "", errors.New("only standalone captures become scenarios (this one is a Cluster or Sentinel client's)")
-	}
 	if len(f.Steps) == 0 {
 		return "", errors.New("the capture holds no events")
+	}
+	switch {
+	case cfg.Cluster != nil:
+		return skeletonCluster(f, name) // skeleton_topo.go
+	case cfg.Sentinel != nil:
+		return skeletonSentinel(f, name)
 	}
 	slots := map[fsm.ConnID]int{}
 	var observed []string
@@ -128,44 +132,63 @@ func skeleton(f *engine.CaptureFile, name string) (string, error) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\n", yamlName(name))
-	fmt.Fprintf(&b, "description: >\n  Skeleton from the journal capture %s (%d events, dumped on %s), from the\n", name, len(f.Steps), f.Header.Reason)
+	skeletonHead(&b, f, name, end)
+	b.WriteString("topology: {kind: standalone, nodes: [{id: r1}]}\n")
+	fmt.Fprintf(&b, "# captured endpoint: %s\n", cfg.Endpoint)
+	skeletonClient(&b, &cfg)
+	var faults strings.Builder
+	for _, o := range outages {
+		faults.WriteString(faultLines(o))
+	}
+	skeletonTail(&b, observed, faults.String())
+	return b.String(), nil
+}
+
+// skeletonHead writes a skeleton's name, description, seed and duration (the capture's span
+// after the lead, plus 10 s).
+func skeletonHead(b *strings.Builder, f *engine.CaptureFile, name string, end time.Duration) {
+	fmt.Fprintf(b, "name: %s\n", yamlName(name))
+	fmt.Fprintf(b, "description: >\n  Skeleton from the journal capture %s (%d events, dumped on %s), from the\n", name, len(f.Steps), f.Header.Reason)
 	b.WriteString("  observed fault timeline. Times are offsets from the first captured event plus 2 s. Edit the\n")
 	b.WriteString("  workload and the expectations to make it the incident's regression scenario.\n")
 	b.WriteString("seed: 1\n")
-	fmt.Fprintf(&b, "duration: %ds\n", int((skeletonLead+end+10*time.Second)/time.Second)+1)
-	b.WriteString("topology: {kind: standalone, nodes: [{id: r1}]}\n")
-	fmt.Fprintf(&b, "# captured endpoint: %s\n", cfg.Endpoint)
+	fmt.Fprintf(b, "duration: %ds\n", int((skeletonLead+end+10*time.Second)/time.Second)+1)
+}
+
+// skeletonClient writes the network and the client section of the captured configuration.
+func skeletonClient(b *strings.Builder, cfg *engine.Config) {
 	b.WriteString("network: {latency: 500us, jitter: 100us}\n")
 	b.WriteString("client:\n")
-	fmt.Fprintf(&b, "  connections: %d\n", cfg.Slots)
+	fmt.Fprintf(b, "  connections: %d\n", cfg.Slots)
 	b.WriteString("  connect: eager\n  connect_timeout: 1s   # not in the capture: set the client's\n  command_timeout: 1s   # not in the capture: set the client's\n")
 	if p := cfg.Policy; p != nil {
-		fmt.Fprintf(&b, "  reconnect_policy: {initial_delay: %s, backoff_multiplier: %s, max_delay: %s, jitter_ratio: %s, max_attempts: %d}\n",
+		fmt.Fprintf(b, "  reconnect_policy: {initial_delay: %s, backoff_multiplier: %s, max_delay: %s, jitter_ratio: %s, max_attempts: %d}\n",
 			p.InitialDelay, strconv.FormatFloat(p.BackoffMultiplier, 'g', -1, 64), p.MaxDelay,
 			strconv.FormatFloat(p.JitterRatio, 'g', -1, 64), p.MaxAttempts)
 	}
 	if cfg.Lifetime > 0 {
-		fmt.Fprintf(&b, "  connection_max_lifetime: %s\n", cfg.Lifetime)
+		fmt.Fprintf(b, "  connection_max_lifetime: %s\n", cfg.Lifetime)
 		if cfg.LifetimeJitter > 0 {
-			fmt.Fprintf(&b, "  connection_max_lifetime_jitter: %s\n", cfg.LifetimeJitter)
+			fmt.Fprintf(b, "  connection_max_lifetime_jitter: %s\n", cfg.LifetimeJitter)
 		}
 	}
+}
+
+// skeletonTail writes the observed failures as comments, the faults, a workload and the
+// expectations.
+func skeletonTail(b *strings.Builder, observed []string, faults string) {
 	if len(observed) > 0 {
 		b.WriteString("# observed failures (the first ones):\n")
 		for _, o := range observed {
-			fmt.Fprintf(&b, "#   %s\n", o)
+			fmt.Fprintf(b, "#   %s\n", o)
 		}
 	}
-	if len(outages) > 0 {
+	if faults != "" {
 		b.WriteString("faults:\n")
-	}
-	for _, o := range outages {
-		b.WriteString(faultLines(o))
+		b.WriteString(faults)
 	}
 	b.WriteString("workload: {callers: 4, rate: 100/s, keys: 16, counters: 4, mix: {get: 50, set: 30, incr: 20}}\n")
 	b.WriteString("expect:\n  invariants: all\n  linearizable: true\n")
-	return b.String(), nil
 }
 
 // faultLines returns the faults that reproduce outage o: refused dials make it a kill and

@@ -121,6 +121,15 @@ type Options struct {
 	// UseCluster, zero means DefaultClusterTopologyRefreshInterval; NoTimeout disables the
 	// periodic timer only; otherwise at least MinDuration.
 	ClusterTopologyRefreshInterval time.Duration
+	// MaintenanceNotifications opts every connection in to maintenance notifications (default
+	// MaintDisabled). MaintEnabled cannot be combined with ProtocolRESP2 (maint.go).
+	MaintenanceNotifications MaintMode
+	// MaintenanceRelaxedTimeout is the least command timeout while a connection is in a
+	// maintenance window (default fsm.DefaultMaintRelaxedTimeout; 1ms to 24h).
+	MaintenanceRelaxedTimeout time.Duration
+	// MaintenanceWindowTimeout is the longest a notice relaxes a connection (default
+	// fsm.DefaultMaintWindowTimeout; 1ms to 24h).
+	MaintenanceWindowTimeout time.Duration
 }
 
 // DefaultClusterTopologyRefreshInterval is ClusterTopologyRefreshInterval's default.
@@ -213,6 +222,9 @@ func Validate(o *Options) error {
 	if err := o.DedicatedPool.validate(); err != nil {
 		return err
 	}
+	if err := validateMaint(o); err != nil {
+		return err
+	}
 	if err := o.ReconnectPolicy.Validate(); err != nil {
 		if pe, ok := err.(*fsm.PolicyError); ok {
 			return fieldErr("ReconnectPolicy."+pe.Field, pe.Reason)
@@ -273,6 +285,8 @@ type Handshake struct {
 	LibraryName, LibraryVersion string
 	// ClientID asks for the connection's CLIENT ID (EnableFences).
 	ClientID bool
+	// Maintenance opts the connection in to maintenance notifications.
+	Maintenance MaintMode
 }
 
 // Resolved is the outcome of Resolve.
@@ -288,6 +302,8 @@ type Resolved struct {
 	// IdleReadTimeout and WriteStallTimeout are the liveness bounds after the write bound's
 	// inheritance; zero means off.
 	IdleReadTimeout, WriteStallTimeout time.Duration
+	// Relaxation bounds the maintenance relaxation of a connection that enabled notifications.
+	Relaxation fsm.MaintConfig
 }
 
 // Resolve validates o (see Validate), fills in its defaults and derives the engine's
@@ -319,7 +335,10 @@ func Resolve(o Options) (Resolved, error) {
 			Database:   o.Database,
 			ClientName: o.ClientName,
 			ClientID:   o.EnableFences,
+
+			Maintenance: o.MaintenanceNotifications,
 		},
+		Relaxation: fsm.MaintConfig{RelaxedTimeout: o.MaintenanceRelaxedTimeout, WindowTimeout: o.MaintenanceWindowTimeout},
 	}
 	if !o.DisableLibraryInfo {
 		r.Handshake.LibraryName, r.Handshake.LibraryVersion = o.LibraryName, Version
@@ -383,6 +402,12 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxWaiters == 0 {
 		o.MaxWaiters = fsm.DefaultMaxWaiters
+	}
+	if o.MaintenanceRelaxedTimeout == 0 {
+		o.MaintenanceRelaxedTimeout = fsm.DefaultMaintRelaxedTimeout
+	}
+	if o.MaintenanceWindowTimeout == 0 {
+		o.MaintenanceWindowTimeout = fsm.DefaultMaintWindowTimeout
 	}
 	if o.UseCluster && o.ClusterTopologyRefreshInterval == 0 {
 		o.ClusterTopologyRefreshInterval = DefaultClusterTopologyRefreshInterval

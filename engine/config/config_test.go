@@ -110,7 +110,8 @@ func TestResolveDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{Connections: 1, ConnectTimeout: 10 * time.Second, CommandTimeout: 10 * time.Second,
-		LibraryName: "respire", DedicatedPool: DedicatedPool{MaximumIdle: 4}, MaxWaiters: fsm.DefaultMaxWaiters}
+		LibraryName: "respire", DedicatedPool: DedicatedPool{MaximumIdle: 4}, MaxWaiters: fsm.DefaultMaxWaiters,
+		MaintenanceRelaxedTimeout: 30 * time.Second, MaintenanceWindowTimeout: 60 * time.Second}
 	if !reflect.DeepEqual(r.Options, want) {
 		t.Fatalf("defaults %v\nwant     %v", r.Options, want)
 	}

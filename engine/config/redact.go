@@ -37,8 +37,9 @@ func (o Options) String() string {
 	fmt.Fprintf(&b, " idle_read=%v write_stall=%v lifetime=%v lifetime_jitter=%v",
 		o.ConnectionIdleReadTimeout, o.GatheredWriteStallTimeout, o.ConnectionMaxLifetime, o.ConnectionMaxLifetimeJitter)
 	p := o.DedicatedPool
-	fmt.Fprintf(&b, " pool={min=%d max=%d idle=%d idle_timeout=%v} max_waiters=%d}",
+	fmt.Fprintf(&b, " pool={min=%d max=%d idle=%d idle_timeout=%v} max_waiters=%d",
 		p.MinimumSize, p.MaximumSize, p.MaximumIdle, p.IdleTimeout, o.MaxWaiters)
+	fmt.Fprintf(&b, " maint=%v relaxed=%v window=%v}", o.MaintenanceNotifications, o.MaintenanceRelaxedTimeout, o.MaintenanceWindowTimeout)
 	return b.String()
 }
 

@@ -42,12 +42,17 @@ const (
 	// fails before connecting is dialed again at once, without telling its machine, so the
 	// reconnect policy's backoff never paces the dials to a Sentinel that refuses them.
 	SentinelRedialAtOnce
+	// FenceSkipKill (engine): a fence's control connection, once ready, reports its CLIENT KILL
+	// answered without sending it, so Settle returns while the dead connection's bytes may still
+	// execute.
+	FenceSkipKill
 
 	bugs // the number of bugs plus one
 )
 
 var names = [...]string{"", "late-reply-to-next-caller", "timeout-keeps-pairing", "push-completes-command",
-	"ack-to-wrong-batch", "send-withdrawn", "ignore-cancel", "recycle-before-reply", "sentinel-redial-at-once"}
+	"ack-to-wrong-batch", "send-withdrawn", "ignore-cancel", "recycle-before-reply", "sentinel-redial-at-once",
+	"fence-skip-kill"}
 
 // String returns the bug's name, as scenarios write it under plant:.
 func (b Bug) String() string {

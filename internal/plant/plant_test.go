@@ -89,7 +89,7 @@ func TestSet(t *testing.T) {
 			t.Errorf("bug %d has no name", b)
 		}
 	}
-	if len(Bugs()) != 8 {
+	if len(Bugs()) != 9 {
 		t.Fatalf("%d bugs", len(Bugs()))
 	}
 }

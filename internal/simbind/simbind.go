@@ -36,6 +36,12 @@ type Host interface {
 	// connections open with the world's handshake and timeouts) and returns the engine's
 	// runtime, transport and step observer. The error explains a mismatch.
 	Bind(r *config.Resolved) (engine.Runtime, engine.Transport, func(*fsm.Event, []fsm.Effect), error)
+	// BindPubSub hands over the client's pub/sub receiver: what the simulated pub/sub
+	// connections read goes there.
+	BindPubSub(r engine.PubSubReceiver)
+	// BindSentinel hands over a Sentinel client's receiver of the Sentinels' messages: the
+	// simulated world opens the Sentinel connections and reports what they read there.
+	BindSentinel(r *engine.SentinelReceiver)
 	// Attach hands over the client's engine, built for stepper mode: the host steps it
 	// (Engine.RunPending) and never starts its loop.
 	Attach(eng *engine.Engine)

@@ -55,6 +55,7 @@ type Pipeline struct {
 	id       fsm.ConnID
 	closed   error // completes what is pending at Close or Drain (built when first needed)
 	rejected error // answers Accept after Close or Drain (built when first needed)
+	taken    bool  // TakeQueued ran: AcceptLate queues nothing more
 
 	// Writer side.
 	spare []*engine.Command // the queue's next storage, swapped with it by Take
@@ -295,6 +296,7 @@ func (p *Pipeline) Err() (err error, quiet bool) { return p.err, p.quiet }
 func (p *Pipeline) TakeQueued() []*engine.Command {
 	q := p.queue
 	p.queue = nil
+	p.taken = true
 	return q
 }
 

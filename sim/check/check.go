@@ -134,8 +134,12 @@ func (Outcomes) Check(r *record.Result) []Violation {
 		sent[s.CmdID] = true
 	}
 	timeout := time.Duration(0)
-	if r.Scenario != nil {
-		timeout = r.Scenario.Client.CommandTimeout
+	if sc := r.Scenario; sc != nil {
+		timeout = sc.Client.CommandTimeout
+		if len(sc.Maintenance) > 0 && timeout > 0 {
+			// A maintenance window may relax it (maint-relaxed-deadlines checks the exact bound).
+			timeout = max(timeout, sc.Client.MaintenanceRelaxedTimeout)
+		}
 	}
 	for _, op := range r.Ops {
 		if op.Outcome != record.OpPending && timeout > 0 && op.Return > op.Call+timeout {
@@ -286,6 +290,20 @@ type Liveness struct {
 	// from After: a quiet window after the heal is no failure, and a run without operations
 	// after After has nothing to judge.
 	FromDemand bool
+	// Closed are the windows in which the application had closed its client (scenario
+	// actions: from a close to the next create). An operation that overlaps one (called while
+	// the client was closed, or ended by the close) is not judged: the client is not to blame.
+	Closed []record.Window
+}
+
+// exempt reports whether op overlaps a window in which the client was closed.
+func (c *Liveness) exempt(op *record.Op) bool {
+	for _, w := range c.Closed {
+		if op.Call <= w.To && (op.Return >= w.From || op.Outcome == record.OpPending) {
+			return true
+		}
+	}
+	return false
 }
 
 // Name implements Checker.
@@ -295,7 +313,7 @@ func (Liveness) Name() string { return CheckLiveness }
 func (c Liveness) Check(r *record.Result) []Violation {
 	var out []Violation
 	if c.FromDemand {
-		first, ok := firstDemand(r, c.After, c.Within)
+		first, ok := c.firstDemand(r)
 		if !ok {
 			return nil // nothing asked of the client after the heal
 		}
@@ -307,7 +325,7 @@ func (c Liveness) Check(r *record.Result) []Violation {
 	for _, op := range r.Ops {
 		// Operations issued in the run's last Within may be cut off by the shutdown: they
 		// cannot be judged.
-		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) {
+		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) || c.exempt(&op) {
 			continue
 		}
 		judged++
@@ -343,13 +361,14 @@ func (c Liveness) verdict(judged int, firstOK time.Duration) []Violation {
 	return nil
 }
 
-// firstDemand returns the call time of the first operation called at or after after that the
-// shutdown does not cut off (called no later than the run's last within).
-func firstDemand(r *record.Result, after, within time.Duration) (time.Duration, bool) {
+// firstDemand returns the call time of the first operation called at or after c.After that
+// the shutdown does not cut off (called no later than the run's last Within) and that no close
+// of the client touches.
+func (c *Liveness) firstDemand(r *record.Result) (time.Duration, bool) {
 	first, found := time.Duration(0), false
 	for i := range r.Ops {
 		op := &r.Ops[i]
-		if op.Call < after || (r.End > 0 && op.Call > r.End-within) {
+		if op.Call < c.After || (r.End > 0 && op.Call > r.End-c.Within) || c.exempt(op) {
 			continue
 		}
 		if !found || op.Call < first {
@@ -369,33 +388,65 @@ type Replay struct {
 // Name implements Checker.
 func (Replay) Name() string { return CheckReplay }
 
-// Check implements Checker.
+// Check implements Checker. Each client generation (record.ClientGen) is replayed into fresh
+// machines of its own, with the offset the runner gave its identifiers taken off the events and
+// put back on the replayed effects.
 func (c Replay) Check(r *record.Result) []Violation {
-	events := make([]fsm.Event, len(r.Steps))
+	f := c.fold()
 	for i := range r.Steps {
-		events[i] = r.Steps[i].Event
+		f.step(i, &r.Steps[i], r.Clients)
 	}
-	var out []Violation
-	i := 0
-	var a, b []byte
-	engine.Replay(c.Config, events, func(ev *fsm.Event, effects []fsm.Effect) {
-		if len(out) > 0 {
-			i++
+	return f.out
+}
+
+// replayFold replays the steps one at a time, in order (Check, or the stream's batches): it
+// keeps the machines of the current client generation and stops at the first difference.
+type replayFold struct {
+	cfg engine.Config
+	rp  *engine.Replayer
+	// gen is the number of client generations begun; off their identifiers' offset.
+	gen     int
+	off     uint64
+	out     []Violation
+	a, b    []byte
+	shifted []fsm.Effect
+}
+
+func (c Replay) fold() *replayFold { return &replayFold{cfg: c.Config} }
+
+// step replays step si of the run (its index in the whole journal).
+func (f *replayFold) step(si int, st *record.Step, clients []record.ClientGen) {
+	if len(f.out) > 0 {
+		return
+	}
+	for f.gen < len(clients) && si == clients[f.gen].Step {
+		f.off = record.GenOffset(clients[f.gen].Gen)
+		f.gen++
+		f.rp = nil
+	}
+	if f.rp == nil {
+		rp, err := engine.NewReplayer(f.cfg)
+		if err != nil {
+			f.out = append(f.out, violation(CheckReplay, st.Event.At, "the run's engine configuration does not replay: "+err.Error()))
 			return
 		}
-		a, b = a[:0], b[:0]
-		for j := range effects {
-			a = effects[j].AppendTo(append(a, '|'))
-		}
-		for j := range r.Steps[i].Effects {
-			b = r.Steps[i].Effects[j].AppendTo(append(b, '|'))
-		}
-		if string(a) != string(b) {
-			out = append(out, violation(CheckReplay, ev.At, "step "+itoa(i)+" ("+ev.String()+") replayed to "+string(a)+" but recorded "+string(b)))
-		}
-		i++
-	})
-	return out
+		f.rp = rp
+	}
+	ev := st.Event
+	record.ShiftEvent(&ev, -f.off)
+	f.shifted = append(f.shifted[:0], f.rp.Step(&ev)...)
+	record.ShiftEffects(f.shifted, f.off)
+	f.a, f.b = f.a[:0], f.b[:0]
+	for j := range f.shifted {
+		f.a = f.shifted[j].AppendTo(append(f.a, '|'))
+	}
+	for j := range st.Effects {
+		f.b = st.Effects[j].AppendTo(append(f.b, '|'))
+	}
+	if string(f.a) != string(f.b) {
+		f.out = append(f.out, violation(CheckReplay, st.Event.At, "step "+itoa(si)+" ("+st.Event.String()+") replayed to "+
+			string(f.a)+" but recorded "+string(f.b)))
+	}
 }
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }

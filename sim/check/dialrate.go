@@ -67,29 +67,54 @@ type expectDuring struct{}
 func (expectDuring) Name() string { return CheckExpectDuring }
 
 func (expectDuring) Check(r *record.Result) []Violation {
+	d := newDuringStream(r.Scenario)
+	return d.finish(r)
+}
+
+// duringStream is expect-during over segments: it counts, per window, the outcomes of the
+// operations called in it as the segments come, and judges the counts and the run's dials at
+// the end.
+type duringStream struct {
+	counts []outcomeCounts // per expect.during entry
+}
+
+func newDuringStream(sc *scenario.Scenario) *duringStream {
+	return &duringStream{counts: make([]outcomeCounts, len(sc.Expect.During))}
+}
+
+func (d *duringStream) segment(seg *record.Result) []Violation {
+	d.add(seg)
+	return nil
+}
+
+func (d *duringStream) add(r *record.Result) {
+	for k, w := range r.Scenario.Expect.During {
+		if w.Outcomes == nil {
+			continue
+		}
+		from, to := w.Window.Min, w.Window.Max
+		for i := range r.Ops {
+			if op := &r.Ops[i]; op.Call >= from && op.Call < to {
+				d.counts[k].add(r.Ops[i : i+1])
+			}
+		}
+	}
+}
+
+func (d *duringStream) finish(r *record.Result) []Violation {
+	d.add(r)
 	var out []Violation
 	all := dialsByNode(r)
-	for _, w := range r.Scenario.Expect.During {
+	for k, w := range r.Scenario.Expect.During {
 		from, to := w.Window.Min, w.Window.Max
 		label := "in " + w.Window.String() + ": "
 		var msgs []string
 		if e := w.Outcomes; e != nil {
-			counts := map[record.OpOutcome]int{}
-			limit := 0
-			for i := range r.Ops {
-				op := &r.Ops[i]
-				if op.Call < from || op.Call >= to {
-					continue
-				}
-				counts[op.Outcome]++
-				if IsReconnectLimit(op) {
-					limit++
-				}
-			}
-			msgs = append(msgs, outside(label+"ok operations", counts[record.OpOK], e.OK)...)
-			msgs = append(msgs, outside(label+"failed operations", counts[record.OpFailed], e.Failed)...)
-			msgs = append(msgs, outside(label+"unknown operations", counts[record.OpUnknown], e.Unknown)...)
-			msgs = append(msgs, outside(label+"reconnect-limit operations", limit, e.ReconnectLimit)...)
+			c := &d.counts[k]
+			msgs = append(msgs, outside(label+"ok operations", c.byOutcome[record.OpOK], e.OK)...)
+			msgs = append(msgs, outside(label+"failed operations", c.byOutcome[record.OpFailed], e.Failed)...)
+			msgs = append(msgs, outside(label+"unknown operations", c.byOutcome[record.OpUnknown], e.Unknown)...)
+			msgs = append(msgs, outside(label+"reconnect-limit operations", c.limit, e.ReconnectLimit)...)
 		}
 		for _, dc := range w.Dials {
 			n := 0

@@ -56,148 +56,173 @@ type slotTrack struct {
 
 // Check implements Checker.
 func (c Policy) Check(r *record.Result) []Violation {
-	var out []Violation
-	slots := map[int]*slotTrack{}
-	track := func(i int) *slotTrack {
-		if slots[i] == nil {
-			slots[i] = &slotTrack{}
-		}
-		return slots[i]
+	p := c.fold(r)
+	for i := range r.Steps {
+		p.step(i, &r.Steps[i], r.Clients)
 	}
-	connSlot := map[fsm.ConnID]int{}
-	for _, st := range r.Steps {
-		at := st.Event.At
-		if renewedSlots(&st) {
-			renew(slots) // a Sentinel client's new generation (sentinel.go)
+	return p.out
+}
+
+// policyFold is the policy checker's state over the steps, which it takes one at a time, in
+// order: the whole journal at once (Check), or in batches as the run hands them over (stream).
+type policyFold struct {
+	c        Policy
+	lag      time.Duration
+	slots    map[int]*slotTrack
+	connSlot map[fsm.ConnID]int
+	// gen is the number of client generations begun (record.ClientGen).
+	gen int
+	out []Violation
+}
+
+func (c Policy) fold(r *record.Result) *policyFold {
+	return &policyFold{c: c, lag: loopLag(r), slots: map[int]*slotTrack{}, connSlot: map[fsm.ConnID]int{}}
+}
+
+func (p *policyFold) track(i int) *slotTrack {
+	if p.slots[i] == nil {
+		p.slots[i] = &slotTrack{}
+	}
+	return p.slots[i]
+}
+
+// step takes step si of the run (its index in the whole journal).
+func (p *policyFold) step(si int, st *record.Step, clients []record.ClientGen) {
+	at := st.Event.At
+	for p.gen < len(clients) && si == clients[p.gen].Step {
+		// A recreated client (scenario actions): fresh machines, fresh slots.
+		clear(p.slots)
+		p.gen++
+	}
+	if renewedSlots(st) {
+		renew(p.slots) // a Sentinel client's new generation (sentinel.go)
+	}
+	// Retirement and disposal cancel every scheduled attempt.
+	if st.Event.Kind == fsm.Retired || st.Event.Kind == fsm.Disposed {
+		for _, i := range slices.Sorted(maps.Keys(p.slots)) {
+			p.slots[i].scheduled = false
 		}
-		// Retirement and disposal cancel every scheduled attempt.
-		if st.Event.Kind == fsm.Retired || st.Event.Kind == fsm.Disposed {
-			for _, i := range slices.Sorted(maps.Keys(slots)) {
-				slots[i].scheduled = false
+	}
+	// A failed or lost dial ends that attempt.
+	if st.Event.Kind == fsm.DialFailed || st.Event.Kind == fsm.ConnLost || st.Event.Kind == fsm.HandshakeDone {
+		if i, ok := p.connSlot[st.Event.Conn]; ok && p.track(i).dialing == st.Event.Conn {
+			s := p.track(i)
+			s.dialing = 0
+			// A failed attempt of a slot that is not ready (a lifetime replacement fails
+			// while its slot serves, and rests nothing).
+			if st.Event.Kind != fsm.HandshakeDone && s.state != fsm.SlotReady && (p.c.Policy == nil || !s.everReady) {
+				s.restFailures++
+				s.failedAt = at
 			}
 		}
-		// A failed or lost dial ends that attempt.
-		if st.Event.Kind == fsm.DialFailed || st.Event.Kind == fsm.ConnLost || st.Event.Kind == fsm.HandshakeDone {
-			if i, ok := connSlot[st.Event.Conn]; ok && track(i).dialing == st.Event.Conn {
-				s := track(i)
-				s.dialing = 0
-				// A failed attempt of a slot that is not ready (a lifetime replacement fails
-				// while its slot serves, and rests nothing).
-				if st.Event.Kind != fsm.HandshakeDone && s.state != fsm.SlotReady && (c.Policy == nil || !s.everReady) {
-					s.restFailures++
-					s.failedAt = at
-				}
-			}
+	}
+	lifetimeTimers := p.c.Lifetime && !routesTo(st.Effects, fsm.SlotScheduled)
+	rests := routesTo(st.Effects, fsm.SlotResting)
+	for _, f := range st.Effects {
+		if f.Machine != fsm.MachineMux && f.Machine != fsm.MachineNodeMux {
+			// Dedicated rents and pub/sub episodes have their own checkers.
+			continue
 		}
-		lifetimeTimers := c.Lifetime && !routesTo(st.Effects, fsm.SlotScheduled)
-		rests := routesTo(st.Effects, fsm.SlotResting)
-		for _, f := range st.Effects {
-			if f.Machine != fsm.MachineMux && f.Machine != fsm.MachineNodeMux {
-				// Dedicated rents and pub/sub episodes have their own checkers.
+		// A Cluster node's command slots are tracked per node.
+		k := slotKey(f.Node, f.Slot)
+		switch f.Kind {
+		case fsm.ArmTimer:
+			if p.c.Policy == nil && !lifetimeTimers && !rests {
+				p.out = append(p.out, violation(CheckPolicy, at, "a delay was scheduled without a reconnect policy"))
+			}
+		case fsm.Route:
+			s := p.track(k)
+			s.state = f.State
+			if f.State == fsm.SlotReady {
+				s.everReady = true
+				s.restFailures = 0
+			}
+		case fsm.Close:
+			// The machine abandoned an attempt (a lifetime replacement whose old connection
+			// failed): it is no longer in flight.
+			if i, ok := p.connSlot[f.Conn]; ok && p.track(i).dialing == f.Conn {
+				p.track(i).dialing = 0
+			}
+		case fsm.Emit:
+			l := f.Lifecycle
+			if l.Source != fsm.SourceCommand || l.Slot < 0 || l.Recycle != fsm.RecycleNone {
 				continue
 			}
-			// A Cluster node's command slots are tracked per node.
-			k := slotKey(f.Node, f.Slot)
-			switch f.Kind {
-			case fsm.ArmTimer:
-				if c.Policy == nil && !lifetimeTimers && !rests {
-					out = append(out, violation(CheckPolicy, at, "a delay was scheduled without a reconnect policy"))
-				}
-			case fsm.Route:
-				s := track(k)
-				s.state = f.State
-				if f.State == fsm.SlotReady {
-					s.everReady = true
-					s.restFailures = 0
-				}
-			case fsm.Close:
-				// The machine abandoned an attempt (a lifetime replacement whose old connection
-				// failed): it is no longer in flight.
-				if i, ok := connSlot[f.Conn]; ok && track(i).dialing == f.Conn {
-					track(i).dialing = 0
-				}
-			case fsm.Emit:
-				l := f.Lifecycle
-				if l.Source != fsm.SourceCommand || l.Slot < 0 || l.Recycle != fsm.RecycleNone {
-					continue
-				}
-				k = slotKey(f.Node, l.Slot)
-				s := track(k)
-				switch {
-				case l.SourceState == fsm.SourceConnected:
-					s.lastAttempt = 0
-				case l.Scheduled:
-					if s.exhausted {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" scheduled attempt "+itoa(l.Attempt)+" after exhaustion"))
-					}
-					if want := s.lastAttempt + 1; l.Attempt != want {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)))
-					}
-					if c.Policy != nil && c.Policy.MaxAttempts > 0 && l.Attempt > c.Policy.MaxAttempts {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(l.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
-					}
-					if c.Policy != nil {
-						lo, hi := Band(c.Policy, l.Attempt)
-						if l.NextDelay < lo || l.NextDelay > hi {
-							out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(l.Attempt)+" delay "+
-								l.NextDelay.String()+" outside ["+lo.String()+", "+hi.String()+"]"))
-						}
-					}
-					s.scheduled, s.scheduledAt, s.scheduledAttempt, s.scheduledDelay = true, at, l.Attempt, l.NextDelay
-					s.lastAttempt = l.Attempt
-				case l.Exhausted:
-					s.exhausted = true
-					if c.Policy == nil || c.Policy.MaxAttempts == 0 || l.Attempt != c.Policy.MaxAttempts {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" exhausted at attempt "+itoa(l.Attempt)))
-					}
-				}
-			case fsm.Dial:
-				s := track(k)
-				connSlot[f.Conn] = k
-				if s.state != fsm.SlotReady && f.Attempt == 0 && s.restFailures > 0 {
-					if rest := noPolicyWait(s.restFailures); at-s.failedAt < rest {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed "+(at-s.failedAt).String()+
-							" after its failure "+itoa(s.restFailures)+" in a row; attempts no policy governs are spaced by "+rest.String()))
-					}
-				}
+			k = slotKey(f.Node, l.Slot)
+			s := p.track(k)
+			switch {
+			case l.SourceState == fsm.SourceConnected:
+				s.lastAttempt = 0
+			case l.Scheduled:
 				if s.exhausted {
-					out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed after exhaustion"))
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" scheduled attempt "+itoa(l.Attempt)+" after exhaustion"))
 				}
-				if s.dialing != 0 {
-					out = append(out, violation(CheckPolicy, at, slotName(k)+" started a second attempt while one was in flight"))
+				if want := s.lastAttempt + 1; l.Attempt != want {
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" scheduled attempt "+itoa(l.Attempt)+", want "+itoa(want)))
 				}
-				s.dialing = f.Conn
-				if c.Policy == nil && f.Attempt != 0 {
-					out = append(out, violation(CheckPolicy, at, "attempt number "+itoa(f.Attempt)+" without a policy"))
+				if p.c.Policy != nil && p.c.Policy.MaxAttempts > 0 && l.Attempt > p.c.Policy.MaxAttempts {
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(l.Attempt)+" beyond MaxAttempts "+itoa(p.c.Policy.MaxAttempts)))
 				}
-				if c.Policy != nil && c.Policy.MaxAttempts > 0 && f.Attempt > c.Policy.MaxAttempts {
-					out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed attempt "+itoa(f.Attempt)+" beyond MaxAttempts "+itoa(c.Policy.MaxAttempts)))
-				}
-				if s.scheduled {
-					waited := at - s.scheduledAt
-					lag := loopLag(r)
-					if f.Attempt != s.scheduledAttempt {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
+				if p.c.Policy != nil {
+					lo, hi := Band(p.c.Policy, l.Attempt)
+					if l.NextDelay < lo || l.NextDelay > hi {
+						p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(l.Attempt)+" delay "+
+							l.NextDelay.String()+" outside ["+lo.String()+", "+hi.String()+"]"))
 					}
-					if waited < s.scheduledDelay || waited > s.scheduledDelay+lag {
-						out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
-							", scheduled delay was "+s.scheduledDelay.String()))
-					}
-					if c.Policy != nil {
-						lo, hi := Band(c.Policy, f.Attempt)
-						if waited < lo || waited > hi+lag {
-							out = append(out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
-								" outside ["+lo.String()+", "+hi.String()+"]"))
-						}
-					}
-					s.scheduled = false
-				} else if c.Policy != nil && f.Attempt > 0 {
-					out = append(out, violation(CheckPolicy, at, slotName(k)+" dialed policy attempt "+itoa(f.Attempt)+" without scheduling it"))
 				}
+				s.scheduled, s.scheduledAt, s.scheduledAttempt, s.scheduledDelay = true, at, l.Attempt, l.NextDelay
+				s.lastAttempt = l.Attempt
+			case l.Exhausted:
+				s.exhausted = true
+				if p.c.Policy == nil || p.c.Policy.MaxAttempts == 0 || l.Attempt != p.c.Policy.MaxAttempts {
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" exhausted at attempt "+itoa(l.Attempt)))
+				}
+			}
+		case fsm.Dial:
+			s := p.track(k)
+			p.connSlot[f.Conn] = k
+			if s.state != fsm.SlotReady && f.Attempt == 0 && s.restFailures > 0 {
+				if rest := noPolicyWait(s.restFailures); at-s.failedAt < rest {
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" dialed "+(at-s.failedAt).String()+
+						" after its failure "+itoa(s.restFailures)+" in a row; attempts no policy governs are spaced by "+rest.String()))
+				}
+			}
+			if s.exhausted {
+				p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" dialed after exhaustion"))
+			}
+			if s.dialing != 0 {
+				p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" started a second attempt while one was in flight"))
+			}
+			s.dialing = f.Conn
+			if p.c.Policy == nil && f.Attempt != 0 {
+				p.out = append(p.out, violation(CheckPolicy, at, "attempt number "+itoa(f.Attempt)+" without a policy"))
+			}
+			if p.c.Policy != nil && p.c.Policy.MaxAttempts > 0 && f.Attempt > p.c.Policy.MaxAttempts {
+				p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" dialed attempt "+itoa(f.Attempt)+" beyond MaxAttempts "+itoa(p.c.Policy.MaxAttempts)))
+			}
+			if s.scheduled {
+				waited := at - s.scheduledAt
+				lag := p.lag
+				if f.Attempt != s.scheduledAttempt {
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" dialed attempt "+itoa(f.Attempt)+" but attempt "+itoa(s.scheduledAttempt)+" was scheduled"))
+				}
+				if waited < s.scheduledDelay || waited > s.scheduledDelay+lag {
+					p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(f.Attempt)+" dialed after "+waited.String()+
+						", scheduled delay was "+s.scheduledDelay.String()))
+				}
+				if p.c.Policy != nil {
+					lo, hi := Band(p.c.Policy, f.Attempt)
+					if waited < lo || waited > hi+lag {
+						p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" attempt "+itoa(f.Attempt)+" waited "+waited.String()+
+							" outside ["+lo.String()+", "+hi.String()+"]"))
+					}
+				}
+				s.scheduled = false
+			} else if p.c.Policy != nil && f.Attempt > 0 {
+				p.out = append(p.out, violation(CheckPolicy, at, slotName(k)+" dialed policy attempt "+itoa(f.Attempt)+" without scheduling it"))
 			}
 		}
 	}
-	return out
 }
 
 // slotKey identifies a command slot: the standalone slots by their index, a Cluster node's

@@ -36,51 +36,71 @@ type leave struct{ from, to time.Duration }
 
 // Check implements Checker.
 func (c Retired) Check(r *record.Result) []Violation {
-	grace := c.Grace
+	f := c.fold()
+	for i := range r.Steps {
+		f.step(i, &r.Steps[i], nil)
+	}
+	return f.result(r)
+}
+
+// retiredFold is the retired checker's state over the steps, taken one at a time (Check, or a
+// stream's batches): the endpoints the last conclusive reply named, and each endpoint's absences.
+type retiredFold struct {
+	c      Retired
+	named  map[string]bool
+	leaves map[string][]leave
+}
+
+func (c Retired) fold() *retiredFold {
+	return &retiredFold{c: c, named: map[string]bool{}, leaves: map[string][]leave{}}
+}
+
+func (f *retiredFold) step(_ int, st *record.Step, _ []record.ClientGen) {
+	ev := &st.Event
+	if ev.Kind != fsm.Replied || ev.Reply == nil || !conclusive(ev.Reply) {
+		return
+	}
+	now := map[string]bool{}
+	for _, sh := range ev.Reply.Shards {
+		for _, n := range sh.Nodes {
+			for _, h := range []string{n.Addr.Host, n.IP, n.Hostname} {
+				if h != "" {
+					now[net.JoinHostPort(h, strconv.Itoa(n.Addr.Port))] = true
+				}
+			}
+		}
+	}
+	for ep := range f.named {
+		if !now[ep] {
+			if ls := f.leaves[ep]; len(ls) == 0 || ls[len(ls)-1].to != 0 {
+				f.leaves[ep] = append(ls, leave{from: ev.At})
+			}
+		}
+	}
+	for ep := range now {
+		if ls := f.leaves[ep]; len(ls) > 0 && ls[len(ls)-1].to == 0 {
+			ls[len(ls)-1].to = ev.At
+		}
+	}
+	f.named = now
+}
+
+// result judges the run's dials (r.Dials) against the absences.
+func (f *retiredFold) result(r *record.Result) []Violation {
+	grace := f.c.Grace
 	if grace == 0 {
 		grace = fsm.DefaultClusterRetiredGrace
 	}
 	seeds := map[string]bool{}
-	for _, s := range c.Seeds {
+	for _, s := range f.c.Seeds {
 		seeds[s] = true
-	}
-	named := map[string]bool{}     // named by the last conclusive reply
-	leaves := map[string][]leave{} // absences, by endpoint
-	for _, st := range r.Steps {
-		ev := &st.Event
-		if ev.Kind != fsm.Replied || ev.Reply == nil || !conclusive(ev.Reply) {
-			continue
-		}
-		now := map[string]bool{}
-		for _, sh := range ev.Reply.Shards {
-			for _, n := range sh.Nodes {
-				for _, h := range []string{n.Addr.Host, n.IP, n.Hostname} {
-					if h != "" {
-						now[net.JoinHostPort(h, strconv.Itoa(n.Addr.Port))] = true
-					}
-				}
-			}
-		}
-		for ep := range named {
-			if !now[ep] {
-				if ls := leaves[ep]; len(ls) == 0 || ls[len(ls)-1].to != 0 {
-					leaves[ep] = append(ls, leave{from: ev.At})
-				}
-			}
-		}
-		for ep := range now {
-			if ls := leaves[ep]; len(ls) > 0 && ls[len(ls)-1].to == 0 {
-				ls[len(ls)-1].to = ev.At
-			}
-		}
-		named = now
 	}
 	var out []Violation
 	for _, d := range r.Dials {
 		if seeds[d.Endpoint] {
 			continue
 		}
-		for _, l := range leaves[d.Endpoint] {
+		for _, l := range f.leaves[d.Endpoint] {
 			if d.At > l.from+grace && (l.to == 0 || d.At < l.to) {
 				out = append(out, violation(CheckRetired, d.At, "dial to "+d.Endpoint+", which left the topology at "+
 					l.from.String()+" (grace "+grace.String()+")"))

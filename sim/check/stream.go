@@ -21,12 +21,17 @@ import (
 //     key may have been left in by the previous one (linear_stream.go);
 //   - liveness keeps the operations it may still have to judge until the time it judges from is
 //     known, then counts;
-//   - expect.outcomes counts.
+//   - expect.outcomes and expect.during count (during: per window, the operations called in it);
+//   - lifetime judges each segment's writes against the drains of the journal handed over
+//     before the segment (it needs the journal: a stream that does not take it refuses the run).
 //
 // The other checkers read records that are not segmented (engine steps, dials, fault windows)
-// and judge the whole run at the end. A scenario that selects a checker needing every operation
-// record (lifetime, expect.during) or that runs dedicated renters, pub/sub or Sentinel is not
-// accepted: its run keeps every record, and Judge is then check.Judge.
+// and judge the whole run at the end. Those that read the engine steps alone take them in
+// batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
+// state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
+// its whole journal. A scenario that runs dedicated renters, pub/sub or Sentinel, or that
+// selects a checker with no segmented form, is not accepted: its run keeps every record, and
+// Judge is then check.Judge.
 //
 // A Stream judges one run; it is not safe for concurrent use.
 type Stream struct {
@@ -35,6 +40,12 @@ type Stream struct {
 	parts    []segmented // parts[i] streams checkers[i], or is nil (a whole-run checker)
 	found    [][]Violation
 	failing  *record.Result
+	// folds[i] takes the engine steps for checkers[i] (journal_stream.go), or is nil; folds
+	// is nil when the stream does not take the journal.
+	folds       []stepFold
+	keepJournal bool
+	// stepsTaken counts the steps handed over so far.
+	stepsTaken int
 }
 
 // segmented is a checker judging a run one closed segment at a time.
@@ -79,6 +90,10 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 			parts[i] = newLivenessStream(sc)
 		case CheckExpectOutcomes:
 			parts[i] = &outcomesStream{}
+		case CheckExpectDuring:
+			parts[i] = newDuringStream(sc)
+		case CheckLifetime:
+			parts[i] = lifetimeStream{c.(Lifetime).fold(&record.Result{Scenario: sc})}
 		default:
 			if !wholeRun[c.Name()] {
 				return false
@@ -86,6 +101,14 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 		}
 	}
 	s.sc, s.checkers, s.parts, s.found = sc, checkers, parts, make([][]Violation, len(checkers))
+	s.acceptJournal(sc)
+	for _, p := range parts {
+		if _, ok := p.(stepFold); ok && !s.TakesJournal() {
+			// A checker judging segments against the journal needs the journal as it comes.
+			*s = Stream{keepJournal: s.keepJournal}
+			return false
+		}
+	}
 	return true
 }
 
@@ -112,10 +135,20 @@ func (s *Stream) Failing() *record.Result { return s.failing }
 // Judge judges the run whose Result r the run returned, with what the segments handed over
 // before it showed.
 func (s *Stream) Judge(r *record.Result) *Verdict {
-	if s.checkers == nil || r.Segments == 0 {
+	if s.checkers == nil || (r.Segments == 0 && s.stepsTaken == 0) {
 		return Judge(r)
 	}
 	return judge(r, s.checkers, func(i int, c Checker) []Violation {
+		if s.parts[i] != nil {
+			return append(s.found[i], s.parts[i].finish(r)...)
+		}
+		if s.folds != nil && s.folds[i] != nil && s.stepsTaken > 0 {
+			f := s.folds[i]
+			for k := range r.Steps {
+				f.step(r.StepBase+k, &r.Steps[k], r.Clients)
+			}
+			return f.result(r)
+		}
 		if s.parts[i] == nil {
 			return c.Check(r)
 		}
@@ -203,8 +236,8 @@ type livenessStream struct {
 
 func newLivenessStream(sc *scenario.Scenario) *livenessStream {
 	l := sc.Expect.Liveness
-	s := &livenessStream{c: Liveness{After: l.After, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand},
-		duration: sc.Duration, firstOK: -1}
+	s := &livenessStream{c: Liveness{After: l.After, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand,
+		Closed: closedWindows(sc)}, duration: sc.Duration, firstOK: -1}
 	s.known = l.After != 0
 	return s
 }
@@ -248,7 +281,7 @@ func trimmedOps(dst, ops []record.Op, from time.Duration) []record.Op {
 func (s *livenessStream) fold(ops []record.Op) {
 	for i := range ops {
 		op := &ops[i]
-		if op.Call < s.c.After {
+		if op.Call < s.c.After || s.c.exempt(op) {
 			continue
 		}
 		if op.Call > s.duration-s.c.Within {

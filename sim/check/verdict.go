@@ -80,6 +80,10 @@ func Checkers(r *record.Result) []Checker {
 	if len(sc.Expect.Monitors) > 0 {
 		names = append(names, CheckExpectMonitors)
 	}
+	if sc.Client.EnableFences {
+		names = append(names, CheckFence)
+	}
+	names = append(names, maintSelected(sc)...)
 	names = append(names, sc.Expect.Fail...)
 	seen := map[string]bool{}
 	var out []Checker
@@ -153,13 +157,19 @@ func registry(r *record.Result) map[string]Checker {
 		// Sentinel (sentinel_monitor.go) and replicas (replica.go).
 		CheckExpectMonitors: expectMonitors{},
 		CheckReplicaWrites:  ReplicaWrites{},
+		// Fences (fence.go).
+		CheckFence: Fence{},
+	}
+	for name, c := range maintCheckers(sc) {
+		byName[name] = c
 	}
 	if l := sc.Expect.Liveness; l != nil {
 		after := l.After
 		if after == 0 {
 			after = r.HealedAt
 		}
-		byName[CheckLiveness] = Liveness{After: after, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand}
+		byName[CheckLiveness] = Liveness{After: after, Within: l.Within, FromDemand: l.From == scenario.LivenessFromDemand,
+			Closed: closedWindows(sc)}
 	}
 	return byName
 }

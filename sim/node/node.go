@@ -131,6 +131,11 @@ type Node struct {
 	name    [24]byte
 	elems   []resp.Value
 	closing bool
+
+	// runID is the run id of the node's current process, or "" for its first (runid.go);
+	// incarnation counts its restarts as a new process.
+	runID       string
+	incarnation int
 }
 
 // Conn is a node's side of one connection.
@@ -161,6 +166,8 @@ type Session struct {
 	DB int
 	// Name is the client name (HELLO SETNAME, CLIENT SETNAME).
 	Name string
+	// Maint says the connection opted in to maintenance notifications (maint.go).
+	Maint bool
 }
 
 // Open reports whether the node's side of the connection is open.
@@ -448,7 +455,7 @@ var commands = map[string]command{}
 
 func init() {
 	for _, cmd := range []command{{"PING", -1}, {"HELLO", -1}, {"AUTH", -1}, {"SELECT", 2}, {"CLIENT", -2},
-		{"GET", 2}, {"SET", -3}, {"DEL", -2}, {"EXISTS", -2}, {"INCR", 2}, {"MGET", -2}, {"MSET", -3}, {"QUIT", -1}} {
+		{"GET", 2}, {"SET", -3}, {"DEL", -2}, {"EXISTS", -2}, {"INCR", 2}, {"MGET", -2}, {"MSET", -3}, {"QUIT", -1}, {"INFO", -1}} {
 		commands[cmd.name] = cmd
 	}
 }
@@ -489,6 +496,14 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 	case "QUIT":
 		n.reply(c, replyOK)
 		n.closing = true
+	case "INFO":
+		if n.sn != nil {
+			// A Sentinel process: its data nodes answered in replicaIntercept.
+			n.unknownCommand(c, args)
+			return false
+		}
+		n.reply(c, resp.BulkString(n.infoServer()))
+		return false
 	case "HELLO":
 		n.hello(c, args)
 		return false
@@ -674,6 +689,8 @@ func (n *Node) client(c *Conn, args [][]byte) {
 		n.reply(c, resp.Int(int64(c.id)))
 	case eqFold(sub, "KILL"):
 		n.clientKill(c, args)
+	case eqFold(sub, "MAINT_NOTIFICATIONS") && n.maintAcks():
+		n.maintOptIn(c, args)
 	default:
 		// Redis 7.0 has no CLIENT SETINFO (added in 7.2).
 		n.errorReply(c, "ERR unknown subcommand '"+string(args[1])+"'. Try CLIENT HELP.")

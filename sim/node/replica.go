@@ -119,7 +119,7 @@ func (n *Node) info() string {
 	s := n.sn
 	var b strings.Builder
 	b.WriteString("# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\nrun_id:")
-	b.WriteString(NodeID(n.id))
+	b.WriteString(n.RunID())
 	b.WriteString("\r\n")
 	if s.replica.zone != "" {
 		b.WriteString("availability_zone:")

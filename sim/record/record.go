@@ -28,8 +28,16 @@ type Result struct {
 	Served []ReplyRecord
 	// Paired are the replies the client paired with commands with an id, in time order.
 	Paired []ReplyRecord
-	// Steps are the engine steps, in order.
+	// Steps are the engine steps, in order: all of them, or with a JournalSink the steps after
+	// the first StepBase, which the sink took.
 	Steps []Step
+	// StepBase is the number of steps handed to the run's JournalSink before Steps (zero when
+	// the run kept its whole journal): Steps[i] is step StepBase+i of the run. Such a Result is
+	// judged by the sink that took the steps (check.Stream.Judge), not by check.Judge.
+	StepBase int
+	// Clients marks where each client generation after the first starts in Steps, in order
+	// (clients.go); empty when the run kept its first client throughout.
+	Clients []ClientGen
 	// Faults are the windows during which faults were active; HealedAt is when the last ended.
 	Faults   []Window
 	HealedAt time.Duration
@@ -49,6 +57,11 @@ type Result struct {
 	PubSub *PubSubRecords
 	// Dials are the client's connection attempts, in time order (dials.go).
 	Dials []Dial
+	// Settles are the fences the workload waited for, in the order it asked (fence.go).
+	Settles []Settle
+	// Maint are the facts about connections that opted in to maintenance notifications, in
+	// time order (maint.go).
+	Maint []MaintEvent
 	// OpBase is the number of operations handed over in earlier segments (segment.go): Ops[i]
 	// has command id OpBase+i+1. Zero when the run kept all its records.
 	OpBase int

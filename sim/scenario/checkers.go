@@ -19,6 +19,7 @@ var CheckerNames = []string{
 	"expect-during", "expect-dial-rate", "expect-connect",
 	"dials", "retired-dials",
 	"expect-monitors", "replica-writes",
+	"fence",
 }
 
 // checkerLiveness is the checker that only expect.liveness configures.

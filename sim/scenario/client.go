@@ -49,6 +49,7 @@ func (c *Client) options() config.Options {
 	default:
 		o.Protocol = -1
 	}
+	c.maintOptions(&o)
 	if p := c.DedicatedPool; p != nil {
 		o.DedicatedPool = config.DedicatedPool{MinimumSize: p.MinimumSize, MaximumSize: p.MaximumSize,
 			MaximumIdle: p.MaximumIdle, IdleTimeout: p.IdleTimeout}
@@ -68,6 +69,7 @@ func (c *Client) setOptions(o *config.Options) {
 	c.ConnectionMaxLifetime, c.ConnectionMaxLifetimeJitter = o.ConnectionMaxLifetime, o.ConnectionMaxLifetimeJitter
 	c.MaxWaiters = o.MaxWaiters
 	c.UseCluster, c.ClusterTopologyRefreshInterval = o.UseCluster, o.ClusterTopologyRefreshInterval
+	c.setMaintOptions(o)
 	p := o.DedicatedPool
 	c.DedicatedPool = &DedicatedPoolSpec{MinimumSize: p.MinimumSize, MaximumSize: p.MaximumSize,
 		MaximumIdle: p.MaximumIdle, IdleTimeout: p.IdleTimeout}

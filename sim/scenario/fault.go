@@ -91,6 +91,11 @@ type KillFault struct {
 	// does: it restarts empty. The linearizability checker counts the loss as a deletion of
 	// every key at the kill's instant.
 	LoseData bool `yaml:"lose_data,omitempty"`
+	// NewRunID makes the node restart as a new process, with a new run id (INFO's run_id), as
+	// a real restart does; without it the restart keeps the run id, as a process that was
+	// stopped and continued would. No part of the client reads a data node's run id: the
+	// restart is traced with the new id ("fault run-id").
+	NewRunID bool `yaml:"new_run_id,omitempty"`
 }
 
 // HandshakeErrorFault makes a node answer HELLO and AUTH with an error reply for its window.

@@ -171,6 +171,9 @@ func explainTypeError(root *yaml.Node, text string) error {
 		if m[3] == "scenario.Fault" {
 			msg = "unknown fault kind (want one of " + strings.Join(FaultKinds, ", ") + ")"
 		}
+		if m[3] == "scenario.ClientAction" {
+			msg = "unknown client action (want one of " + strings.Join(ActionKinds, ", ") + ")"
+		}
 		return &Error{Field: path, Line: line, Msg: msg}
 	}
 	if m := reCannot.FindStringSubmatch(text); m != nil {

@@ -69,6 +69,7 @@ const (
 	PlantIgnoreCancel          Plant = "ignore-cancel"             // caught by outcomes
 	PlantRecycleBeforeReply    Plant = "recycle-before-reply"      // caught by pairing and outcomes
 	PlantSentinelRedialAtOnce  Plant = "sentinel-redial-at-once"   // caught by expect-dial-rate
+	PlantFenceSkipKill         Plant = "fence-skip-kill"           // caught by fence
 )
 
 // knownPlants lists the plants the simulator implements.
@@ -78,7 +79,7 @@ var knownPlants = []Plant{PlantReplayAccepted, PlantLateTimers, PlantEarlyDial, 
 	PlantPubSubSkipGap, PlantPubSubLostUnsubscribe, PlantPubSubKeepAfterExhaustion, PlantDialDeparted,
 	PlantLateReplyToNextCaller, PlantTimeoutKeepsPairing, PlantPushCompletesCommand, PlantAckToWrongBatch,
 	PlantSendWithdrawn, PlantIgnoreCancel, PlantRecycleBeforeReply, PlantSentinelRedialAtOnce,
-	PlantSentinelSkipRoleCheck}
+	PlantSentinelSkipRoleCheck, PlantFenceSkipKill}
 
 // Planted reports whether the scenario plants p.
 func (sc *Scenario) Planted(p Plant) bool { return slices.Contains(sc.Plant, p) }

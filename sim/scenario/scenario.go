@@ -10,7 +10,7 @@
 // EngineConfig give the configuration a run uses.
 //
 // One file per part: scenario.go (the top level, topology, network, runtime and client section),
-// fault.go, workload.go, expect.go and plant.go (the other sections), values.go (durations,
+// fault.go, actions.go, workload.go, expect.go and plant.go (the other sections), values.go (durations,
 // counts and rates, with ranges), load.go (decoding and its errors), validate.go, resolve.go
 // (defaults, resolution for a seed, deep copies) and client.go (the client section through the
 // client's resolver).
@@ -53,6 +53,11 @@ type Scenario struct {
 	Client Client `yaml:"client"`
 	// Faults is the fault timeline, in any order.
 	Faults []Fault `yaml:"faults,omitempty"`
+	// Actions is the timeline of what the application does to its client: close it, create a
+	// new one, recreate it (actions.go). In any order.
+	Actions []ClientAction `yaml:"actions,omitempty"`
+	// Maintenance is the timeline of maintenance notices the nodes send (maint.go).
+	Maintenance []MaintStep `yaml:"maintenance,omitempty"`
 	// Workload describes the logical callers issuing commands.
 	Workload Workload `yaml:"workload"`
 	// Expect is what the checkers must find (evaluated by the checkers, not by the runner).
@@ -221,6 +226,15 @@ type Client struct {
 	// ClusterTopologyRefreshInterval is the period of the Cluster topology refresh (default 60s
 	// with use_cluster; -1ns, client.NoTimeout, disables the periodic timer only).
 	ClusterTopologyRefreshInterval time.Duration `yaml:"cluster_topology_refresh_interval,omitempty"`
+	// MaintenanceNotifications is "disabled" (default), "auto" or "enabled": how connections
+	// opt in to maintenance notifications (see maint.go and the maintenance section).
+	MaintenanceNotifications string `yaml:"maintenance_notifications,omitempty"`
+	// MaintenanceRelaxedTimeout is the least command timeout in a maintenance window (default
+	// 30s; 1ms to 24h).
+	MaintenanceRelaxedTimeout time.Duration `yaml:"maintenance_relaxed_timeout,omitempty"`
+	// MaintenanceWindowTimeout is the longest a notice relaxes a connection (default 60s; 1ms to
+	// 24h).
+	MaintenanceWindowTimeout time.Duration `yaml:"maintenance_window_timeout,omitempty"`
 }
 
 // PolicySpec is the YAML form of fsm.Policy (client.ReconnectPolicy), field for field. Its zero

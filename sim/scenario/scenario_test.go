@@ -360,7 +360,9 @@ func TestCloneIsDeep(t *testing.T) {
 func addresses(v reflect.Value, where string, visit func(uintptr, string)) {
 	switch v.Kind() {
 	case reflect.Pointer:
-		if !v.IsNil() {
+		// Every pointer to a zero-size value (a close action) has the same address, and
+		// sharing one shares nothing.
+		if !v.IsNil() && v.Type().Elem().Size() > 0 {
 			visit(v.Pointer(), where)
 			addresses(v.Elem(), where, visit)
 		}

@@ -42,7 +42,13 @@ func (sc *Scenario) Validate() error {
 			return err
 		}
 	}
+	if err := sc.validateMaint(); err != nil {
+		return err
+	}
 	if err := sc.validateWorkload(); err != nil {
+		return err
+	}
+	if err := sc.validateActions(); err != nil {
 		return err
 	}
 	if err := sc.validateDedicated(); err != nil {
@@ -82,8 +88,8 @@ func (sc *Scenario) validateTopology() error {
 		return fieldErr("topology.sentinel", "needs kind sentinel")
 	case t.Kind == TopologySentinel && (t.Cluster != nil || sc.Client.UseCluster):
 		return fieldErr("topology.cluster", "a sentinel topology is not a Cluster")
-	case t.Kind == TopologyStandalone && len(t.Nodes) != 1:
-		return fieldErr("topology.nodes", "a standalone topology has exactly one node")
+	case t.Kind == TopologyStandalone && (len(t.Nodes) == 0 || !sc.movingTargetsOnly()):
+		return fieldErr("topology.nodes", "a standalone topology has exactly one node (and the targets of its MOVING notices)")
 	case t.Kind == TopologyStandalone && t.Cluster != nil:
 		return fieldErr("topology.cluster", "needs kind cluster")
 	case t.Kind == TopologyStandalone && sc.Client.UseCluster:
@@ -222,6 +228,9 @@ func (sc *Scenario) validateFault(i int) error {
 	case f.Delay != nil:
 		return firstError(target(f.Delay.Target, true), span("for", f.Delay.For), validateSpan(field+".extra", &f.Delay.Extra, true))
 	case f.Kill != nil:
+		if f.Kill.NewRunID && f.Kill.RestartAfter == nil {
+			return fieldErr(base+".kill.new_run_id", "needs restart_after: a node that never restarts gets no new run id")
+		}
 		return firstError(target(Target{Node: f.Kill.Node}, false), span("restart_after", f.Kill.RestartAfter))
 	case f.HandshakeError != nil:
 		x := f.HandshakeError

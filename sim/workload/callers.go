@@ -63,6 +63,10 @@ type caller struct {
 	op       int
 	deadline time.Duration
 	armed    bool
+	// armedAt is the time of the timeout event armed says is in the heap. A maintenance window
+	// can move a deadline later and back (maint.go): an operation whose deadline comes before
+	// armedAt gets an event of its own.
+	armedAt time.Duration
 }
 
 var opNames = [...]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}
@@ -128,16 +132,26 @@ func (c *caller) Run(arg uint64) bool {
 	if arg == callerIssue {
 		return c.issue()
 	}
-	c.armed = false
+	now := c.wl.w.Sched.Now()
+	if now >= c.armedAt {
+		c.armed = false
+	}
 	if c.op < 0 {
 		return false
 	}
-	if now := c.wl.w.Sched.Now(); now < c.deadline {
-		c.armed = true
-		c.wl.w.Sched.Schedule(c.deadline, c, callerTimeout)
+	if now < c.deadline || c.wl.relaxed(c, now) {
+		c.arm()
 		return false
 	}
 	return c.wl.timeout(c.op)
+}
+
+// arm makes sure a timeout event is in the heap no later than the caller's deadline.
+func (c *caller) arm() {
+	if !c.armed || c.armedAt > c.deadline {
+		c.armed, c.armedAt = true, c.deadline
+		c.wl.w.Sched.Schedule(c.deadline, c, callerTimeout)
+	}
 }
 
 // issue builds and submits the caller's next operation.
@@ -192,10 +206,7 @@ func (c *caller) issue() bool {
 	w.Trace.End(b)
 	c.op = idx
 	c.deadline = w.Sched.Now() + w.Scenario.Client.CommandTimeout
-	if !c.armed {
-		c.armed = true
-		w.Sched.Schedule(c.deadline, c, callerTimeout)
-	}
+	c.arm()
 	w.Engine.Submit(cmd)
 	return true
 }
@@ -340,6 +351,9 @@ func (wl *Callers) completed(cmd *engine.Command) {
 		}
 	}
 	wl.traceDone("op done", cmd.ID, outcome, op.Stage, errText)
+	if outcome == record.OpUnknown {
+		wl.settle(cmd) // settle.go: fences, when the scenario enables them
+	}
 	wl.retire(idx, false)
 	wl.next(lo.caller)
 }
