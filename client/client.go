@@ -45,6 +45,9 @@ type Client struct {
 	replayUnknown atomic.Bool
 	// replicas routes read-only commands to replicas (replica.go); nil without ReplicaEndpoints.
 	replicas *replicaSet
+	// creads routes a Cluster client's read-only commands among each shard's primary and
+	// replicas (cluster_replica.go); nil for other clients.
+	creads *engine.ClusterReads
 	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
 	// SSubscribe (cluster_exec.go).
 	shardSlot atomic.Int32
@@ -192,6 +195,10 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 		_ = c.Close()
 		return nil, err
 	}
+	if err := c.startClusterReads(); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	c.renewer = startRenewer(c)
 	return c, nil
 }
@@ -275,6 +282,7 @@ func (c *Client) Close() error {
 		c.closed.Store(true)
 		c.renewer.close()
 		c.closeReplicas()
+		c.closeClusterReads()
 		c.eng.Close()
 		if c.sim != nil {
 			c.sim.Closed()

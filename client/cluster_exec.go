@@ -80,6 +80,11 @@ func (c *Client) executeCluster(ctx context.Context, cl *call) (bool, error) {
 	if p, ok := widePolicies[cl.cmd.Name]; ok {
 		return true, c.executeWide(ctx, cl, p)
 	}
+	if c.routesClusterRead(cl) {
+		if done, err := c.executeClusterRead(ctx, cl); done {
+			return true, err
+		}
+	}
 	if !c.opts.SplitCrossSlotCommands {
 		return false, nil
 	}

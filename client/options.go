@@ -291,7 +291,7 @@ type Options struct {
 	ReplicaEndpoints []Endpoint
 	// ReadFrom is where read-only commands run by default (Primary, the zero value, keeps every
 	// command on the primary). A policy other than Primary needs a source of replicas:
-	// ReplicaEndpoints, or SentinelPrimaryName. Cluster clients do not support it yet.
+	// ReplicaEndpoints, SentinelPrimaryName, or UseCluster (each slot's replicas).
 	ReadFrom ReadFrom
 	// ReplicaLatencyTolerance, when set, spreads reads across the candidates whose measured
 	// PING latency is at most the fastest's plus the tolerance, within the best tier (0: the

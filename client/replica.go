@@ -420,7 +420,7 @@ func (c *Client) abandonOn(cl *call, rt *engine.ReadRoute, ep Endpoint, ctxErr e
 // Options.ReadFrom. It composes with key prefixes: a view of a view keeps both prefixes and
 // the innermost policy. On a Sentinel client, the first read of such a view starts asking the
 // Sentinels for the replicas. A policy other than Primary on a client without
-// ReplicaEndpoints or SentinelPrimaryName, or a
+// ReplicaEndpoints, SentinelPrimaryName or UseCluster, or a
 // zone-aware one without Options.ClientAvailabilityZone, makes every command of the view fail
 // with a *ConfigError.
 func (c *Client) WithReadFrom(policy ReadFrom) *View { return newPolicyView(c, c.ns, policy) }
@@ -432,7 +432,7 @@ func newPolicyView(c *Client, ns *namespace, policy ReadFrom) *View {
 	switch {
 	case policy > AzAffinityReplicasAndPrimary:
 		ns = &namespace{err: configErr("WithReadFrom", "is not a read policy")}
-	case policy != Primary && c.replicas == nil:
+	case policy != Primary && c.replicas == nil && c.creads == nil:
 		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs replicas: set Options.ReplicaEndpoints or Options.SentinelPrimaryName")}
 	case policy.zoneAware() && c.opts.ClientAvailabilityZone == "":
 		ns = &namespace{err: configErr("WithReadFrom", policy.String()+" needs Options.ClientAvailabilityZone")}

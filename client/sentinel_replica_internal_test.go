@@ -43,8 +43,8 @@ func TestSentinelReplicaSet(t *testing.T) {
 }
 
 // TestSentinelReplicaOptions: a Sentinel client may read from replicas (the Sentinels are the
-// source) but not name ReplicaEndpoints; a Cluster client may not yet; without a source, a
-// policy other than Primary is refused.
+// source) but not name ReplicaEndpoints, nor may a Cluster client (its slots are the source);
+// without a source, a policy other than Primary is refused.
 func TestSentinelReplicaOptions(t *testing.T) {
 	sentinel := []Endpoint{{Host: "127.0.0.1", Port: 26379}}
 	ok := Options{Endpoints: sentinel, SentinelPrimaryName: "mymaster", ReadFrom: Replica,
@@ -59,7 +59,8 @@ func TestSentinelReplicaOptions(t *testing.T) {
 	}{
 		{"sentinel with replica endpoints", Options{Endpoints: sentinel, SentinelPrimaryName: "mymaster",
 			ReplicaEndpoints: sentinel}, "ReplicaEndpoints"},
-		{"cluster", Options{Endpoints: sentinel, UseCluster: true, ReadFrom: ReplicaPreferred}, "ReadFrom"},
+		{"cluster with replica endpoints", Options{Endpoints: sentinel, UseCluster: true, ReadFrom: ReplicaPreferred,
+			ReplicaEndpoints: sentinel}, "ReplicaEndpoints"},
 		{"no source", Options{Endpoints: sentinel, ReadFrom: Nearest}, "ReadFrom"},
 		{"hedging without a source", Options{Endpoints: sentinel, HedgedReads: &HedgedReadOptions{}}, "HedgedReads"},
 	} {

@@ -60,11 +60,17 @@ type clusterState struct {
 	// dropped, and its recovery resubscribes on the new owner after a gap marker.
 	shardConn fsm.ConnID
 	shardAddr Endpoint
+	// readOnly records, for each connection a route holds, whether READONLY was sent on it for
+	// a replica read (cluster_replica.go). Rebuilt at each publish from the routes, so that it
+	// holds only live connections (loop-owned; the flags are shared with the snapshots).
+	readOnly map[fsm.ConnID]*atomic.Bool
 }
 
 // nodeRoutes is the loop's view of one node's command slots.
 type nodeRoutes struct {
 	routes []route
+	// ids are the routes' connection ids (0: none).
+	ids []fsm.ConnID
 }
 
 // clusterSnap is the immutable routing table of a Cluster client, published after each step
@@ -86,6 +92,9 @@ type nodeView struct {
 	addr  fsm.Endpoint
 	slots []slotView
 	rr    atomic.Uint32
+	// readOnly[i] says whether READONLY was sent on slots[i]'s connection (nil: no
+	// connection).
+	readOnly []*atomic.Bool
 }
 
 // ready reports whether the node has a ready connection.
@@ -111,7 +120,7 @@ func (cs *clusterState) route(e *Engine, f *fsm.Effect) {
 		if f.State == fsm.SlotRetired {
 			return // a forgotten node's last word
 		}
-		n = &nodeRoutes{routes: make([]route, cs.slots)}
+		n = &nodeRoutes{routes: make([]route, cs.slots), ids: make([]fsm.ConnID, cs.slots)}
 		cs.nodes[f.Node] = n
 	}
 	if f.Slot < 0 || f.Slot >= len(n.routes) {
@@ -120,8 +129,10 @@ func (cs *clusterState) route(e *Engine, f *fsm.Effect) {
 	r := &n.routes[f.Slot]
 	r.state = f.State
 	r.conn = nil
+	n.ids[f.Slot] = 0
 	if f.Conn != 0 {
 		r.conn = e.conns[f.Conn]
+		n.ids[f.Slot] = f.Conn
 	}
 }
 
@@ -152,6 +163,8 @@ func (cs *clusterState) health(num uint32) fsm.EndpointState {
 // publish builds and stores the snapshot.
 func (cs *clusterState) publish(closed bool) {
 	s := &clusterSnap{cmap: cs.cmap, closed: closed}
+	ro := make(map[fsm.ConnID]*atomic.Bool, len(cs.readOnly))
+	defer func() { cs.readOnly = ro }()
 	if m := cs.cmap; m != nil && !closed {
 		s.nodes = make([]nodeView, len(m.Nodes))
 		s.byAddr = make(map[fsm.Endpoint]int, 2*len(m.Nodes))
@@ -172,8 +185,12 @@ func (cs *clusterState) publish(closed bool) {
 				continue
 			}
 			v.slots = make([]slotView, len(n.routes))
+			v.readOnly = make([]*atomic.Bool, len(n.routes))
 			for j, r := range n.routes {
 				v.slots[j].conn = r.conn
+				if r.conn != nil && n.ids[j] != 0 {
+					v.readOnly[j] = cs.readOnlyFlag(n.ids[j], ro)
+				}
 				v.slots[j].offer = offerOf(r.conn)
 				v.slots[j].awaitsUse = r.state.AwaitsUse() && r.state != fsm.SlotFresh
 				if r.conn != nil {

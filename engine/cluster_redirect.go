@@ -72,6 +72,9 @@ func (e *Engine) redirect(cmd *Command, err error) bool {
 				ev.Endpoint = target
 			}
 			e.post(item{ev: ev})
+			if cs.read {
+				return false // a replica read: its caller selects again (SubmitRead)
+			}
 		}
 	}
 	cs.redirects++

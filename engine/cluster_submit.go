@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync/atomic"
+
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/fsm"
@@ -36,8 +38,10 @@ type clusterCmd struct {
 	// orig is the first rejection the command got, the answer when recovery fails (nil:
 	// none). It is allocated on the first rejection only, so that commands stay small.
 	orig *resp.Value
-	// node, when set, pins the command to one node (SubmitNode).
+	// node, when set, pins the command to one node (SubmitNode, SubmitRead).
 	node uint32
+	// read: a replica read (SubmitRead): a MOVED reply completes it instead of being followed.
+	read bool
 }
 
 // clusterWait is what a Cluster waiter waits for.
@@ -163,7 +167,11 @@ func (e *Engine) sendToNode(v *nodeView, cmd *Command) bool {
 			continue
 		}
 		cmd.cl.sender, cmd.cl.senderNum = v.addr, v.num
-		if !e.deliver(sv.conn, cmd) {
+		if cmd.cl.read && !cmd.cl.ask && int(i) < len(v.readOnly) {
+			if !e.deliverRead(sv.conn, cmd, v.readOnly[i]) {
+				return false
+			}
+		} else if !e.deliver(sv.conn, cmd) {
 			return false
 		}
 		if passed != nil && passed.noticed.CompareAndSwap(false, true) {
@@ -254,7 +262,14 @@ func (e *Engine) completeCluster(f *fsm.Effect, w *waiter) {
 			return
 		}
 		cs.sender, cs.senderNum = f.Endpoint, f.Node
-		if !e.deliver(c, cmd) {
+		if cs.read && !cs.ask {
+			if e.cl.readOnly == nil {
+				e.cl.readOnly = make(map[fsm.ConnID]*atomic.Bool)
+			}
+			if !e.deliverRead(c, cmd, e.cl.readOnlyFlag(f.Conn, e.cl.readOnly)) {
+				e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed})
+			}
+		} else if !e.deliver(c, cmd) {
 			e.reroute(cmd, &AcquireError{Outcome: fsm.OutcomeFailed})
 		}
 	case f.Outcome == fsm.OutcomeClosed && !e.closed:
@@ -314,12 +329,7 @@ func (e *Engine) SubmitNode(cmd *Command, num uint32) {
 		cmd.failQueued(ErrNotCluster)
 		return
 	}
-	cs := &cmd.cl
-	cs.routed, cs.slot, cs.eng, cs.node = true, Keyless, e, num
-	if !cmd.Enqueued() {
-		return
-	}
-	e.route(cmd)
+	e.submitPinned(cmd, num, Keyless, false)
 }
 
 // ErrNotCluster: a Cluster operation on a standalone engine.

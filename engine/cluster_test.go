@@ -36,6 +36,11 @@ type fakeCluster struct {
 	// false), as connections that failed before the engine heard of it do, and dials fail.
 	refuse map[string]bool
 	data   map[string]string
+	// replicaOf maps each replica's address to its primary's (cluster_replica_test.go): a
+	// replica serves reads of its primary's slots on READONLY connections, MOVED otherwise.
+	replicaOf map[string]string
+	// hang: dials to these nodes never end.
+	hang map[string]bool
 }
 
 type fakeNode struct {
@@ -46,7 +51,8 @@ type fakeNode struct {
 
 func newFakeCluster(n int) *fakeCluster {
 	fc := &fakeCluster{nodes: map[string]*fakeNode{}, migrating: map[int]string{}, readonly: map[string]bool{},
-		always: map[string]string{}, lose: map[string]bool{}, refuse: map[string]bool{}, data: map[string]string{}}
+		always: map[string]string{}, lose: map[string]bool{}, refuse: map[string]bool{}, data: map[string]string{},
+		replicaOf: map[string]string{}, hang: map[string]bool{}}
 	for i := 0; i < n; i++ {
 		addr := fmt.Sprintf("10.0.0.%d:7000", i+1)
 		fc.nodes[addr] = &fakeNode{addr: addr, id: strings.Repeat(string(rune('a'+i)), 40), port: 7000}
@@ -66,8 +72,13 @@ func (fc *fakeCluster) slotsReply() resp.Value {
 		if s == fsm.SlotCount || fc.owner[s] != fc.owner[start] {
 			n := fc.nodes[fc.owner[start]]
 			host, _, _ := strings.Cut(n.addr, ":")
-			entries = append(entries, resp.ArrayOf(resp.Int(int64(start)), resp.Int(int64(s-1)),
-				resp.ArrayOf(resp.BulkString(host), resp.Int(int64(n.port)), resp.BulkString(n.id))))
+			entry := []resp.Value{resp.Int(int64(start)), resp.Int(int64(s - 1)),
+				resp.ArrayOf(resp.BulkString(host), resp.Int(int64(n.port)), resp.BulkString(n.id))}
+			for _, r := range fc.replicasOf(n.addr) {
+				rh, _, _ := strings.Cut(r.addr, ":")
+				entry = append(entry, resp.ArrayOf(resp.BulkString(rh), resp.Int(int64(r.port)), resp.BulkString(r.id)))
+			}
+			entries = append(entries, resp.ArrayOf(entry...))
 			start = s
 		}
 	}
@@ -92,12 +103,17 @@ func (t *fakeClusterTransport) Open(_ context.Context, req OpenRequest) {
 	t.fc.mu.Lock()
 	_, ok := t.fc.nodes[req.Endpoint.String()]
 	ok = ok && !t.fc.refuse[req.Endpoint.String()]
+	hang := t.fc.hang[req.Endpoint.String()]
 	t.fc.mu.Unlock()
+	if hang {
+		return // the dial never ends (a black-holed node)
+	}
 	if !ok {
 		req.Sink.Failed(req.Conn, errors.New("connection refused"), fsm.Transient)
 		return
 	}
-	conn := &fakeClusterConn{fc: t.fc, addr: req.Endpoint.String(), id: req.Conn, sink: req.Sink}
+	conn := &fakeClusterConn{fc: t.fc, addr: req.Endpoint.String(), id: req.Conn, sink: req.Sink, readOnly: req.ReadOnly,
+		opened: req.ReadOnly}
 	t.mu.Lock()
 	t.conns = append(t.conns, conn)
 	t.mu.Unlock()
@@ -111,6 +127,9 @@ type fakeClusterConn struct {
 	sink   Sink
 	asking bool
 	dead   bool
+	// readOnly: the connection serves replica reads (READONLY in its handshake, from
+	// OpenRequest.ReadOnly, or sent since); opened: READONLY came with the handshake.
+	readOnly, opened bool
 }
 
 func (c *fakeClusterConn) Send(cmd *Command) { c.OfferGroup([]*Command{cmd}) }
@@ -173,6 +192,9 @@ func (c *fakeClusterConn) serve(cmd *Command) (resp.Value, bool) {
 	}
 	if r, ok := fc.always[c.addr]; ok {
 		return resp.ErrorValue(r), false
+	}
+	if v, ok := fc.serveReplica(c, name, args); ok {
+		return v, false
 	}
 	key := string(args[1])
 	slot := int(topo.KeySlotString(key))

@@ -643,7 +643,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		e.opens.Add(1)
 		req := OpenRequest{
 			Conn: f.Conn, Slot: f.Slot, Attempt: f.Attempt, Endpoint: e.dialEndpoint(f),
-			Machine: fsm.MachineOf(uint64(f.Conn)), Sink: sink{e},
+			Machine: fsm.MachineOf(uint64(f.Conn)), Sink: sink{e}, ReadOnly: e.replicaDial(f),
 		}
 		if e.sn != nil {
 			e.sentinelOpen(ctx, req)

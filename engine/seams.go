@@ -76,6 +76,9 @@ type OpenRequest struct {
 	// open it with the Sentinel credentials and TLS, speaking RESP2, without the data
 	// connections' setup (database, client name). Other connections are data connections.
 	Sentinel bool
+	// ReadOnly marks a connection to a Cluster replica: its handshake sends READONLY, so that
+	// the replica serves reads of its primary's slots (wire.HandshakeConfig.ReadOnly).
+	ReadOnly bool
 	// Sink receives the outcome: Dialed (optional), then exactly one of Ready or Failed, then at
 	// most one Lost after Ready.
 	Sink Sink

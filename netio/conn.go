@@ -75,6 +75,8 @@ type Conn struct {
 	sink  engine.Sink
 	push  func(resp.Value)
 	proto int
+	// readOnly: the handshake sends READONLY (engine.OpenRequest.ReadOnly).
+	readOnly bool
 	// relax hosts the maintenance relaxation when the handshake enabled notifications (maint.go).
 	relax *engine.Relax
 
@@ -148,6 +150,7 @@ func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
 		sink:       req.Sink,
 		push:       cfg.Push,
 		proto:      2,
+		readOnly:   req.ReadOnly,
 		idleRead:   idleReadBound(req, cfg),
 		writeStall: max(cfg.WriteStallTimeout, 0),
 		wake:       make(chan struct{}, 1),

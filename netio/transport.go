@@ -170,7 +170,9 @@ func (t *Transport) handshakeError(ctx context.Context, c *Conn, err error, budg
 // handshake drives the pure handshake machine over the socket: each batch is written at once and
 // its announced replies are judged in order, stopping at the first error.
 func (c *Conn) handshake(cfg *TransportConfig) error {
-	h := NewHandshake(cfg.Handshake)
+	hs := cfg.Handshake
+	hs.ReadOnly = hs.ReadOnly || c.readOnly
+	h := NewHandshake(hs)
 	defer func() {
 		// The frames held the password: do not leave it in the reused write buffer.
 		clear(c.buf[:cap(c.buf)])

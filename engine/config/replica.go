@@ -71,9 +71,9 @@ type HedgedReads struct {
 	MaximumExtraLoadPercent int
 }
 
-// HasSource reports whether the options name a source of replicas: Endpoints or the
-// Sentinels.
-func (r *Replicas) HasSource() bool { return len(r.Endpoints) > 0 || r.Sentinel }
+// HasSource reports whether the options name a source of replicas: Endpoints, the Sentinels,
+// or a Cluster's slots.
+func (r *Replicas) HasSource() bool { return len(r.Endpoints) > 0 || r.Sentinel || r.Cluster }
 
 // ValidateReplicas checks r and returns a *FieldError naming the first bad option, or nil. It
 // checks every bound before anything is sized from it.
@@ -89,10 +89,8 @@ func ValidateReplicas(r *Replicas) error {
 		return fieldErr("ReplicaEndpoints", "cannot be combined with SentinelPrimaryName (the Sentinels name the replicas)")
 	case len(r.Endpoints) > 0 && r.Primaries != 1:
 		return fieldErr("ReplicaEndpoints", "needs exactly one primary in Endpoints")
-	case r.ReadFrom != fsm.ReadPrimary && r.Cluster:
-		return fieldErr("ReadFrom", PolicyName(r.ReadFrom)+" is not supported with UseCluster yet (Cluster replica reads)")
 	case r.ReadFrom != fsm.ReadPrimary && !r.HasSource():
-		return fieldErr("ReadFrom", PolicyName(r.ReadFrom)+" needs replicas: set ReplicaEndpoints, or SentinelPrimaryName")
+		return fieldErr("ReadFrom", PolicyName(r.ReadFrom)+" needs replicas: set ReplicaEndpoints, SentinelPrimaryName or UseCluster")
 	case r.ReadFrom.ZoneAware() && r.ClientAvailabilityZone == "":
 		return fieldErr("ClientAvailabilityZone", "must be set for "+PolicyName(r.ReadFrom))
 	case r.LatencyTolerance != nil && *r.LatencyTolerance < 0:

@@ -9,8 +9,8 @@ import (
 	"github.com/respire-go/respire/fsm"
 )
 
-// TestReplicasValidation: each bad replica option is refused naming its field, and a valid set
-// resolves to the router's configuration with the defaults filled in.
+// TestReplicasValidation: each bad replica option is refused naming its field (a Cluster is a
+// source, without hedging), and a valid set resolves to the router's configuration with the defaults filled in.
 func TestReplicasValidation(t *testing.T) {
 	ep := []engine.Endpoint{{Host: "replica", Port: 6379}}
 	neg, zero := -time.Millisecond, time.Duration(0)
@@ -25,7 +25,8 @@ func TestReplicasValidation(t *testing.T) {
 		{"with sentinel", Replicas{Endpoints: ep, Sentinel: true}, "ReplicaEndpoints"},
 		{"two primaries", Replicas{Endpoints: ep, Primaries: 2}, "ReplicaEndpoints"},
 		{"no source", Replicas{ReadFrom: fsm.ReadReplica, Primaries: 1}, "ReadFrom"},
-		{"cluster policy", Replicas{ReadFrom: fsm.ReadNearest, Cluster: true}, "ReadFrom"},
+		{"cluster hedging", Replicas{ReadFrom: fsm.ReadNearest, Cluster: true, HedgedReads: &HedgedReads{}}, "HedgedReads"},
+		{"cluster zone missing", Replicas{ReadFrom: fsm.ReadAzAffinity, Cluster: true}, "ClientAvailabilityZone"},
 		{"zone missing", Replicas{ReadFrom: fsm.ReadAzAffinity, Endpoints: ep, Primaries: 1}, "ClientAvailabilityZone"},
 		{"negative tolerance", Replicas{Endpoints: ep, Primaries: 1, LatencyTolerance: &neg}, "ReplicaLatencyTolerance"},
 		{"interval too long", Replicas{Endpoints: ep, Primaries: 1, RefreshInterval: 2 * time.Hour}, "ReplicaRefreshInterval"},
@@ -39,6 +40,10 @@ func TestReplicasValidation(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%s: %v, want a *FieldError naming %s", tc.name, err, tc.field)
 		}
+	}
+	// A Cluster's slots are a source of replicas.
+	if _, err := ResolveReplicas(&Replicas{ReadFrom: fsm.ReadNearest, Cluster: true, Primaries: 1}); err != nil {
+		t.Fatalf("Cluster with Nearest: %v", err)
 	}
 	cfg, err := ResolveReplicas(&Replicas{ReadFrom: fsm.ReadAzAffinity, Endpoints: ep, Primaries: 1,
 		ClientAvailabilityZone: "az-1", LatencyTolerance: &zero, HedgedReads: &HedgedReads{}})

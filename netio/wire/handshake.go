@@ -57,6 +57,10 @@ type HandshakeConfig struct {
 	// Maintenance opts the connection in to maintenance notifications (see MaintMode).
 	// MaintEnabled requires a Protocol other than ProtocolRESP2 (engine/config rejects the pair).
 	Maintenance MaintMode
+	// ReadOnly sends READONLY after the session setup: the connection goes to a Cluster replica
+	// and carries reads of its primary's slots. A refusal fails the handshake (without READONLY
+	// the replica would answer every read with MOVED).
+	ReadOnly bool
 }
 
 // transientCodes are the server error codes that do not prove a permanent rejection.
@@ -327,6 +331,10 @@ func (h *Handshake) appendSession(dst []byte) []byte {
 	if h.cfg.ClientID {
 		dst = resp.AppendCommand(dst, "CLIENT", "ID")
 		h.batch = append(h.batch, step{command: "CLIENT ID", optional: true, clientID: true})
+	}
+	if h.cfg.ReadOnly {
+		dst = resp.AppendCommand(dst, "READONLY")
+		h.batch = append(h.batch, step{command: "READONLY"})
 	}
 	return dst
 }

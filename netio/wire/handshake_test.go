@@ -259,3 +259,39 @@ func TestHandshakeRecordsClientID(t *testing.T) {
 		t.Fatal("identified without CLIENT ID")
 	}
 }
+
+func TestHandshakeReadOnly(t *testing.T) {
+	// Every protocol mode sends READONLY last, in the session batch.
+	for _, proto := range []Protocol{ProtocolAuto, ProtocolRESP2, ProtocolRESP3} {
+		h := NewHandshake(HandshakeConfig{Protocol: proto, ClientID: true, ReadOnly: true})
+		batches, err := runHandshake(t, h, redis70)
+		if err != nil {
+			t.Fatalf("%v: %v", proto, err)
+		}
+		last := batches[len(batches)-1]
+		if last[len(last)-1] != "READONLY" {
+			t.Fatalf("%v: READONLY is not the last setup command: %q", proto, batches)
+		}
+	}
+	// A refusal (a server without Cluster support, an ACL denial) fails the handshake.
+	h := NewHandshake(HandshakeConfig{Protocol: ProtocolRESP2, ReadOnly: true})
+	_, err := runHandshake(t, h, func(cmd string) resp.Value {
+		if cmd == "READONLY" {
+			return resp.ErrorValue("ERR This instance has cluster support disabled")
+		}
+		return redis70(cmd)
+	})
+	var he *HandshakeError
+	if !errors.As(err, &he) || he.Command != "READONLY" || he.Class() != fsm.Permanent {
+		t.Fatalf("refused READONLY: %v", err)
+	}
+	// Not asked: not sent.
+	h = NewHandshake(HandshakeConfig{Protocol: ProtocolRESP2, ClientName: "app"})
+	batches, _ := runHandshake(t, h, redis70)
+	if !equalBatches(batches, [][]string{{"CLIENT SETNAME app"}}) {
+		t.Fatalf("READONLY sent unasked: %q", batches)
+	}
+	if s := (HandshakeConfig{ReadOnly: true}).String(); !strings.HasSuffix(s, " readonly") {
+		t.Fatalf("String: %q", s)
+	}
+}

@@ -41,6 +41,9 @@ func (c HandshakeConfig) String() string {
 			b.WriteString(c.LibraryVersion)
 		}
 	}
+	if c.ReadOnly {
+		b.WriteString(" readonly")
+	}
 	return b.String()
 }
 
