@@ -2,6 +2,7 @@ package netio_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strconv"
@@ -123,4 +124,38 @@ func TestDialNameWithoutAddress(t *testing.T) {
 		t.Errorf("an IP literal was looked up: %q", r.asked)
 	}
 	_ = la
+}
+
+// TestDialTLSNamesTheConfiguredHost: a name resolved to an address still sends the configured
+// name as the TLS server name (SNI, and the name the certificate is verified against). The
+// server records the ClientHello's name and ends the handshake.
+func TestDialTLSNamesTheConfiguredHost(t *testing.T) {
+	la, _, port := twoLoopbackListeners(t)
+	names := make(chan string, 1)
+	go func() {
+		c, err := la.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_ = tls.Server(c, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			names <- h.ServerName
+			return nil, errors.New("recorded")
+		}}).Handshake()
+	}()
+	r := &answeringResolver{answers: [][]string{{"127.0.0.1"}}}
+	d := &netio.Dialer{Resolver: r, TLS: &tls.Config{MinVersion: tls.VersionTLS12}, ConnectTimeout: 5 * time.Second}
+	_, err := d.DialContext(context.Background(), engine.Endpoint{Host: "cache.respire.invalid", Port: port})
+	var ce *netio.ConnectError
+	if !errors.As(err, &ce) || ce.Stage != netio.StageTLS {
+		t.Fatalf("err %v, want the TLS stage to fail", err)
+	}
+	select {
+	case got := <-names:
+		if got != "cache.respire.invalid" {
+			t.Fatalf("server name %q, want the configured host", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server saw no ClientHello")
+	}
 }
