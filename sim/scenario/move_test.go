@@ -21,6 +21,9 @@ func TestMoveToErrors(t *testing.T) {
 		{"host and port", two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: \"10.0.0.9:7000\"}}\n", "faults[0].kill.move_to", "never to another port", 6},
 		{"two nodes one address", two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9}}\n  - {at: 5s, kill: {node: r2, restart_after: 1s, move_to: 10.0.0.9}}\n",
 			"faults[1].kill.move_to", "two nodes cannot listen at one address", 7},
+		{"another node's address", "name: x\nduration: 10s\ntopology: {kind: standalone, nodes: [{id: r1}, {id: 10.0.0.9}]}\n" +
+			"maintenance: [{at: 8s, node: r1, kind: MOVING, time: 1s, to: 10.0.0.9}]\nfaults:\n  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9}}\n",
+			"faults[0].kill.move_to", "two nodes cannot listen at one address", 6},
 		{"cluster", clusterHead + "  cluster: {shards: [{primary: a1, replicas: [a2]}, {primary: b1}]}\nfaults:\n  - {at: 1s, kill: {node: a1, restart_after: 1s, move_to: 10.0.0.9}}\n",
 			"faults[0].kill.move_to", "standalone", 8},
 	} {

@@ -554,9 +554,15 @@ func (sc *Scenario) validateMoveTo(field string, k *KillFault) error {
 }
 
 // validateMoves checks, in one pass, that no two nodes move to one address (a node may move to
-// the same address again).
+// the same address again), nor to the address of a node whose name is an IP address (a node's
+// first address is its name).
 func (sc *Scenario) validateMoves() error {
 	owner := map[string]string{}
+	for _, n := range sc.Topology.Nodes {
+		if ip := net.ParseIP(n.ID); ip != nil {
+			owner[ip.String()] = n.ID
+		}
+	}
 	for i := range sc.Faults {
 		k := sc.Faults[i].Kill
 		if k == nil || k.MoveTo == "" {
@@ -564,7 +570,7 @@ func (sc *Scenario) validateMoves() error {
 		}
 		addr := net.ParseIP(k.MoveTo).String()
 		if o, ok := owner[addr]; ok && o != k.Node {
-			return fieldErr("faults["+strconv.Itoa(i)+"].kill.move_to", "moves "+k.Node+" to "+k.MoveTo+", where an earlier kill moves "+o+": two nodes cannot listen at one address")
+			return fieldErr("faults["+strconv.Itoa(i)+"].kill.move_to", "moves "+k.Node+" to "+k.MoveTo+", where "+o+" listens or an earlier kill moves it: two nodes cannot listen at one address")
 		}
 		owner[addr] = k.Node
 	}
