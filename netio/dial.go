@@ -53,8 +53,14 @@ type Dialer struct {
 	Dial DialFunc
 	// TLS, when set, wraps every connection (including those from Dial) in a TLS client whose
 	// handshake runs within ConnectTimeout. When it names no ServerName and does not skip
-	// verification, the endpoint's host is used.
+	// verification, the endpoint's host is used (the configured name, never a resolved address).
 	TLS *tls.Config
+	// Resolver, when set, looks up the host names of built-in TCP dials instead of
+	// net.DefaultResolver. Every dial resolves anew (engine.DialAddresses), so a name that moves
+	// to another address is followed on the next connection; the addresses are tried in the
+	// order answered, each within a share of the remaining budget. IP literals, Unix sockets and
+	// Dial are never looked up.
+	Resolver engine.Resolver
 }
 
 // connectTimeout resolves ConnectTimeout: zero is the default, negative none (0).
@@ -143,7 +149,15 @@ func (d *Dialer) open(ctx context.Context, ep engine.Endpoint) (net.Conn, error)
 			d.MultipathFallback()
 		}
 	}
-	nc, err := nd.DialContext(ctx, "tcp", ep.String())
+	var r engine.Resolver = net.DefaultResolver
+	if d.Resolver != nil {
+		r = d.Resolver
+	}
+	addrs, err := engine.DialAddresses(ctx, r, ep)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
+	}
+	nc, err := dialSerial(ctx, &nd, addrs)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +167,43 @@ func (d *Dialer) open(ctx context.Context, ep engine.Endpoint) (net.Conn, error)
 		}
 	}
 	return nc, nil
+}
+
+// minAddrBudget is the least share of the remaining budget one address of several gets, as Go's
+// own dialer gives: a black-holed first address must not starve the others, nor a long list
+// leave each too little to connect.
+const minAddrBudget = 2 * time.Second
+
+// dialSerial connects to the first of addrs that accepts, trying them in order. With a deadline
+// each address but the last gets an equal share of what remains (at least minAddrBudget, never
+// past the deadline). It returns the first address's error when all fail.
+func dialSerial(ctx context.Context, nd *net.Dialer, addrs []string) (net.Conn, error) {
+	var first error
+	for i, a := range addrs {
+		actx := ctx
+		if dl, ok := ctx.Deadline(); ok && i < len(addrs)-1 {
+			share := time.Until(dl) / time.Duration(len(addrs)-i)
+			if share < minAddrBudget {
+				share = minAddrBudget
+			}
+			if at := time.Now().Add(share); at.Before(dl) {
+				var cancel context.CancelFunc
+				actx, cancel = context.WithDeadline(ctx, at)
+				defer cancel()
+			}
+		}
+		nc, err := nd.DialContext(actx, "tcp", a)
+		if err == nil {
+			return nc, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
 }
 
 // errNoConn reports a dial hook that returned neither a connection nor an error.

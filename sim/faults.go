@@ -165,6 +165,9 @@ func (fs *faultState) start() {
 	case "kill":
 		fs.node.holdKill(+1)
 		fs.node.newRunID = fs.node.newRunID || fs.f.Kill.NewRunID
+		if fs.f.Kill.MoveTo != "" {
+			fs.node.moveTo = fs.f.Kill.MoveTo
+		}
 		if fs.f.Kill.LoseData {
 			fs.node.Wipe()
 			w.tr.End(w.tr.Begin("fault data-lost").Uint("fault", uint64(fs.idx)).Str("node", fs.node.ID()))
@@ -243,6 +246,11 @@ func (s *server) holdKill(d int) {
 			s.newRunID = false
 			s.NewRunID()
 			s.w.tr.End(s.w.tr.Begin("fault run-id").Str("node", s.ID()).Str("run_id", s.RunID()))
+		}
+		if s.moveTo != "" {
+			s.addr, s.moveTo = s.moveTo, ""
+			s.moves++
+			s.w.tr.End(s.w.tr.Begin("fault moved").Str("node", s.ID()).Str("addr", s.addr))
 		}
 		if s.pauses > 0 {
 			s.Pause()

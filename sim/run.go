@@ -55,6 +55,9 @@ type RunOptions struct {
 	// (record.JournalSink) hands them over (zero: JournalWindow; at most MaxSegmentOps, or Run
 	// fails with ErrSegmentOps).
 	JournalSteps int
+	// resolver, when set, replaces the simulated DNS (server.go's dns): the negative controls of
+	// the tests of moved nodes.
+	resolver engine.Resolver
 }
 
 // ErrTraceWrite reports that writing the trace to RunOptions.TraceTo failed.

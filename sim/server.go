@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"context"
+	"net"
 	"time"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/node"
 	"github.com/respire-go/respire/sim/record"
@@ -22,12 +25,18 @@ type server struct {
 	kills, pauses int
 	// newRunID says a kill window holding the node asked for a new run id at its restart.
 	newRunID bool
+	// addr is the address the node listens at: its name (ID) until a restart moves it to
+	// moveTo, which a kill window holding the node asked for (kill.move_to).
+	addr, moveTo string
+	// moves counts the node's moves: a connect that resolved before a move went to the old
+	// address (simConn.moves).
+	moves uint8
 }
 
 var _ node.Env = (*server)(nil)
 
 func newServer(w *world, spec scenario.NodeSpec) *server {
-	s := &server{w: w}
+	s := &server{w: w, addr: spec.ID}
 	s.Node = node.New(spec.ID, spec.Password, s, &w.nodePlants)
 	return s
 }
@@ -42,6 +51,53 @@ func (w *world) serverByHost(host string) *server {
 	}
 	for _, s := range w.nodes {
 		if s.ID() == host {
+			return s
+		}
+	}
+	return nil
+}
+
+// dns is the simulated DNS, the engine.Resolver the simulated transport dials through
+// (engine.DialAddresses, the function netio's dialer runs): a Cluster's shard endpoint or DNS
+// name, or a node's name, resolves to the node's address, which a kill with move_to changes at
+// the restart. An address is not a name: the moved node's old address answers nothing.
+type dns struct{ w *world }
+
+var _ engine.Resolver = dns{}
+
+// LookupHost implements engine.Resolver. The answer is immediate: lookups take no virtual time.
+func (d dns) LookupHost(_ context.Context, host string) ([]string, error) {
+	if d.w.cluster != nil {
+		if n, ok := d.w.cluster.Resolve(host); ok {
+			if s := d.w.serverOf(n); s != nil {
+				return []string{s.addr}, nil
+			}
+		}
+	}
+	for _, s := range d.w.nodes {
+		if s.ID() == host {
+			return []string{s.addr}, nil
+		}
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// resolver returns the resolver the world's dials go through: the simulated DNS.
+func (w *world) resolver() engine.Resolver {
+	if w.opts.resolver != nil {
+		return w.opts.resolver
+	}
+	return dns{w}
+}
+
+// serverAt returns the server listening at the dial address addr (host:port), or nil.
+func (w *world) serverAt(addr string) *server {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil
+	}
+	for _, s := range w.nodes {
+		if s.addr == host {
 			return s
 		}
 	}

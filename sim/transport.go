@@ -77,9 +77,11 @@ type simConn struct {
 	// gen is the client generation whose engine opened the connection (actions.go): id is the
 	// engine's identifier plus record.GenOffset(gen), and the engine is told of it by eid.
 	gen          uint8
-	reported     bool // Ready or Failed was reported to the sink
-	refused      bool // the connect was answered with a reset
-	engineClosed bool // the engine called Close or Drain: no Lost
+	reported     bool  // Ready or Failed was reported to the sink
+	refused      bool  // the connect was answered with a reset
+	unresolved   bool  // the endpoint's host did not resolve: the connect went nowhere
+	moves        uint8 // node.moves when the connect resolved: a later move leaves it at the old address
+	engineClosed bool  // the engine called Close or Drain: no Lost
 	clientClosed bool
 	unanswered   bool // closed with commands written and unanswered (fence.go)
 	flushPending bool // the connection is in the world's flushes
@@ -155,7 +157,15 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 	stream.Init(&c.rng, w.seed, stream.Network, uint64(c.id))
 	c.up = pipe{c: c, toNode: true}
 	c.down = pipe{c: c}
-	c.node = w.serverByHost(req.Endpoint.Host)
+	if addrs, err := engine.DialAddresses(ctx, w.resolver(), req.Endpoint); err != nil {
+		c.unresolved = true
+	} else {
+		// One simulated node per name: the first answer is the one dialed.
+		c.node = w.serverAt(addrs[0])
+		if c.node != nil {
+			c.moves = c.node.moves
+		}
+	}
 	w.conns = append(w.conns, c)
 	if req.Slot >= 0 && req.Slot < len(t.slotConn) {
 		t.slotConn[req.Slot] = c
@@ -290,7 +300,7 @@ func (c *simConn) synArrived() bool {
 		return true
 	}
 	n := c.node
-	if n == nil || n.Down() || c.w.refusing(c) {
+	if n == nil || n.Down() || n.moves != c.moves || c.w.refusing(c) {
 		c.refused = true
 	} else {
 		n.Accept(&c.srv, c.id, c)
@@ -317,7 +327,7 @@ func (c *simConn) synAckArrived() bool {
 	w := c.w
 	if c.refused {
 		var cause error = errRefused()
-		if c.node == nil {
+		if c.unresolved {
 			cause = &net.DNSError{Err: "no such host", Name: c.ep.Host, IsNotFound: true}
 		}
 		c.failAttempt(c.connectError(wire.StageDial, false, 0, cause))

@@ -96,6 +96,11 @@ type KillFault struct {
 	// stopped and continued would. No part of the client reads a data node's run id: the
 	// restart is traced with the new id ("fault run-id").
 	NewRunID bool `yaml:"new_run_id,omitempty"`
+	// MoveTo, when set, is the IP address the node restarts at (standalone topologies only): from
+	// the restart on, the node's name resolves there through the simulated DNS, the client's
+	// dials follow it by name (engine.DialAddresses, as in production), and the old address
+	// refuses. The port stays: DNS moves a name to another address, never to another port.
+	MoveTo string `yaml:"move_to,omitempty"`
 }
 
 // HandshakeErrorFault makes a node answer HELLO and AUTH with an error reply for its window.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ func (sc *Scenario) Validate() error {
 		if err := sc.validateFault(i); err != nil {
 			return err
 		}
+	}
+	if err := sc.validateMoves(); err != nil {
+		return err
 	}
 	if err := sc.validateMaint(); err != nil {
 		return err
@@ -230,6 +234,9 @@ func (sc *Scenario) validateFault(i int) error {
 	case f.Kill != nil:
 		if f.Kill.NewRunID && f.Kill.RestartAfter == nil {
 			return fieldErr(base+".kill.new_run_id", "needs restart_after: a node that never restarts gets no new run id")
+		}
+		if err := sc.validateMoveTo(base+".kill.move_to", f.Kill); err != nil {
+			return err
 		}
 		return firstError(target(Target{Node: f.Kill.Node}, false), span("restart_after", f.Kill.RestartAfter))
 	case f.HandshakeError != nil:
@@ -526,6 +533,46 @@ func (sc *Scenario) validateExpect() error {
 		if err := sc.validateCheckerName(f, name); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateMoveTo checks a kill's move_to: an IP address (the simulated DNS answers addresses, and
+// moves no port), after a restart, in a standalone topology.
+func (sc *Scenario) validateMoveTo(field string, k *KillFault) error {
+	switch {
+	case k.MoveTo == "":
+		return nil
+	case k.RestartAfter == nil:
+		return fieldErr(field, "needs restart_after: a node that never restarts listens nowhere else")
+	case sc.Topology.Kind != TopologyStandalone:
+		return fieldErr(field, "is for standalone topologies: a Cluster or Sentinel announces its nodes' addresses itself")
+	case net.ParseIP(k.MoveTo) == nil:
+		return fieldErr(field, "must be an IP address, such as 10.0.0.9, not "+strconv.Quote(k.MoveTo)+": DNS moves a name to another address, never to another port")
+	}
+	return nil
+}
+
+// validateMoves checks, in one pass, that no two nodes move to one address (a node may move to
+// the same address again), nor to the address of a node whose name is an IP address (a node's
+// first address is its name).
+func (sc *Scenario) validateMoves() error {
+	owner := map[string]string{}
+	for _, n := range sc.Topology.Nodes {
+		if ip := net.ParseIP(n.ID); ip != nil {
+			owner[ip.String()] = n.ID
+		}
+	}
+	for i := range sc.Faults {
+		k := sc.Faults[i].Kill
+		if k == nil || k.MoveTo == "" {
+			continue
+		}
+		addr := net.ParseIP(k.MoveTo).String()
+		if o, ok := owner[addr]; ok && o != k.Node {
+			return fieldErr("faults["+strconv.Itoa(i)+"].kill.move_to", "moves "+k.Node+" to "+k.MoveTo+", where "+o+" listens or an earlier kill moves it: two nodes cannot listen at one address")
+		}
+		owner[addr] = k.Node
 	}
 	return nil
 }
