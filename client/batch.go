@@ -483,7 +483,7 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		done, ctxErr, timedOut = c.awaitGroupSim(ctx, g, cmds) // simseam.go
 	} else {
 		c.eng.SubmitGroup(cmds)
-		done, ctxErr, timedOut = awaitGroup(ctx, g, c.opts.CommandTimeout)
+		done, ctxErr, timedOut = awaitGroup(ctx, g, c.opts.CommandTimeout, relaxOf{lead: cmds[0]})
 	}
 	if !done && c.eng.Withdraw(cmds[0]) {
 		// Still waiting for a connection: nothing was sent.
@@ -503,21 +503,52 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 // awaitGroup waits for every call of the group g to complete, within budget (zero: none) and
 // ctx. done is false when the wait was interrupted, by ctx (ctxErr) or by the budget (timedOut):
 // settle then leaves the calls still pending to their connection.
-func awaitGroup(ctx context.Context, g *callGroup, budget time.Duration) (done bool, ctxErr error, timedOut bool) {
-	var timeout <-chan time.Time
-	if budget > 0 {
-		t := time.NewTimer(budget)
-		defer t.Stop()
-		timeout = t.C
+//
+// When the budget fires, the run asks the relaxation of the connection that took it (relax
+// returns it; nil: none) for more time, as a single command does (relaxTimer): while that
+// connection is in a maintenance window the run's deadline is max(budget, relaxed) from its
+// start, and a completion that shrinks the window ends the wait at once if the run is older
+// than its budget.
+func awaitGroup(ctx context.Context, g *callGroup, budget time.Duration, relax relaxOf) (done bool, ctxErr error, timedOut bool) {
+	var gd groupDeadline
+	gd.arm(budget)
+	defer gd.stop()
+	timeout := gd.fired()
+	for {
+		select {
+		case <-g.done:
+			return true, nil, false
+		case <-ctx.Done():
+			return false, ctx.Err(), false
+		case at := <-timeout:
+			if gd.expired(relax.relax(), at) {
+				return false, nil, true
+			}
+		case <-gd.shrunk:
+			if gd.expired(relax.relax(), time.Time{}) {
+				return false, nil, true
+			}
+		}
 	}
-	select {
-	case <-g.done:
-		return true, nil, false
-	case <-ctx.Done():
-		return false, ctx.Err(), false
-	case <-timeout:
-		return false, nil, true
+}
+
+// relaxOf names where a waiter finds the relaxation of the connection its commands went to:
+// the command the engine handed to it (lead: engine.Command.Relax, set when a connection takes
+// it), or the connection itself (conn: a dedicated connection's). Both nil: none.
+type relaxOf struct {
+	lead *engine.Command
+	conn engine.Conn
+}
+
+// relax returns the relaxation host, or nil.
+func (o relaxOf) relax() *engine.Relax {
+	if o.lead != nil {
+		return o.lead.Relax()
 	}
+	if r, ok := o.conn.(engine.Relaxer); ok {
+		return r.Relax()
+	}
+	return nil
 }
 
 // failAll records err as the outcome of every entry (nothing was sent).
@@ -743,7 +774,7 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 	if c.sim != nil {
 		done, ctxErr, timedOut = c.awaitGroupHost(ctx, g, d.budget()) // simseam_dedicated.go
 	} else {
-		done, ctxErr, timedOut = awaitGroup(ctx, g, d.budget())
+		done, ctxErr, timedOut = awaitGroup(ctx, g, d.budget(), relaxOf{conn: d.conn})
 	}
 	// Read what decides the connection's fate before settle recycles the calls. The
 	// connection is discarded when it failed, still owns commands, or ran the commands of a

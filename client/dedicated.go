@@ -240,19 +240,27 @@ func (d *DedicatedConn) roundTrip(ctx context.Context, budget time.Duration, cls
 	if d.c.sim != nil {
 		return d.roundTripSim(ctx, budget, cls) // simseam_dedicated.go
 	}
-	var timeout <-chan time.Time
-	if budget > 0 {
-		t := time.NewTimer(budget)
-		defer t.Stop()
-		timeout = t.C
-	}
-	for i, cl := range cls {
+	// The budget may be extended while the connection is in a maintenance window, as a
+	// single command's on a shared connection (groupDeadline, maint.go).
+	var gd groupDeadline
+	gd.arm(budget)
+	defer gd.stop()
+	timeout := gd.fired()
+	relax := relaxOf{conn: d.conn}
+	for i := 0; i < len(cls); {
 		select {
-		case <-cl.done:
+		case <-cls[i].done:
+			i++
 		case <-ctx.Done():
 			return d.abandon(cls, i, ctx.Err())
-		case <-timeout:
-			return d.abandon(cls, i, nil)
+		case at := <-timeout:
+			if gd.expired(relax.relax(), at) {
+				return d.abandon(cls, i, nil)
+			}
+		case <-gd.shrunk:
+			if gd.expired(relax.relax(), time.Time{}) {
+				return d.abandon(cls, i, nil)
+			}
 		}
 	}
 	return d.settle(cls)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
@@ -33,14 +34,81 @@ func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, <-cha
 	if cl.relaxStart.IsZero() {
 		cl.relaxStart = fired.Add(-c.opts.CommandTimeout)
 	}
-	shrunk := r.Shrunk()
-	now := time.Now()
-	wake, ok := r.Extend(now, cl.relaxStart, c.opts.CommandTimeout)
+	shrunk, ok := relaxTimer(r, cl.timer, cl.relaxStart, c.opts.CommandTimeout)
 	if !ok {
 		return nil, nil, false
 	}
-	cl.timer.Reset(wake.Sub(now))
 	return cl.timer.C, shrunk, true
+}
+
+// relaxTimer is the one rule of every caller whose own timeout own, counted from start, fired
+// or whose relaxation shrank (a single command, a batch's run, a dedicated connection's
+// commands): if r (the relaxation of the connection that took the commands; nil: none) keeps
+// them alive (engine.Relax.Extend), it re-arms t for when to ask again and returns the channel
+// closed when a notice ends or shortens the window, and true. Otherwise the commands time out
+// now (false). Callers reach it only once their timer fired, never on the hot path.
+func relaxTimer(r *engine.Relax, t *time.Timer, start time.Time, own time.Duration) (<-chan struct{}, bool) {
+	if r == nil {
+		return nil, false
+	}
+	shrunk := r.Shrunk()
+	now := time.Now()
+	wake, ok := r.Extend(now, start, own)
+	if !ok {
+		return nil, false
+	}
+	t.Reset(wake.Sub(now))
+	return shrunk, true
+}
+
+// groupDeadline is the deadline of a batch's run, or of the commands a dedicated connection
+// sends in one round trip: the budget own from when the wait began, extended while the
+// connection that took the commands is in a maintenance window. Every command of the run
+// started with it and has the same own timeout, so one deadline, max(own, relaxed) from the
+// run's start, is each command's. Its zero value has no timeout.
+type groupDeadline struct {
+	t   *time.Timer
+	own time.Duration
+	// start is the run's start, recorded when the own budget fired (fired minus own), so that
+	// the wait reads no clock before it.
+	start time.Time
+	// shrunk is closed when the window keeping the run alive shrinks (engine.Relax.Shrunk).
+	shrunk <-chan struct{}
+}
+
+// arm starts the budget own (zero: none).
+func (gd *groupDeadline) arm(own time.Duration) {
+	gd.own = own
+	if own > 0 {
+		gd.t = time.NewTimer(own)
+	}
+}
+
+// stop releases the timer.
+func (gd *groupDeadline) stop() {
+	if gd.t != nil {
+		gd.t.Stop()
+	}
+}
+
+// fired returns the channel of the deadline (nil without a budget).
+func (gd *groupDeadline) fired() <-chan time.Time {
+	if gd.t == nil {
+		return nil
+	}
+	return gd.t.C
+}
+
+// expired is called when the deadline fired at at (or, at is zero, when the window shrank): it
+// reports false when r, the relaxation of the run's connection, keeps the run alive, the timer
+// re-armed for when to ask again; true when the run timed out.
+func (gd *groupDeadline) expired(r *engine.Relax, at time.Time) bool {
+	if gd.start.IsZero() {
+		gd.start = at.Add(-gd.own)
+	}
+	shrunk, ok := relaxTimer(r, gd.t, gd.start, gd.own)
+	gd.shrunk = shrunk
+	return !ok
 }
 
 // maintWarn returns the engine's warning for a MOVING grace that closed an old connection with

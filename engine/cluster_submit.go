@@ -391,6 +391,7 @@ func (e *Engine) submitGroupCluster(cmds []*Command) {
 				if !enqueueGroup(cmds) {
 					return
 				}
+				groupSentOn(cmds, sv.conn) // a node connection relaxes too (maint.go)
 				if g.OfferGroup(cmds) {
 					return
 				}

@@ -60,6 +60,7 @@ func (e *Engine) SubmitGroup(cmds []*Command) {
 			if !enqueueGroup(cmds) {
 				return // abandoned by its caller
 			}
+			cmds[0].sentOn(v.relax) // the run's caller asks the lead (maint.go: groupSentOn)
 			if !g.OfferGroup(cmds) {
 				// The connection began draining after this snapshot was published: nothing
 				// left, so the loop routes the group.
@@ -115,6 +116,7 @@ func sendGroup(c Conn, cmds []*Command) bool {
 	if !enqueueGroup(cmds) {
 		return true
 	}
+	groupSentOn(cmds, c) // maint.go
 	if !g.OfferGroup(cmds) {
 		for _, cmd := range cmds {
 			cmd.requeue()

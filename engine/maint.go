@@ -138,6 +138,11 @@ func (c *Command) sentOn(r *Relax) {
 	}
 }
 
+// groupSentOn records the relaxation host of conn, which takes the group cmds, on the group's
+// lead: a batch's caller waits for the whole group under one deadline and asks the lead
+// (Command.Relax), as a single command's caller asks its command.
+func groupSentOn(cmds []*Command, conn Conn) { cmds[0].sentOn(relaxOf(conn)) }
+
 // MovingSink is implemented by the engine's Sink: a connection that parsed a MOVING notice
 // reports it, and the connection's machine hands its slot off (fsm.MovingNoticed): target is the
 // announced endpoint (zero: the configured one, resolved again), grace how long the old socket
