@@ -524,7 +524,14 @@ func (c *Client) abandon(cl *call, ctxErr error) error {
 		<-cl.done
 		return c.completion(cl)
 	}
-	name := cmd.Name
+	return c.abandonedErr(cl, a, c.Endpoint(), ctxErr)
+}
+
+// abandonedErr is the error of a command its caller abandoned (ctxErr set) or whose timeout
+// passed (ctxErr nil), when the reply did not win the race (a.Wait false), the command being
+// sent to the server at ep. It recycles cl when the caller owns it.
+func (c *Client) abandonedErr(cl *call, a engine.Abandonment, ep Endpoint, ctxErr error) error {
+	name := cl.cmd.Name
 	if a.Owned {
 		c.putCall(cl)
 	}
@@ -539,7 +546,7 @@ func (c *Client) abandon(cl *call, ctxErr error) error {
 	}
 	stage := stageOf(a.Stage)
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: c.Endpoint(), Stage: stage, Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: ep, Stage: stage, Err: ctxErr}
 	}
 	return c.timeoutErr(name, stage)
 }

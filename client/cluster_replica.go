@@ -183,20 +183,7 @@ func (c *Client) abandonPick(cl *call, ep Endpoint, ctxErr error) error {
 		<-cl.done // the reply won the race
 		return c.completion(cl)
 	}
-	name := cmd.Name
-	if a.Owned {
-		c.putCall(cl)
-	}
-	if a.Verdict == engine.VerdictFailed {
-		if ctxErr != nil {
-			return ctxErr
-		}
-		return c.timeoutErr(name, StageWaitingForCapacity)
-	}
-	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: ep, Stage: stageOf(a.Stage), Err: ctxErr}
-	}
-	return c.timeoutErr(name, stageOf(a.Stage))
+	return c.abandonedErr(cl, a, ep, ctxErr)
 }
 
 // connectionFailed reports whether a read's error says its node's connection failed (not a

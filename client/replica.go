@@ -400,20 +400,7 @@ func (c *Client) abandonOn(cl *call, rt *engine.ReadRoute, ep Endpoint, ctxErr e
 		c.putCall(cl)
 		return err
 	}
-	name := cmd.Name
-	if a.Owned {
-		c.putCall(cl)
-	}
-	if a.Verdict == engine.VerdictFailed {
-		if ctxErr != nil {
-			return ctxErr
-		}
-		return c.timeoutErr(name, StageWaitingForCapacity)
-	}
-	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: ep, Stage: stageOf(a.Stage), Err: ctxErr}
-	}
-	return c.timeoutErr(name, stageOf(a.Stage))
+	return c.abandonedErr(cl, a, ep, ctxErr)
 }
 
 // WithReadFrom returns a View of the client whose read-only commands follow policy instead of
