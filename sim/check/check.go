@@ -95,9 +95,14 @@ func (NoReplay) Check(r *record.Result) []Violation {
 		}
 		return false
 	}
+	// A hedged read is sent to, and run by, two servers: ReplicaHedges judges those.
+	var ops map[uint64]*record.Op
+	if r.Scenario != nil && r.Scenario.HedgedReadsOn() {
+		ops = opsByID(r)
+	}
 	sent := map[uint64]record.Send{}
 	for _, s := range r.Sends {
-		if prev, ok := sent[s.CmdID]; ok && !rejectedSince(s.CmdID, prev.At, s.At) {
+		if prev, ok := sent[s.CmdID]; ok && !rejectedSince(s.CmdID, prev.At, s.At) && !hedgedRead(r, ops, s.CmdID) {
 			out = append(out, violation(CheckNoReplay, s.At, "command "+u(s.CmdID)+" written again on conn "+
 				u(uint64(s.Conn))+" after conn "+u(uint64(prev.Conn))+" at "+prev.At.String()+", with no reply proving it did not run"))
 		}
@@ -108,7 +113,7 @@ func (NoReplay) Check(r *record.Result) []Violation {
 		if a.CmdID == 0 {
 			continue
 		}
-		if first, ok := applied[a.CmdID]; ok {
+		if first, ok := applied[a.CmdID]; ok && !hedgedRead(r, ops, a.CmdID) {
 			out = append(out, violation(CheckNoReplay, a.At, "command "+u(a.CmdID)+" applied twice (first at "+
 				first.At.String()+" on "+first.Node+")"))
 			continue
