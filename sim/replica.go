@@ -310,6 +310,9 @@ func (rd *routedRead) selected(target int, watch *engine.ReadWatch, err error) {
 		rd.h = engine.NewHedgedRead(&rd.route, watch, rd.cmd)
 		rd.h.Start(target)
 		rw.waiting = append(rw.waiting, rd)
+		if w.sc.Planted(scenario.PlantReplicaExtraHedges) {
+			rw.extraHedge(rd.cmd, target)
+		}
 		return
 	}
 	rd.eng = rd.route.Engine()
@@ -436,4 +439,15 @@ func (w *world) pollReplicas() {
 	for w.rep != nil && w.rep.poll() {
 		w.settle()
 	}
+}
+
+// extraHedge implements the replica-extra-hedges plant: a copy of a watched read goes to the
+// next candidate at once, without the router's leave; its outcome is dropped.
+func (rw *replicaWorld) extraHedge(orig *engine.Command, target int) {
+	w := rw.w
+	w.tr.Plant(string(scenario.PlantReplicaExtraHedges), orig.ID)
+	c := &engine.Command{Name: orig.Name, ID: orig.ID, Frame: append([]byte(nil), orig.Frame...)}
+	c.Done = func(*engine.Command) {}
+	c.Reset()
+	rw.engines[(target+1)%len(rw.engines)].Submit(c)
 }

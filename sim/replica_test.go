@@ -105,3 +105,44 @@ func TestReplicaReplayCatchesATamperedStep(t *testing.T) {
 		t.Fatal("a router step with an extra effect replayed cleanly")
 	}
 }
+
+// TestReplicaHedgesRaceASlowPrimary: reads to a slow primary get hedges to the near replica,
+// some of which win, within the budget; the commands sent twice are exactly reads.
+func TestReplicaHedgesRaceASlowPrimary(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/replica-hedge-slow-primary.yaml")
+	res, err := Run(sc, sc.Seed, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations %v, missing %v", v.Unexpected, v.Missing)
+	}
+	watched, hedges, won := 0, 0, 0
+	for i := range res.Router {
+		for _, e := range res.Router[i].Effects {
+			switch {
+			case e.Kind == fsm.RouteRead && e.Watched:
+				watched++
+			case e.Kind == fsm.SendHedge:
+				hedges++
+			case e.Kind == fsm.SettleRead && e.OK && e.Target != 0:
+				won++
+			}
+		}
+	}
+	count := map[uint64]int{}
+	twice := 0
+	for _, s := range res.Sends {
+		if count[s.CmdID]++; count[s.CmdID] == 2 {
+			twice++
+		}
+	}
+	t.Logf("watched %d, hedges %d, settled on the replica %d, sent twice %d", watched, hedges, won, twice)
+	if hedges == 0 || won == 0 || twice != hedges {
+		t.Fatalf("watched %d, hedges %d, settled on the replica %d, sent twice %d: want hedges, some winning, each sent once more",
+			watched, hedges, won, twice)
+	}
+	if hedges*100 > watched*20+100 {
+		t.Fatalf("%d hedges for %d watched reads: over 20%%", hedges, watched)
+	}
+}

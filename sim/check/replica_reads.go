@@ -213,6 +213,19 @@ func (ReplicaHedges) Check(r *record.Result) []Violation {
 		}
 	}
 	out = append(out, hedgeSends(r, pct > 0)...)
+	// On the wire: the reads sent twice are hedges, within the same budget.
+	twice := 0
+	count := map[uint64]int{}
+	for _, s := range r.Sends {
+		if count[s.CmdID]++; count[s.CmdID] == 2 {
+			twice++
+			if twice*100 > eligible*pct+100 {
+				out = append(out, violation(scenario.CheckReplicaHedges, s.At, itoa(twice)+" reads sent twice after "+itoa(eligible)+
+					" watched reads: over the budget of "+itoa(pct)+"%"))
+				break
+			}
+		}
+	}
 	return out
 }
 
