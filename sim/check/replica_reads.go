@@ -337,3 +337,67 @@ func (ReplicaReplay) Check(r *record.Result) []Violation {
 	}
 	return out
 }
+
+// StaleReplicaReads returns the workload's reads that a replica served while its link to the
+// primary was down (replica_events link_down until link_up or its promotion), each with the
+// instant its link went down. Such a replica serves its copy of the data as it was then, so
+// the read is not linearizable at its own call: the linearizability checker holds it to a
+// staleness rule instead, that some instant between the link going down and the read's
+// return explains its reply (its window opens at the link's loss instead of its call).
+func StaleReplicaReads(r *record.Result) map[uint64]time.Duration {
+	sc := r.Scenario
+	if sc == nil || !sc.IsReplicated() || len(sc.ReplicaEvents) == 0 {
+		return nil
+	}
+	type span struct {
+		node     string
+		from, to time.Duration
+	}
+	order := make([]int, len(sc.ReplicaEvents))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return sc.ReplicaEvents[order[a]].At < sc.ReplicaEvents[order[b]].At })
+	down := map[string]time.Duration{}
+	var spans []span
+	end := func(node string, at time.Duration) {
+		if from, ok := down[node]; ok {
+			spans = append(spans, span{node, from, at})
+			delete(down, node)
+		}
+	}
+	primary := sc.Topology.Nodes[0].ID
+	for _, i := range order {
+		e := &sc.ReplicaEvents[i]
+		switch {
+		case e.LinkDown != "" && e.LinkDown != primary:
+			if _, ok := down[e.LinkDown]; !ok {
+				down[e.LinkDown] = e.At
+			}
+		case e.LinkUp != "":
+			end(e.LinkUp, e.At)
+		case e.Promote != "":
+			end(e.Promote, e.At)
+			primary = e.Promote
+		}
+	}
+	for node := range down {
+		spans = append(spans, span{node, down[node], r.End + 1})
+	}
+	ops := opsByID(r)
+	out := map[uint64]time.Duration{}
+	for _, a := range r.Applies {
+		op := ops[a.CmdID]
+		if op == nil || !readCommands[op.Name] {
+			continue
+		}
+		for _, s := range spans {
+			if s.node == a.Node && a.At >= s.from && a.At < s.to {
+				if prev, ok := out[a.CmdID]; !ok || s.from < prev {
+					out[a.CmdID] = s.from
+				}
+			}
+		}
+	}
+	return out
+}
