@@ -238,3 +238,44 @@ func TestReplicaLinkDown(t *testing.T) {
 		t.Fatalf("%d stale reads, yet the history is linearizable without the staleness rule: they read nothing stale", len(stale))
 	}
 }
+
+// TestReplicaPromoted: after r2's promotion the writes to the configured primary answer
+// READONLY and run nowhere; the router drops r2 from the replicas within a refresh interval
+// (ROLE answers master) and the reads go to r3.
+func TestReplicaPromoted(t *testing.T) {
+	res := runReplicaScenario(t, "replica-promoted")
+	s, ms := time.Second, time.Millisecond
+	readOnly := 0
+	for i := range res.Ops {
+		op := &res.Ops[i]
+		if len(op.ServerError) >= 8 && op.ServerError[:8] == "READONLY" {
+			readOnly++
+			if op.Call < 6*s {
+				t.Fatalf("op %d answered READONLY before the promotion", op.ID)
+			}
+		}
+	}
+	r2Before, r2After := readsOn(res, "r2", s, 6*s), readsOn(res, "r2", 6*s+700*ms, 15*s)
+	r3After := readsOn(res, "r3", 6*s+700*ms, 15*s)
+	t.Logf("READONLY writes %d; reads on r2 before %d and after %d, on r3 after %d", readOnly, r2Before, r2After, r3After)
+	if readOnly == 0 || r2Before == 0 || r2After != 0 || r3After == 0 {
+		t.Fatalf("READONLY writes %d; reads on r2 before %d and after %d, on r3 after %d", readOnly, r2Before, r2After, r3After)
+	}
+}
+
+// TestReplicaZones: AzAffinity reads the same-zone replica; while it is down the other
+// replicas, both the other zone's and the one of unknown zone, take the reads, the primary none; it takes them back
+// after its restart.
+func TestReplicaZones(t *testing.T) {
+	res := runReplicaScenario(t, "replica-zones")
+	s := time.Second
+	r3, others := readsOn(res, "r3", s, 6*s), readsOn(res, "r2", s, 6*s)+readsOn(res, "r4", s, 6*s)
+	r2Down, r4Down := readsOn(res, "r2", 6*s+500*time.Millisecond, 10*s), readsOn(res, "r4", 6*s+500*time.Millisecond, 10*s)
+	down := r2Down + r4Down
+	back := readsOn(res, "r3", 12*s, 18*s)
+	primary := readsOn(res, "r1", s, 18*s)
+	t.Logf("r3 %d and others %d before; others %d while r3 was down; r3 %d after; primary %d", r3, others, down, back, primary)
+	if r3 == 0 || others != 0 || r2Down == 0 || r4Down == 0 || back == 0 || primary != 0 {
+		t.Fatalf("r3 %d and others %d before; others %d while r3 was down; r3 %d after; primary %d", r3, others, down, back, primary)
+	}
+}

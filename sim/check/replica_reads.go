@@ -160,8 +160,8 @@ func (ReplicaPolicy) Check(r *record.Result) []Violation {
 
 // ReplicaHedges checks hedged reads: the router sends a hedge only for a read it watches
 // (a hedge-eligible read), at most one per read, and never more than the budget allows: with
-// MaximumExtraLoadPercent p, after n watched reads at most n*p/100 hedges plus the one a
-// budget may hold have been sent. On the wire, a command sent twice is a hedged read: a read
+// MaximumExtraLoadPercent p, each watched read earns p% of a hedge and the budget starts
+// empty, so after n watched reads at most n*p/100 hedges have been sent. On the wire, a command sent twice is a hedged read: a read
 // of the workload, sent on two different candidates (the no-replay checker lets exactly
 // those through, and this checker holds them to it).
 type ReplicaHedges struct{}
@@ -205,7 +205,7 @@ func (ReplicaHedges) Check(r *record.Result) []Violation {
 					out = append(out, violation(scenario.CheckReplicaHedges, st.Event.At, "second hedge of read "+u(uint64(e.Read))))
 				}
 				hedged[e.Read] = true
-				if sent*100 > eligible*pct+100 {
+				if sent*100 > eligible*pct {
 					out = append(out, violation(scenario.CheckReplicaHedges, st.Event.At, "hedge "+itoa(sent)+" after "+itoa(eligible)+
 						" watched reads: over the budget of "+itoa(pct)+"%"))
 				}
@@ -213,13 +213,14 @@ func (ReplicaHedges) Check(r *record.Result) []Violation {
 		}
 	}
 	out = append(out, hedgeSends(r, pct > 0)...)
-	// On the wire: the reads sent twice are hedges, within the same budget.
+	// On the wire: the reads sent twice are hedges, within the budget of the run's watched
+	// reads.
 	twice := 0
 	count := map[uint64]int{}
 	for _, s := range r.Sends {
 		if count[s.CmdID]++; count[s.CmdID] == 2 {
 			twice++
-			if twice*100 > eligible*pct+100 {
+			if twice*100 > eligible*pct {
 				out = append(out, violation(scenario.CheckReplicaHedges, s.At, itoa(twice)+" reads sent twice after "+itoa(eligible)+
 					" watched reads: over the budget of "+itoa(pct)+"%"))
 				break
