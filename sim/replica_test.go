@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"path/filepath"
+	"strings"
 	"time"
 
 	"testing"
@@ -68,6 +70,28 @@ func TestReplicaNearestReadsTheNearest(t *testing.T) {
 		if !checked[n] {
 			t.Errorf("checker %s did not run", n)
 		}
+	}
+}
+
+// TestReplicaNearestBand: with a latency tolerance, Nearest spreads the reads over the
+// candidates within the band of the nearest (r3 at 1.4ms round trip, r2 at 3ms, within 2ms of
+// it) and leaves the primary (7ms) out once the probes measured it.
+func TestReplicaNearestBand(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/replica-nearest-latencies.yaml")
+	tolerance := 2 * time.Millisecond
+	sc.Client.ReplicaLatencyTolerance = &tolerance
+	res, err := Run(sc, sc.Seed, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations %v, missing %v", v.Unexpected, v.Missing)
+	}
+	s := time.Second
+	r1, r2, r3 := readsOn(res, "r1", 2*s, 20*s), readsOn(res, "r2", 2*s, 20*s), readsOn(res, "r3", 2*s, 20*s)
+	t.Logf("reads after 2s: r1 %d, r2 %d, r3 %d", r1, r2, r3)
+	if r1 != 0 || r2*5 < r3 || r3*5 < r2 {
+		t.Fatalf("reads after 2s: r1 %d, r2 %d, r3 %d: want r2 and r3 alike, none on r1", r1, r2, r3)
 	}
 }
 
@@ -277,5 +301,40 @@ func TestReplicaZones(t *testing.T) {
 	t.Logf("r3 %d and others %d before; others %d while r3 was down; r3 %d after; primary %d", r3, others, down, back, primary)
 	if r3 == 0 || others != 0 || r2Down == 0 || r4Down == 0 || back == 0 || primary != 0 {
 		t.Fatalf("r3 %d and others %d before; others %d while r3 was down; r3 %d after; primary %d", r3, others, down, back, primary)
+	}
+}
+
+// TestReplicaScenariosDeterministic: each replica scenario's seed gives the same trace twice,
+// every candidate's engine and the router included (their steps are trace lines).
+func TestReplicaScenariosDeterministic(t *testing.T) {
+	paths, err := filepath.Glob("../scenarios/replica-*.yaml")
+	if err != nil || len(paths) < 6 {
+		t.Fatalf("replica scenarios: %v %v", paths, err)
+	}
+	for _, p := range paths {
+		sc := mustLoad(t, p)
+		a, err := Run(sc, sc.Seed, RunOptions{KeepTrace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Run(sc, sc.Seed, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.TraceHash != b.TraceHash {
+			t.Fatalf("%s: trace hashes %s and %s", p, a.TraceHash, b.TraceHash)
+		}
+		candidates, router := 0, 0
+		for _, line := range a.Trace {
+			switch {
+			case strings.HasPrefix(line, "c1 ") || strings.Contains(line, " c1 "):
+				candidates++
+			case strings.Contains(line, "router "):
+				router++
+			}
+		}
+		if candidates == 0 || router == 0 {
+			t.Fatalf("%s: %d trace lines of replica 1's engine, %d of the router", p, candidates, router)
+		}
 	}
 }

@@ -220,8 +220,8 @@ func replicaYAMLField(goField string) string {
 func (sc *Scenario) HedgedReadsOn() bool { return sc.Client.HedgedReads != nil }
 
 // replicaExtraNodeOK reports whether node id may be a further node of a standalone topology
-// because it is one of the primary's replicas.
-func (sc *Scenario) replicaExtraNodeOK(id string) bool { return sc.ReplicaOf(id) > 0 }
+// as far as the topology check goes: with replication, validateReplication checks each one.
+func (sc *Scenario) replicaExtraNodeOK(string) bool { return sc.Topology.Replication != nil }
 
 // validateReplication checks the replication section, the client's replica-read options and
 // the replication timeline.
@@ -263,6 +263,16 @@ func (sc *Scenario) validateReplication() error {
 			return fieldErr(f+".latency", "must be in [0, "+MaxReplicaLatency.String()+"]")
 		}
 		seen[rs.ID] = true
+	}
+	for i, n := range sc.Topology.Nodes[1:] {
+		moving := false
+		for j := range sc.Maintenance {
+			moving = moving || (sc.Maintenance[j].Kind == MaintMoving && sc.Maintenance[j].To == n.ID)
+		}
+		if !moving && !seen[n.ID] {
+			return fieldErr("topology.nodes["+strconv.Itoa(i+1)+"]", "a standalone topology's further nodes are its replicas "+
+				"(topology.replication.replicas) and the targets of its MOVING notices")
+		}
 	}
 	if _, err := sc.RouterConfig(); err != nil {
 		return err
