@@ -22,7 +22,7 @@ func replicaRun(t *testing.T, client string) *record.Result {
 	}
 	return &record.Result{Scenario: sc, End: 10 * time.Second,
 		Dials: []record.Dial{{Conn: 1, Endpoint: "r1:6379"}, {Conn: replicaConn(), Endpoint: "r2:6379"}},
-		Ops: []record.Op{{ID: 1, Name: "SET"}, {ID: 2, Name: "GET"}, {ID: 3, Name: "GET"}}}
+		Ops:   []record.Op{{ID: 1, Name: "SET"}, {ID: 2, Name: "GET"}, {ID: 3, Name: "GET"}}}
 }
 
 // replicaConn is connection 2 of replica 1's engine, as the runner numbers it.
