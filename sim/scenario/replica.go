@@ -248,8 +248,16 @@ func (sc *Scenario) validateReplication() error {
 		return fieldErr("topology.replication.primary_latency", "must be in [0, "+MaxReplicaLatency.String()+"]")
 	case len(sc.Actions) > 0:
 		return fieldErr("actions", "are not simulated with replication (the candidates' engines live as long as the run)")
+	case len(sc.Maintenance) > 0:
+		return fieldErr("maintenance", "is not simulated with replication")
 	case len(sc.ReplicaEvents) > MaxReplicaEvents:
 		return fieldErr("replica_events", "has more than "+strconv.Itoa(MaxReplicaEvents)+" entries")
+	}
+	for i := range sc.Faults {
+		if targetsSlot(reflect.ValueOf(&sc.Faults[i]).Elem()) {
+			return fieldErr("faults["+strconv.Itoa(i)+"]", "a client_slot target is not simulated with replication "+
+				"(each candidate's engine has slots of its own): target a node")
+		}
 	}
 	seen := map[string]bool{}
 	for i, rs := range r.Replicas {
@@ -307,4 +315,22 @@ func (sc *Scenario) CandidateConfig(k int) engine.Config {
 		cfg.Endpoint = engine.Endpoint{Host: sc.Candidates()[k], Port: NodePort}
 	}
 	return cfg
+}
+
+// targetsSlot reports whether v (a fault, or a part of one) holds a Target with a client slot.
+func targetsSlot(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer:
+		return !v.IsNil() && targetsSlot(v.Elem())
+	case reflect.Struct:
+		if t, ok := v.Interface().(Target); ok {
+			return t.ClientSlot != nil
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() && targetsSlot(v.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -86,6 +86,8 @@ func TestReplicaSectionErrors(t *testing.T) {
 		{"{at: 1s, link_down: r3}", "{at: 1s, link_down: r7}", "replica_events[0]"},
 		{"{at: 2s, promote: r2}", "{at: 9s, promote: r2}", "replica_events[1].at"},
 		{"replica_events:", "actions: [{at: 1s, close: {}}]\nreplica_events:", "actions"},
+		{"replica_events:", "faults: [{at: 1s, refuse: {client_slot: 0}}]\nreplica_events:", "faults[0]"},
+		{"replica_events:", "faults: [{at: 1s, kill: {node: r2}}, {at: 2s, drop: {client_slot: 0}}]\nreplica_events:", "faults[1]"},
 	} {
 		src := strings.Replace(replicaBase, c.old, c.new, 1)
 		if src == replicaBase {
@@ -95,6 +97,9 @@ func TestReplicaSectionErrors(t *testing.T) {
 		var se *Error
 		if !errors.As(err, &se) || se.Field != c.field {
 			t.Errorf("%q: %v, want an error on %s", c.new, err, c.field)
+		}
+		if strings.Contains(c.new, "client_slot") && !strings.Contains(err.Error(), "not simulated with replication") {
+			t.Errorf("%q: %v, want the replication's reason", c.new, err)
 		}
 	}
 	// Without replication, the replica options and events are refused.
