@@ -221,6 +221,17 @@ func TestReplicaKill(t *testing.T) {
 	if before == 0 || during != 0 || after == 0 || other == 0 || primary != 0 {
 		t.Fatalf("r2: %d before, %d while down, %d after; r3 while r2 was down: %d; primary: %d", before, during, after, other, primary)
 	}
+	// Reads were on their way to r2 when it died: they ended unknown (no-replay, in Judge, holds
+	// that none was sent again).
+	unknown := 0
+	for i := range res.Ops {
+		if op := &res.Ops[i]; op.Outcome == record.OpUnknown && (op.Name == "GET" || op.Name == "MGET") {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		t.Fatal("no read ended unknown at the kill: the scenario lost its point")
+	}
 }
 
 // masterDowns counts the reads answered MASTERDOWN in [from, to) of their return.
