@@ -255,12 +255,27 @@ func (rw *replicaWorld) pending() bool {
 	return false
 }
 
-// close closes the router and the replicas' engines at the end of the run.
-func (rw *replicaWorld) close() {
-	rw.router.Close()
-	rw.poll()
+// closeEngines closes the replicas' engines at the end of the run, before the primary's: their
+// commands in flight end at their stage (unknown once written), so a hedged read whose
+// attempts all ended is settled by the router with the original attempt's outcome before
+// the router closes (closeRouter). Closing the router first, as client.Client's Close does,
+// would leave such a read without a settlement, and the caller without the attempts' stages.
+func (rw *replicaWorld) closeEngines() {
 	for _, e := range rw.engines[1:] {
 		e.Close()
+	}
+}
+
+// closeRouter settles the reads the closed engines ended, then closes the router: a read
+// still selecting is refused, and its caller's command never left.
+func (rw *replicaWorld) closeRouter() {
+	w := rw.w
+	for rw.poll() {
+		w.settleNow()
+	}
+	rw.router.Close()
+	for rw.poll() {
+		w.settleNow()
 	}
 }
 

@@ -416,12 +416,15 @@ func (w *world) finish() {
 	w.dw.Stop()
 	w.ps.finish()
 	if w.rep != nil {
-		w.rep.close()
+		w.rep.closeEngines()
 		w.settleNow()
 	}
 	if !w.clientGone {
 		w.eng.Close()
 		w.settleNow()
+	}
+	if w.rep != nil {
+		w.rep.closeRouter()
 	}
 	w.ps.drain()
 	res := w.res
