@@ -158,10 +158,12 @@ func (ReplicaPolicy) Check(r *record.Result) []Violation {
 	return out
 }
 
-// ReplicaHedges checks hedged reads: the router sends a hedge only for a read it watches
-// (a hedge-eligible read), at most one per read, and never more than the budget allows: with
-// MaximumExtraLoadPercent p, each watched read earns p% of a hedge and the budget starts
-// empty, so after n watched reads at most n*p/100 hedges have been sent. On the wire, a command sent twice is a hedged read: a read
+// ReplicaHedges checks hedged reads: the router sends a hedge only for a read it watches, at
+// most one per read, and never more than the budget allows: with MaximumExtraLoadPercent p,
+// each hedge-eligible read earns p% of a hedge and the budget starts empty, so after n
+// eligible reads at most n*p/100 hedges have been sent. A read is eligible when it starts (a
+// ReadStarted of the router's journal, each selection of a read being a start) marked
+// hedgeable under a policy other than Primary. On the wire, a command sent twice is a hedged read: a read
 // of the workload, sent on two different candidates (the no-replay checker lets exactly
 // those through, and this checker holds them to it).
 type ReplicaHedges struct{}
@@ -188,12 +190,20 @@ func (ReplicaHedges) Check(r *record.Result) []Violation {
 	eligible, sent := 0, 0
 	for i := range r.Router {
 		st := &r.Router[i]
+		if ev := &st.Event; ev.Kind == fsm.ReadStarted && ev.Hedgeable && pct > 0 {
+			policy := ev.Policy
+			if policy >= fsm.ReadPolicies {
+				policy, _ = scenario.ParseReadFrom(sc.Client.ReadFrom)
+			}
+			if policy != fsm.ReadPrimary {
+				eligible++
+			}
+		}
 		for _, e := range st.Effects {
 			switch e.Kind {
 			case fsm.RouteRead:
 				if e.Watched {
 					watched[e.Read] = true
-					eligible++
 				}
 			case fsm.SendHedge:
 				sent++
@@ -207,13 +217,13 @@ func (ReplicaHedges) Check(r *record.Result) []Violation {
 				hedged[e.Read] = true
 				if sent*100 > eligible*pct {
 					out = append(out, violation(scenario.CheckReplicaHedges, st.Event.At, "hedge "+itoa(sent)+" after "+itoa(eligible)+
-						" watched reads: over the budget of "+itoa(pct)+"%"))
+						" hedge-eligible reads: over the budget of "+itoa(pct)+"%"))
 				}
 			}
 		}
 	}
 	out = append(out, hedgeSends(r, pct > 0)...)
-	// On the wire: the reads sent twice are hedges, within the budget of the run's watched
+	// On the wire: the reads sent twice are hedges, within the budget of the run's eligible
 	// reads.
 	twice := 0
 	count := map[uint64]int{}
@@ -221,8 +231,8 @@ func (ReplicaHedges) Check(r *record.Result) []Violation {
 		if count[s.CmdID]++; count[s.CmdID] == 2 {
 			twice++
 			if twice*100 > eligible*pct {
-				out = append(out, violation(scenario.CheckReplicaHedges, s.At, itoa(twice)+" reads sent twice after "+itoa(eligible)+
-					" watched reads: over the budget of "+itoa(pct)+"%"))
+				out = append(out, violation(scenario.CheckReplicaHedges, s.At, itoa(twice)+" reads sent twice for "+itoa(eligible)+
+					" hedge-eligible reads: over the budget of "+itoa(pct)+"%"))
 				break
 			}
 		}
@@ -397,6 +407,35 @@ func StaleReplicaReads(r *record.Result) map[uint64]time.Duration {
 				if prev, ok := out[a.CmdID]; !ok || s.from < prev {
 					out[a.CmdID] = s.from
 				}
+			}
+		}
+	}
+	return out
+}
+
+// hedgePairings returns, for each hedged read sent twice (hedgedRead), when each connection it
+// was sent on paired a reply with it. Its operation completes with whichever attempt the
+// router settles on, so its return says nothing of the order on each connection: the pairing
+// checker orders each attempt by its own pairing instead (an attempt whose connection paired
+// no reply is left out of the order, as a failed command is).
+func hedgePairings(r *record.Result, ops map[uint64]*record.Op) map[uint64]map[fsm.ConnID]time.Duration {
+	if r.Scenario == nil || !r.Scenario.HedgedReadsOn() {
+		return nil
+	}
+	sends := map[uint64]int{}
+	for _, s := range r.Sends {
+		sends[s.CmdID]++
+	}
+	out := map[uint64]map[fsm.ConnID]time.Duration{}
+	for id, n := range sends {
+		if n > 1 && hedgedRead(r, ops, id) {
+			out[id] = map[fsm.ConnID]time.Duration{}
+		}
+	}
+	for _, p := range r.Paired {
+		if m, ok := out[p.CmdID]; ok {
+			if _, seen := m[p.Conn]; !seen {
+				m[p.Conn] = p.At
 			}
 		}
 	}

@@ -82,7 +82,8 @@ func TestReplicaPolicyRules(t *testing.T) {
 func TestReplicaHedgeRules(t *testing.T) {
 	r := replicaRun(t, "{read_from: PrimaryPreferred, hedged_reads: {maximum_extra_load_percent: 50}}")
 	watch := func(id fsm.ReadID) record.RouterStep {
-		return record.RouterStep{Effects: []fsm.RouterEffect{{Kind: fsm.RouteRead, Read: id, Watched: true}}}
+		return record.RouterStep{Event: fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Hedgeable: true, Policy: fsm.ReadPrimaryPreferred},
+			Effects: []fsm.RouterEffect{{Kind: fsm.RouteRead, Read: id, Watched: true}}}
 	}
 	hedge := func(id fsm.ReadID) record.RouterStep {
 		return record.RouterStep{Effects: []fsm.RouterEffect{{Kind: fsm.SendHedge, Read: id, Target: 1}}}
