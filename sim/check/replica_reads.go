@@ -122,9 +122,10 @@ func (ReplicaNoWrite) Check(r *record.Result) []Violation {
 	return out
 }
 
-// ReplicaPolicy checks that the reads honour the read policy: under Primary every read goes to
-// the primary's engine; under Replica none does (Replica never falls back to the primary);
-// and no read goes to a candidate the router did not route a read to.
+// ReplicaPolicy checks that the reads honour the read policy where the policy alone decides:
+// under Primary every read goes to the primary's engine; under Replica none does (Replica
+// never falls back to the primary). The other policies' choices depend on measurements and
+// health, which the scenario tests assert (Nearest, bands, zones).
 type ReplicaPolicy struct{}
 
 // Name implements Checker.
