@@ -178,6 +178,7 @@ func (c *simConn) maintPush(v *resp.Value) {
 		// The window shrank: the callers it kept alive ask again now, as the client's calls do
 		// when Relax.Shrunk is closed.
 		w.wl.Recheck(r)
+		w.dw.Recheck(r)
 	}
 }
 
