@@ -179,6 +179,7 @@ func (c *simConn) maintPush(v *resp.Value) {
 		// when Relax.Shrunk is closed.
 		w.wl.Recheck(r)
 		w.dw.Recheck(r)
+		w.bw.Recheck(r)
 	}
 }
 

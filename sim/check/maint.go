@@ -55,7 +55,9 @@ func maintSelected(sc *scenario.Scenario) []string {
 // An operation that timed out before that instant was not given its relaxed time; one that
 // timed out or completed after it was kept relaxed past the window.
 //
-// With RoundTrips (workload.dedicated.round_trip_timeout), each round trip of a dedicated push
+// The batchers' batches (workload.batches) are judged as one command each, from their start, on
+// the connection that took them (maint_dedicated.go). With RoundTrips
+// (workload.dedicated.round_trip_timeout), each round trip of a dedicated push
 // or transaction step is judged the same way, from when its commands were sent: the
 // dedicated connection's own notices extend it (maint_dedicated.go).
 type MaintRelaxed struct {
@@ -87,6 +89,7 @@ func (c MaintRelaxed) Check(r *record.Result) []Violation {
 	if c.RoundTrips {
 		out = c.checkRoundTrips(r, notices)
 	}
+	out = append(out, c.checkBatches(r, notices)...)
 	for i := range r.Ops {
 		op := &r.Ops[i]
 		timedOut := strings.HasPrefix(op.Err, timedOutPrefix)

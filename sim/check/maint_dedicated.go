@@ -59,3 +59,42 @@ func (c MaintRelaxed) checkRoundTrips(r *record.Result, notices map[fsm.ConnID][
 	}
 	return out
 }
+
+// checkBatches judges the batchers' batches (workload.batches) as one command each: a batch
+// written on a connection (its lead command's first write) that timed out must end exactly at
+// its deadline under that connection's windows, from the batch's call; one that completed after
+// its own budget no later than that deadline.
+func (c MaintRelaxed) checkBatches(r *record.Result, notices map[fsm.ConnID][]record.MaintEvent) []Violation {
+	if len(r.Batches) == 0 {
+		return nil
+	}
+	conn := map[uint64]fsm.ConnID{}
+	for _, s := range r.Sends {
+		if _, ok := conn[s.CmdID]; !ok && s.CmdID >= record.BatchIDBase {
+			conn[s.CmdID] = s.Conn
+		}
+	}
+	var out []Violation
+	for i := range r.Batches {
+		b := &r.Batches[i]
+		timedOut := b.Outcome == record.BatchTimeout
+		if len(b.Cmds) == 0 || (b.Outcome != record.BatchOK && !timedOut) || (!timedOut && b.Return <= b.Call+c.CommandTimeout) {
+			continue
+		}
+		id, ok := conn[b.Cmds[0]]
+		if !ok {
+			continue
+		}
+		end := c.end(notices[id], b.Call)
+		what := "batch " + itoa(b.ID) + " of batcher " + itoa(b.Batcher) + " on conn " + u(uint64(id))
+		switch {
+		case timedOut && b.Return < end:
+			out = append(out, violation(CheckMaintRelaxed, b.Return, what+" timed out "+(b.Return-b.Call).String()+
+				" after its call, before its relaxed deadline "+(end-b.Call).String()))
+		case b.Return > end:
+			out = append(out, violation(CheckMaintRelaxed, b.Return, what+" ended "+(b.Return-b.Call).String()+
+				" after its call, past its deadline "+(end-b.Call).String()+" (relaxed past the window?)"))
+		}
+	}
+	return out
+}

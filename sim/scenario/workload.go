@@ -30,6 +30,9 @@ type Workload struct {
 	Dedicated *DedicatedWorkload `yaml:"dedicated,omitempty"`
 	// PubSub describes subscribers and a publisher; omitted means none.
 	PubSub *PubSubWorkload `yaml:"pubsub,omitempty"`
+	// Batches describes batchers sending pipelines or MULTI/EXEC batches on the command slots
+	// (batch.go); omitted means none.
+	Batches *BatchWorkload `yaml:"batches,omitempty"`
 }
 
 // Mix weighs the workload's command kinds (non-negative integers; each operation draws its kind
