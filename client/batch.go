@@ -772,7 +772,7 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 	var done, timedOut bool
 	var ctxErr error
 	if c.sim != nil {
-		done, ctxErr, timedOut = c.awaitGroupHost(ctx, g, d.budget()) // simseam_dedicated.go
+		done, ctxErr, timedOut = c.awaitGroupHost(ctx, g, d.budget(), relaxOf{conn: d.conn}) // simseam_dedicated.go
 	} else {
 		done, ctxErr, timedOut = awaitGroup(ctx, g, d.budget(), relaxOf{conn: d.conn})
 	}

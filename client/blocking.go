@@ -145,7 +145,7 @@ func (d *DedicatedConn) exchangeBlocking(ctx context.Context, cl *call) error {
 	cancelled := false
 	if d.c.sim != nil {
 		// A simulated client waits through the host (UnblockOnCancel is refused there).
-		n, _ := d.c.awaitCallsSim(ctx, cls, 0) // simseam_dedicated.go
+		n, _ := d.c.awaitCallsSim(ctx, cls, 0, relaxOf{}) // simseam_dedicated.go
 		for _, x := range cls[:n] {
 			d.noteServerID(x)
 		}

@@ -48,17 +48,29 @@ func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, <-cha
 // closed when a notice ends or shortens the window, and true. Otherwise the commands time out
 // now (false). Callers reach it only once their timer fired, never on the hot path.
 func relaxTimer(r *engine.Relax, t *time.Timer, start time.Time, own time.Duration) (<-chan struct{}, bool) {
-	if r == nil {
-		return nil, false
-	}
-	shrunk := r.Shrunk()
 	now := time.Now()
-	wake, ok := r.Extend(now, start, own)
+	wake, shrunk, ok := relaxAt(r, now, start, own)
 	if !ok {
 		return nil, false
 	}
 	t.Reset(wake.Sub(now))
 	return shrunk, true
+}
+
+// relaxAt is relaxTimer's rule without its clock and timer, for a caller that tells the time
+// itself (a simulated client's waits, in virtual time: waitRelaxedSim): at now, if r keeps the
+// commands started at start with own timeout alive, it returns when to ask again, the channel
+// closed when a notice ends or shortens the window, and true; otherwise false.
+func relaxAt(r *engine.Relax, now, start time.Time, own time.Duration) (time.Time, <-chan struct{}, bool) {
+	if r == nil {
+		return time.Time{}, nil, false
+	}
+	shrunk := r.Shrunk()
+	wake, ok := r.Extend(now, start, own)
+	if !ok {
+		return time.Time{}, nil, false
+	}
+	return wake, shrunk, true
 }
 
 // groupDeadline is the deadline of a batch's run, or of the commands a dedicated connection

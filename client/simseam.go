@@ -85,8 +85,9 @@ func (c *Client) connectSim(ctx context.Context, id fsm.WaiterID, answer chan en
 }
 
 // executeSim is execute for a simulated client: the same submission, completion and
-// abandonment, with the wait in virtual time through the host. Each command gets a command id
-// for the simulated nodes' apply log.
+// abandonment, with the wait in virtual time through the host, relaxed as a production call's
+// during a maintenance window (waitRelaxedSim). Each command gets a command id for the
+// simulated nodes' apply log.
 func (c *Client) executeSim(ctx context.Context, cl *call) error {
 	if cl.blocking {
 		c.putCall(cl)
@@ -103,7 +104,7 @@ func (c *Client) executeSim(ctx context.Context, cl *call) error {
 	} else {
 		c.eng.Submit(&cl.cmd)
 	}
-	switch c.sim.Wait(ctx, func() bool { return len(cl.done) > 0 }, c.opts.CommandTimeout) {
+	switch c.waitRelaxedSim(ctx, func() bool { return len(cl.done) > 0 }, c.opts.CommandTimeout, relaxOf{lead: &cl.cmd}) {
 	case simbind.Ready:
 		<-cl.done
 		return c.completion(cl)
@@ -115,7 +116,8 @@ func (c *Client) executeSim(ctx context.Context, cl *call) error {
 }
 
 // awaitGroupSim submits a batch's commands for a simulated client, each with a command id, and
-// waits for the group through the host, as awaitGroup does with a select. When the wait is
+// waits for the group through the host, as awaitGroup does with a select (relaxed in a
+// maintenance window as awaitGroup is: waitRelaxedSim). When the wait is
 // interrupted, nothing can complete a call until the task yields again, so the batch's settle
 // never waits for a completion in flight.
 func (c *Client) awaitGroupSim(ctx context.Context, g *callGroup, cmds []*engine.Command) (done bool, ctxErr error, timedOut bool) {
@@ -123,7 +125,7 @@ func (c *Client) awaitGroupSim(ctx context.Context, g *callGroup, cmds []*engine
 		cmd.ID = c.sim.CommandID()
 	}
 	c.eng.SubmitGroup(cmds)
-	switch c.sim.Wait(ctx, func() bool { return len(g.done) > 0 }, c.opts.CommandTimeout) {
+	switch c.waitRelaxedSim(ctx, func() bool { return len(g.done) > 0 }, c.opts.CommandTimeout, relaxOf{lead: cmds[0]}) {
 	case simbind.Ready:
 		<-g.done
 		return true, nil, false

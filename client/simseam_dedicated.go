@@ -14,10 +14,11 @@ import (
 // the host in virtual time instead of a select, so that the caller's task yields while it
 // waits.
 
-// awaitCallsSim waits for the calls of cls in order, within budget (zero: none) and ctx. It
+// awaitCallsSim waits for the calls of cls in order, within budget (zero: none) and ctx, the
+// budget extended while relax's connection is in a maintenance window (waitRelaxedSim). It
 // takes the completion of every call that completed and returns how many did, in order (len(cls)
 // when all did), and why the wait ended.
-func (c *Client) awaitCallsSim(ctx context.Context, cls []*call, budget time.Duration) (int, simbind.Wake) {
+func (c *Client) awaitCallsSim(ctx context.Context, cls []*call, budget time.Duration, relax relaxOf) (int, simbind.Wake) {
 	all := func() bool {
 		for _, cl := range cls {
 			if len(cl.done) == 0 {
@@ -26,7 +27,7 @@ func (c *Client) awaitCallsSim(ctx context.Context, cls []*call, budget time.Dur
 		}
 		return true
 	}
-	wake := c.sim.Wait(ctx, all, budget)
+	wake := c.waitRelaxedSim(ctx, all, budget, relax)
 	n := 0
 	for n < len(cls) && len(cls[n].done) > 0 {
 		<-cls[n].done
@@ -37,7 +38,7 @@ func (c *Client) awaitCallsSim(ctx context.Context, cls []*call, budget time.Dur
 
 // roundTripSim is roundTrip's wait for a simulated client.
 func (d *DedicatedConn) roundTripSim(ctx context.Context, budget time.Duration, cls []*call) error {
-	n, wake := d.c.awaitCallsSim(ctx, cls, budget)
+	n, wake := d.c.awaitCallsSim(ctx, cls, budget, relaxOf{conn: d.conn})
 	switch {
 	case n == len(cls):
 		return d.settle(cls)
@@ -47,9 +48,10 @@ func (d *DedicatedConn) roundTripSim(ctx context.Context, budget time.Duration, 
 	return d.abandon(cls, n, nil)
 }
 
-// awaitGroupHost is awaitGroup for a simulated client: the group's commands are already sent.
-func (c *Client) awaitGroupHost(ctx context.Context, g *callGroup, budget time.Duration) (done bool, ctxErr error, timedOut bool) {
-	switch c.sim.Wait(ctx, func() bool { return len(g.done) > 0 }, budget) {
+// awaitGroupHost is awaitGroup for a simulated client: the group's commands are already sent
+// on the dedicated connection conn, whose relaxation extends the budget in a maintenance window.
+func (c *Client) awaitGroupHost(ctx context.Context, g *callGroup, budget time.Duration, conn relaxOf) (done bool, ctxErr error, timedOut bool) {
+	switch c.waitRelaxedSim(ctx, func() bool { return len(g.done) > 0 }, budget, conn) {
 	case simbind.Ready:
 		<-g.done
 		return true, nil, false

@@ -44,7 +44,7 @@ func NewHost(sc *scenario.Scenario, seed uint64, opts RunOptions) (*Host, error)
 		return nil, err
 	}
 	wl := &rs.Workload
-	if wl.Callers > 0 || wl.Dedicated != nil || wl.PubSub != nil {
+	if wl.Callers > 0 || wl.Dedicated != nil || wl.PubSub != nil || wl.Batches != nil {
 		return nil, ErrHostWorkload
 	}
 	if len(rs.Actions) > 0 {

@@ -37,12 +37,14 @@ type maintStep struct {
 }
 
 // buildMaint schedules the maintenance timeline. Outside a Cluster, the target of a MOVING
-// notice serves the dataset of the node that announced it: the endpoint moves, the data stays.
+// notice serves the dataset of the node that announced it, and shares its pub/sub channels: the
+// endpoint moves, the database stays.
 func (w *world) buildMaint() {
 	for i := range w.sc.Maintenance {
 		if s := &w.sc.Maintenance[i]; s.Kind == scenario.MaintMoving && s.To != "" && s.To != s.Node && w.cluster == nil {
 			if from, to := w.serverByHost(s.Node), w.serverByHost(s.To); from != nil && to != nil {
 				to.ShareData(from.Node)
+				to.ShareChannels(from.Node)
 			}
 		}
 	}
@@ -53,8 +55,8 @@ func (w *world) buildMaint() {
 	}
 }
 
-// Run sends the step's notice on every open connection of its node that opted in and is not a
-// pub/sub connection. A node that is down or paused sends nothing.
+// Run sends the step's notice on every open connection of its node that opted in, pub/sub
+// connections included (see maintSubscriberPush). A node that is down or paused sends nothing.
 func (m maintStep) Run(uint64) bool {
 	w := m.w
 	step := &w.sc.Maintenance[m.idx]
@@ -65,15 +67,23 @@ func (m maintStep) Run(uint64) bool {
 		return true
 	}
 	frame := appendMaintPush(nil, step, step.SeqOf(m.idx))
-	sent := 0
+	sent, subs := 0, 0
 	for _, c := range s.conns() {
-		if c.sub != nil || !c.srv.Open() || !c.srv.Session.Maint || c.srv.Session.Proto != 3 {
+		if !c.srv.Open() || !c.srv.Session.Maint || c.srv.Session.Proto != 3 {
 			continue
 		}
 		c.down.write(frame)
+		if c.sub != nil {
+			subs++
+			continue
+		}
 		sent++
 	}
-	w.tr.End(b.Int("conns", sent))
+	b = b.Int("conns", sent)
+	if subs > 0 {
+		b = b.Int("subs", subs)
+	}
+	w.tr.End(b)
 	return true
 }
 
@@ -168,6 +178,8 @@ func (c *simConn) maintPush(v *resp.Value) {
 		// The window shrank: the callers it kept alive ask again now, as the client's calls do
 		// when Relax.Shrunk is closed.
 		w.wl.Recheck(r)
+		w.dw.Recheck(r)
+		w.bw.Recheck(r)
 	}
 }
 
@@ -220,4 +232,51 @@ func (w *world) maintLateClose(c *simConn) bool {
 		return true
 	}
 	return false
+}
+
+// maintSubscriberPush handles a push that a pub/sub connection read and the subscriber protocol
+// judged no pub/sub event (wire.FramePush), as netio's subscriber connection does: a maintenance
+// notice there is never a message, relaxes nothing (a subscriber connection has no command
+// deadline to extend) and moves nothing (the MOVING handoff is the command slots'; subscriptions
+// stay on their connection until it closes, and the episode's recovery then resubscribes, with a
+// gap marker). The simulator records the notice (record.MaintSubscriberNotice) so that the
+// scenarios can show it arrived. The maint-notice-as-message plant hands it to the subscribers
+// as a message instead; it reports whether it did.
+func (c *simConn) maintSubscriberPush(v *resp.Value) bool {
+	if !wire.IsMaintNotice(v) {
+		return false
+	}
+	w := c.w
+	n, err := wire.ParseMaintNotice(v)
+	if err != nil {
+		w.tr.End(w.tr.Begin("maint malformed").Uint("conn", uint64(c.id)).Quoted("err", err.Error()))
+		return false
+	}
+	w.tr.End(w.tr.Begin("maint notice").Uint("conn", uint64(c.id)).Word("subscriber").Str("notice", n.String()))
+	w.res.Maint = append(w.res.Maint, record.MaintEvent{Kind: record.MaintSubscriberNotice, Conn: c.id, Slot: -1, At: w.k.now,
+		Notice: n.Kind, Time: n.Time})
+	if len(w.sc.Plant) == 0 || !w.sc.Planted(scenario.PlantMaintNoticeAsMessage) {
+		return false
+	}
+	return c.plantNoticeAsMessage(n)
+}
+
+// plantNoticeAsMessage is the maint-notice-as-message plant: the notice is delivered to the
+// subscribers of the connection's first topic as a message whose payload is the notice's kind,
+// as a subscriber protocol that took every push for a message would (caught by pubsub-gaps: no
+// node delivered it).
+func (c *simConn) plantNoticeAsMessage(n fsm.MaintNotice) bool {
+	w := c.w
+	if c.node == nil {
+		return false
+	}
+	topics := c.node.Subscriptions(&c.srv)
+	if len(topics) == 0 {
+		return false
+	}
+	t := topics[0]
+	w.tr.Plant(string(scenario.PlantMaintNoticeAsMessage), uint64(c.id))
+	f := wire.Frame{Kind: wire.FrameMessage, Message: engine.PubSubMessage{Topic: t, Channel: t.Name, Payload: n.Kind.String()}}
+	c.reportFrame(&f)
+	return true
 }

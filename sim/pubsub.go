@@ -219,6 +219,16 @@ func (c *simConn) subscriberFrame(v *resp.Value) bool {
 	if f.Kind == wire.FrameReply && c.drained() {
 		c.closeClient(c.p.ClosedError())
 	}
+	if f.Kind == wire.FramePush && c.machine != fsm.MachineSentinelMonitor && c.maintSubscriberPush(v) {
+		return true // the maint-notice-as-message plant delivered it (maint.go)
+	}
+	c.reportFrame(&f)
+	return true
+}
+
+// reportFrame delivers what a frame read by a pub/sub connection means to its receiver: the
+// Sentinel client's, a bound client's router, or the scenario's.
+func (c *simConn) reportFrame(f *wire.Frame) {
 	if c.machine == fsm.MachineSentinelMonitor {
 		f.ReportTo(c.w.sentinel.recv, c.id)
 	} else if r := c.w.tp.pubsub; r != nil {
@@ -230,5 +240,4 @@ func (c *simConn) subscriberFrame(v *resp.Value) bool {
 			ps.armCheck()
 		}
 	}
-	return true
 }

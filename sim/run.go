@@ -98,6 +98,7 @@ type world struct {
 	eng       *engine.Engine
 	wl        *workload.Callers
 	dw        *workload.Renters
+	bw        *workload.Batchers // workload.batches (maint.go's Recheck, batch.go)
 	ps        *pubsubWorld
 	latency   time.Duration
 	jitter    time.Duration
@@ -258,6 +259,7 @@ func (w *world) run() (*record.Result, error) {
 	w.attachReplicas()
 	w.wl = workload.NewCallers(env)
 	w.dw = workload.NewRenters(env)
+	w.bw = workload.NewBatchers(env)
 	w.ps.start(env)
 	w.scheduleActions()
 
@@ -414,6 +416,7 @@ func (w *world) finish() {
 	w.tr.End(w.tr.Begin("run end"))
 	w.wl.Stop()
 	w.dw.Stop()
+	w.bw.Stop()
 	w.ps.finish()
 	if w.rep != nil {
 		w.rep.closeEngines()

@@ -44,7 +44,7 @@ type segmenter struct {
 // checkers read the sends of the whole run) keeps them all, and so does a Sentinel run (its
 // split-brain losses are found in the whole apply log).
 func segmentable(sc *scenario.Scenario) bool {
-	return sc.Workload.Dedicated == nil && sc.Workload.PubSub == nil && sc.Topology.Sentinel == nil &&
+	return sc.Workload.Dedicated == nil && sc.Workload.PubSub == nil && sc.Workload.Batches == nil && sc.Topology.Sentinel == nil &&
 		sc.Topology.Kind != scenario.TopologySentinel
 }
 

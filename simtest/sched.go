@@ -14,6 +14,7 @@ import (
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/internal/simbind"
 	"github.com/respire-go/respire/sim"
+	"github.com/respire-go/respire/sim/record"
 )
 
 // Task states.
@@ -122,6 +123,9 @@ func (s *sched) CommandID() uint64 { return s.host.CommandID() }
 
 // Closed implements simbind.Host.
 func (s *sched) Closed() { s.host.Closed() }
+
+// MaintNow implements simbind.Host: virtual time on the maintenance relaxation's clock.
+func (s *sched) MaintNow() time.Time { return record.MaintEpoch.Add(s.host.Now()) }
 
 // Wait implements simbind.Host for the client's waits, and the package's own yield points: the
 // running task parks until ready, ctx's end or the budget, and the scheduler runs.

@@ -304,6 +304,9 @@ func optionsOf(sc *scenario.Scenario) (client.Options, error) {
 		ClusterTopologyRefreshInterval: o.ClusterTopologyRefreshInterval,
 		DedicatedPool: client.DedicatedPoolOptions{MinimumSize: o.DedicatedPool.MinimumSize, MaximumSize: o.DedicatedPool.MaximumSize,
 			MaximumIdle: o.DedicatedPool.MaximumIdle, IdleTimeout: o.DedicatedPool.IdleTimeout},
+		MaintenanceNotifications:  client.MaintenanceMode(o.MaintenanceNotifications),
+		MaintenanceRelaxedTimeout: o.MaintenanceRelaxedTimeout,
+		MaintenanceWindowTimeout:  o.MaintenanceWindowTimeout,
 	}
 	opts.Username, opts.Password = o.Username, o.Password
 	if sp := sc.Topology.Sentinel; sc.IsSentinel() && sp != nil {

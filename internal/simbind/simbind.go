@@ -54,6 +54,10 @@ type Host interface {
 	Wait(ctx context.Context, ready func() bool, timeout time.Duration) Wake
 	// Closed reports that the client disposed its engine: the host steps the disposal.
 	Closed()
+	// MaintNow returns the virtual time as the time the simulated connections give their
+	// maintenance relaxation (engine.Relax): a wait whose budget passed asks the relaxation for
+	// more time at this time, as a production wait asks at time.Now.
+	MaintNow() time.Time
 }
 
 // Create builds a client bound to host, and connects it first when connect is set (the

@@ -20,10 +20,14 @@ const (
 	CheckMaintNoReplay = scenario.CheckMaintNoReplay
 )
 
+// timedOutPrefix begins the error of a simulated command or round trip whose timeout fired.
+const timedOutPrefix = "sim: command timed out"
+
 // maintCheckers returns the maintenance checkers, by name.
 func maintCheckers(sc *scenario.Scenario) map[string]Checker {
 	return map[string]Checker{
-		CheckMaintRelaxed:  MaintRelaxed{CommandTimeout: sc.Client.CommandTimeout, Relaxed: sc.Client.MaintenanceRelaxedTimeout, Window: sc.Client.MaintenanceWindowTimeout},
+		CheckMaintRelaxed: MaintRelaxed{CommandTimeout: sc.Client.CommandTimeout, Relaxed: sc.Client.MaintenanceRelaxedTimeout, Window: sc.Client.MaintenanceWindowTimeout,
+			RoundTrips: sc.Workload.Dedicated != nil && sc.Workload.Dedicated.RoundTripTimeout},
 		CheckMaintDrain:    MaintDrain{Lag: sc.Runtime.LoopLag},
 		CheckMaintNoReplay: MaintNoReplay{},
 	}
@@ -50,8 +54,15 @@ func maintSelected(sc *scenario.Scenario) []string {
 //
 // An operation that timed out before that instant was not given its relaxed time; one that
 // timed out or completed after it was kept relaxed past the window.
+//
+// The batchers' batches (workload.batches) are judged as one command each, from their start, on
+// the connection that took them (maint_dedicated.go). With RoundTrips
+// (workload.dedicated.round_trip_timeout), each round trip of a dedicated push
+// or transaction step is judged the same way, from when its commands were sent: the
+// dedicated connection's own notices extend it (maint_dedicated.go).
 type MaintRelaxed struct {
 	CommandTimeout, Relaxed, Window time.Duration
+	RoundTrips                      bool
 }
 
 // Name implements Checker.
@@ -75,9 +86,13 @@ func (c MaintRelaxed) Check(r *record.Result) []Violation {
 		}
 	}
 	var out []Violation
+	if c.RoundTrips {
+		out = c.checkRoundTrips(r, notices)
+	}
+	out = append(out, c.checkBatches(r, notices)...)
 	for i := range r.Ops {
 		op := &r.Ops[i]
-		timedOut := strings.HasPrefix(op.Err, "sim: command timed out")
+		timedOut := strings.HasPrefix(op.Err, timedOutPrefix)
 		own := op.Call + c.CommandTimeout
 		if op.Outcome == record.OpPending || (!timedOut && op.Return <= own) {
 			continue

@@ -55,6 +55,21 @@ func (s *connSubs) topics() []fsm.Topic {
 // nodePubSub is a node's pub/sub state: the subscriptions of each of its connections.
 type nodePubSub struct {
 	subs map[*Conn]*connSubs
+	// peers are the nodes whose channels are this node's too (ShareChannels): a message
+	// published on either reaches the subscribers of both.
+	peers []*Node
+}
+
+// ShareChannels makes n and from one pub/sub bus: a message published on either node reaches
+// the subscribers of both, as two endpoints of one managed database do while a MOVING notice
+// moves the endpoint (the subscribers that stay on the old endpoint still hear what is published
+// through the new one).
+func (n *Node) ShareChannels(from *Node) {
+	if n == from || slices.Contains(n.ps.peers, from) {
+		return
+	}
+	n.ps.peers = append(n.ps.peers, from)
+	from.ps.peers = append(from.ps.peers, n)
 }
 
 func (p *nodePubSub) of(c *Conn) *connSubs {
@@ -213,13 +228,25 @@ func (n *Node) subscribeCommand(c *Conn, name string, kind fsm.TopicKind, unsubs
 }
 
 // publish delivers a message to the node's subscribers (channels and matching patterns, or shard
-// channels) and answers the number of receivers. Deliveries to other connections are written at
-// once; one to the publishing connection itself goes with its replies.
+// channels), then to those of the nodes it shares its channels with (ShareChannels), and
+// answers the number of receivers. Deliveries to other connections are written at once; one to
+// the publishing connection itself goes with its replies.
 func (n *Node) publish(c *Conn, shard bool, channel, payload string) {
 	receivers := 0
 	var conns []fsm.ConnID
-	for _, x := range n.conns {
-		s := n.ps.subs[x]
+	self := [1]*Node{n}
+	for _, node := range append(self[:], n.ps.peers...) {
+		n.deliver(node, c, shard, channel, payload, &receivers, &conns)
+	}
+	n.reply(c, resp.Int(int64(receivers)))
+	n.env.Published(shard, channel, payload, conns)
+}
+
+// deliver writes a message published on n to the matching subscribers of node (n itself, or a
+// node it shares its channels with), counting them in receivers and conns.
+func (n *Node) deliver(node *Node, c *Conn, shard bool, channel, payload string, receivers *int, conns *[]fsm.ConnID) {
+	for _, x := range node.conns {
+		s := node.ps.subs[x]
 		if s == nil || !x.open {
 			continue
 		}
@@ -229,7 +256,7 @@ func (n *Node) publish(c *Conn, shard bool, channel, payload string) {
 			for _, w := range words {
 				frame = resp.AppendBulkString(frame, w)
 			}
-			receivers++
+			*receivers++
 		}
 		switch {
 		case shard && s.shards[channel]:
@@ -247,15 +274,13 @@ func (n *Node) publish(c *Conn, shard bool, channel, payload string) {
 		if len(frame) == 0 {
 			continue
 		}
-		conns = append(conns, x.id)
+		*conns = append(*conns, x.id)
 		if x == c {
 			n.out = append(n.out, frame...)
 		} else {
 			x.link.Write(frame)
 		}
 	}
-	n.reply(c, resp.Int(int64(receivers)))
-	n.env.Published(shard, channel, payload, conns)
 }
 
 // globMatch reports whether s matches the Redis glob pattern p: '*' any run, '?' any byte,

@@ -56,4 +56,7 @@ type DedicatedCmd struct {
 	ID   uint64
 	Name string
 	Conn fsm.ConnID
+	// Sent is when its step's commands were handed to the connection: the start of the round
+	// trip that a round-trip timeout (workload.dedicated.round_trip_timeout) bounds.
+	Sent time.Duration
 }

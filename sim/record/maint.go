@@ -24,11 +24,14 @@ const (
 	// MaintClosed: such a connection's client side closed; Unanswered counts the commands it had
 	// written and not seen answered.
 	MaintClosed
+	// MaintSubscriberNotice: a pub/sub connection received a notice (Notice, Time). Nothing on
+	// it is relaxed or handed off; the record shows that the notice arrived and was not a message.
+	MaintSubscriberNotice
 )
 
-var maintEventNames = [...]string{"", "ready", "notice", "closed"}
+var maintEventNames = [...]string{"", "ready", "notice", "closed", "subscriber-notice"}
 
-// String returns "ready", "notice" or "closed".
+// String returns "ready", "notice", "closed" or "subscriber-notice".
 func (k MaintEventKind) String() string {
 	if int(k) < len(maintEventNames) && k != 0 {
 		return maintEventNames[k]

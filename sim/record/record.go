@@ -57,6 +57,8 @@ type Result struct {
 	Duplicates []Duplicate
 	// Dedicated are the dedicated-connection operations, in issue order.
 	Dedicated []DedicatedOp
+	// Batches are the batchers' batches (workload.batches), in issue order.
+	Batches []BatchOp
 	// PubSub is what the pub/sub workload and the nodes recorded, or nil without one.
 	PubSub *PubSubRecords
 	// Dials are the client's connection attempts, in time order (dials.go).

@@ -92,6 +92,15 @@ func (sc *Scenario) validateBounds() error {
 			count("workload.dedicated.mix.tx", dm.Tx, MaxWeight),
 		)
 	}
+	if b := w.Batches; b != nil {
+		list = append(list,
+			count("workload.batches.batchers", b.Batchers, MaxCallers),
+			rate("workload.batches.rate", b.Rate),
+			count("workload.batches.size", b.Size, MaxBatchSize),
+			count("workload.batches.pipeline", b.Pipeline, MaxWeight),
+			count("workload.batches.atomic", b.Atomic, MaxWeight),
+		)
+	}
 	if ps := w.PubSub; ps != nil {
 		list = append(list,
 			count("workload.pubsub.buffer", ps.Buffer, MaxSubscriptionBuffer),

@@ -51,6 +51,7 @@ func (sc *Scenario) applyDefaults() {
 	}
 	sc.applyDedicatedDefaults()
 	sc.applyPubSubDefaults()
+	sc.applyBatchDefaults()
 }
 
 // applyClientDefaults replaces the client section's zero values with the values in effect, from

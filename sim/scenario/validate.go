@@ -61,6 +61,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateDedicated(); err != nil {
 		return err
 	}
+	if err := sc.validateBatches(); err != nil {
+		return err
+	}
 	if err := sc.validatePubSub(); err != nil {
 		return err
 	}

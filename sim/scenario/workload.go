@@ -30,6 +30,9 @@ type Workload struct {
 	Dedicated *DedicatedWorkload `yaml:"dedicated,omitempty"`
 	// PubSub describes subscribers and a publisher; omitted means none.
 	PubSub *PubSubWorkload `yaml:"pubsub,omitempty"`
+	// Batches describes batchers sending pipelines or MULTI/EXEC batches on the command slots
+	// (batch.go); omitted means none.
+	Batches *BatchWorkload `yaml:"batches,omitempty"`
 }
 
 // Mix weighs the workload's command kinds (non-negative integers; each operation draws its kind
@@ -74,6 +77,13 @@ type DedicatedWorkload struct {
 	// plus client.command_timeout). A rent still pending is withdrawn; an operation whose
 	// commands are in flight ends with an unknown outcome and its connection is discarded.
 	Deadline time.Duration `yaml:"deadline"`
+	// RoundTripTimeout bounds each round trip of a push or a transaction step by
+	// client.command_timeout from when its commands were sent, as DedicatedConn's calls are,
+	// extended while the connection is in a maintenance window (the relaxation's rule). One
+	// that times out ends the operation with an unknown outcome and discards its connection.
+	// Blocking pops keep only their block time. Default false: only Deadline bounds an
+	// operation.
+	RoundTripTimeout bool `yaml:"round_trip_timeout,omitempty"`
 	// Start is when the renters start (each after a seeded stagger). Default 0.
 	Start time.Duration `yaml:"start"`
 	// Stop is when the renters stop starting operations. Default: the run's duration.

@@ -18,6 +18,8 @@ const (
 	PubSub uint64 = 0x50
 	// Vary is the stream of a scenario's varied fields (one instance per field, by its name).
 	Vary uint64 = 0x56
+	// Batches is the stream of the batchers (workload.batches).
+	Batches uint64 = 0x42
 )
 
 // mix64 is the SplitMix64 finalizer: a bijective scrambling of 64 bits.

@@ -19,8 +19,12 @@ import (
 // granted connection, the connection given back healthy after a clean operation and discarded
 // otherwise. Nothing is ever resent.
 
-// Renter event kinds (the event's arg): issue, or the deadline of operation arg-1.
-const renterIssue uint64 = 0
+// Renter event kinds (the event's arg): issue, the deadline of operation arg-1, or, with
+// renterRoundTrip set, the round-trip timer whose sequence number is in the other bits.
+const (
+	renterIssue     uint64 = 0
+	renterRoundTrip uint64 = 1 << 62
+)
 
 // Renters runs the renters of dedicated connections (workload.dedicated).
 type Renters struct {
@@ -33,6 +37,8 @@ type Renters struct {
 	think      float64
 	nextCmd    uint64
 	stopped    bool
+	// rtSeq numbers the round-trip timers (round_trip_timeout.go).
+	rtSeq uint64
 	// Plants: rent again after a failed rent; resend a blocking command or EXEC whose
 	// connection failed; write once on a connection already given back.
 	reRent, resend, useAfterReturn bool
@@ -66,6 +72,10 @@ type dedicatedRun struct {
 	ended      bool
 	reRented   bool
 	resent     bool
+	// stepStart is when the step's commands were sent, and rt the sequence number of its armed
+	// round-trip timer (0: none), for workload.dedicated.round_trip_timeout.
+	stepStart time.Duration
+	rt        uint64
 }
 
 var dedicatedKinds = [...]string{"BLPOP", "BRPOP", "PUSH", "TX"}
@@ -106,6 +116,9 @@ func (r *renter) thinkTime() time.Duration {
 func (r *renter) Run(arg uint64) bool {
 	if arg == renterIssue {
 		return r.issue()
+	}
+	if arg&renterRoundTrip != 0 {
+		return r.roundTripTimer(arg &^ renterRoundTrip)
 	}
 	return r.deadline(int(arg - 1))
 }
@@ -233,13 +246,15 @@ func (run *dedicatedRun) send(cmds ...[]string) {
 	dw := run.r.dw
 	run.cmds = run.cmds[:0]
 	run.pending = len(cmds)
+	run.stepStart = dw.w.Sched.Now()
 	for _, args := range cmds {
 		dw.nextCmd++
 		cmd := &engine.Command{ID: dw.nextCmd, Name: args[0], Frame: resp.AppendCommand(nil, args...), Done: run.cmdDone}
 		run.cmds = append(run.cmds, cmd)
 		op := run.op()
-		op.Cmds = append(op.Cmds, record.DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: run.connID})
+		op.Cmds = append(op.Cmds, record.DedicatedCmd{ID: cmd.ID, Name: cmd.Name, Conn: run.connID, Sent: run.stepStart})
 	}
+	run.armRoundTrip()
 	conn := run.conn
 	for _, cmd := range run.cmds {
 		if run.ended || run.conn != conn {
