@@ -371,3 +371,40 @@ func TestParkedReaderWatchesTheIdleConnection(t *testing.T) {
 		t.Fatal("Close of a connection with a parked reader did not return")
 	}
 }
+
+// TestOverlappingCallersStopTheLending: once the writer puts a command in flight behind
+// another caller's (callers overlap), requests to read are ignored for a while: the reader
+// goroutine stays on the socket and no caller reads, since with several callers the side would
+// mostly travel back and forth. Without the countdown the second of these groups would be read
+// by its caller.
+func TestOverlappingCallersStopTheLending(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	conn := mustConnectDefault(t, tcp(t, srv.Addr()))
+	blpop := newCmd("BLPOP", "callread:busy", "0")
+	conn.Send(&blpop.Command)
+	if !waitFor(func() bool { return blpop.Stage() == engine.StageAwaitingReply }) {
+		t.Fatal("the BLPOP was never written")
+	}
+	ping := newCmd("PING")
+	conn.Send(&ping.Command) // behind the BLPOP: the writer writes it with a command in flight
+	other := mustConnectDefault(t, tcp(t, srv.Addr()))
+	do(t, other, "LPUSH", "callread:busy", "x")
+	blpop.wait(t)
+	ping.wait(t)
+	if got := netio.ReadBusy(conn); got == 0 {
+		t.Fatal("overlapping callers did not stop the lending")
+	}
+	const rounds = 20
+	for range rounds {
+		group, unit := groupOf([]string{"PING"}, []string{"PING"})
+		offer(t, conn, unit)
+		conn.ReadOwn(unit[0], unit[1], time.Time{})
+		group[1].wait(t)
+	}
+	if got := netio.CallerReads(conn); got != 0 {
+		t.Fatalf("callers read %d groups right after callers overlapped, want none", got)
+	}
+	if got := netio.ReadBusy(conn); got == 0 || got > 256-rounds {
+		t.Fatalf("%d requests left to ignore after %d ignored", got, rounds)
+	}
+}

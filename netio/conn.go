@@ -500,7 +500,7 @@ func (c *Conn) flush() bool {
 	}
 	c.fmu.Lock()
 	first, last, wasIdle := c.p.Handoff()
-	c.resumeForWriter() // replies become pending: somebody must read them (conn_callread.go)
+	c.resumeForWriter(!wasIdle) // replies become pending: somebody must read them (conn_callread.go)
 	return c.writeHanded(c.buf, first, last, wasIdle)
 }
 

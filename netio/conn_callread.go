@@ -34,7 +34,9 @@ import (
 //     flight, nothing buffered) or gives it back to the reader goroutine.
 //
 // The reader goroutine parks only when a caller asked to read and could not (want): a
-// connection whose callers never read keeps its reader on the socket, as before. A failure met
+// connection whose callers never read keeps its reader on the socket, as before. Once callers
+// overlap (the writer puts commands in flight behind others), the next busyRequests requests
+// are ignored: with several callers the side would mostly travel back and forth. A failure met
 // by a reading caller is handed to the reader goroutine (rerr), which fails the connection and
 // completes what is pending exactly as if it had met the failure itself (run, finish). A RESP
 // reader resumes a value where a read error (the caller's deadline) cut it, so the reader
@@ -74,6 +76,10 @@ type callRead struct {
 	want atomic.Bool
 
 	// Guarded by fmu.
+	// busy counts down the requests to read that are ignored since the writer last put
+	// commands in flight behind others (callers overlap: lending the side would only add
+	// hand-offs); a lone caller's requests count again once it reaches zero.
+	busy   int
 	side   int32
 	ticket *engine.Command // the lead of the direct group whose caller may take the side
 	last   *engine.Command // the lead of the last direct group, free side or not
@@ -154,9 +160,17 @@ func (c *Conn) giveBack() {
 	c.cr.resume <- struct{}{} // never blocks: one send per wait of the reader goroutine
 }
 
+// busyRequests is how many requests to read are ignored after callers were seen to overlap.
+const busyRequests = 256
+
 // resumeForWriter gives a free side back to the reader goroutine before the writer puts replies
-// in flight: only a direct writer's own caller may read them. Called with fmu held.
-func (c *Conn) resumeForWriter() {
+// in flight: only a direct writer's own caller may read them. overlap: the writer put commands
+// in flight behind others, so several callers are active. Called with fmu held.
+func (c *Conn) resumeForWriter(overlap bool) {
+	if overlap && c.cr.on {
+		c.cr.busy = busyRequests
+		c.cr.want.Store(false)
+	}
 	if c.cr.side == sideFree {
 		c.giveBack()
 	}
@@ -171,7 +185,7 @@ func (c *Conn) offerReadSide(lead *engine.Command, group bool) {
 		return
 	}
 	if !group {
-		c.resumeForWriter()
+		c.resumeForWriter(false)
 		return
 	}
 	c.cr.last = lead
@@ -216,7 +230,10 @@ func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
 	}
 	c.fmu.Lock()
 	if c.cr.side != sideFree || c.cr.ticket != lead {
-		if c.cr.last == lead {
+		switch {
+		case c.cr.busy > 0:
+			c.cr.busy--
+		case c.cr.last == lead:
 			c.cr.want.Store(true)
 		}
 		c.fmu.Unlock()

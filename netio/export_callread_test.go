@@ -22,3 +22,10 @@ func ReadSideFree(c *Conn) bool {
 	defer c.fmu.Unlock()
 	return c.cr.side == sideFree
 }
+
+// ReadBusy returns how many requests to read c still ignores after callers overlapped.
+func ReadBusy(c *Conn) int {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	return c.cr.busy
+}
