@@ -483,7 +483,13 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		done, ctxErr, timedOut = c.awaitGroupSim(ctx, g, cmds) // simseam.go
 	} else {
 		c.eng.SubmitGroup(cmds)
-		done, ctxErr, timedOut = awaitGroup(ctx, g, c.opts.CommandTimeout, relaxOf{lead: cmds[0]})
+		budget := c.readOwn(ctx, cmds)
+		select {
+		case <-g.done: // read by this goroutine: complete, no timer needed
+			done = true
+		default:
+			done, ctxErr, timedOut = awaitGroup(ctx, g, budget, relaxOf{lead: cmds[0]})
+		}
 	}
 	if !done && c.eng.Withdraw(cmds[0]) {
 		// Still waiting for a connection: nothing was sent.
@@ -498,6 +504,28 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		return err
 	}
 	return b.settle(c, cls, done, ctxErr, timedOut, mode, nil)
+}
+
+// readOwn lets the caller read its group's replies itself, on its own goroutine, when the
+// connection that took the group allows it (engine.Engine.ReadOwn: a lone caller that wrote
+// its group on an idle connection). That spares the hand-off from the connection's reader
+// goroutine to the caller. It reads within the command timeout, and only for a context that
+// cannot be cancelled: a read blocked on the socket does not watch a context. It returns the
+// budget left for awaitGroup, which then finds the group complete or waits for the rest.
+func (c *Client) readOwn(ctx context.Context, cmds []*engine.Command) time.Duration {
+	budget := c.opts.CommandTimeout
+	if ctx.Done() != nil {
+		return budget
+	}
+	var deadline time.Time
+	if budget > 0 {
+		deadline = time.Now().Add(budget)
+	}
+	if c.eng.ReadOwn(cmds, deadline) || budget <= 0 {
+		return budget
+	}
+	// Stopped early (the deadline, or a failure): wait for the rest within what is left.
+	return max(time.Until(deadline), time.Nanosecond)
 }
 
 // awaitGroup waits for every call of the group g to complete, within budget (zero: none) and

@@ -123,11 +123,16 @@ type Conn struct {
 	// are active.
 	inFlight atomic.Int64
 
-	// Reader-owned.
+	// Reader-owned: owned by whoever holds the read side, the reader goroutine or a caller
+	// reading its own replies (conn_callread.go).
 	rd        *resp.Reader
 	scratch   resp.Value
+	nread     uint64        // replies delivered (completed's only writer)
 	completed atomic.Uint64 // replies delivered, for Drain
 	draining  atomic.Bool
+
+	// cr is the caller-reads mode (conn_callread.go); its side fields are guarded by fmu.
+	cr callRead
 
 	writerDone chan struct{}
 	announced  chan struct{} // closed once Sink.Ready returned: Lost may follow
@@ -197,7 +202,7 @@ func (c *Conn) Err() error {
 // completing the commands that were pending, cmd completes after them instead, on the reader
 // goroutine, with the same error, so that completions stay in the order of the sends.
 func (c *Conn) Send(cmd *engine.Command) {
-	if err := c.enqueue(cmd); err != nil {
+	if err := c.enqueue(false, cmd); err != nil {
 		if c.completeLate(cmd) {
 			return
 		}
@@ -219,17 +224,17 @@ func (c *Conn) completeLate(cmd *engine.Command) bool {
 // Offer implements engine.Offerer: it queues cmd like Send and reports true, or, when the
 // connection no longer takes commands (draining, closed or failed), reports false and leaves cmd
 // untouched so that the engine routes it to another connection.
-func (c *Conn) Offer(cmd *engine.Command) bool { return c.enqueue(cmd) == nil }
+func (c *Conn) Offer(cmd *engine.Command) bool { return c.enqueue(false, cmd) == nil }
 
 // OfferGroup implements engine.GroupOfferer: it queues every command of cmds under one hold of
 // the queue's lock, so that the writer, which takes the whole queue at once, writes their frames
 // back to back with nothing between them; or, when the connection no longer takes commands, it
 // reports false and leaves them untouched.
-func (c *Conn) OfferGroup(cmds []*engine.Command) bool { return c.enqueue(cmds...) == nil }
+func (c *Conn) OfferGroup(cmds []*engine.Command) bool { return c.enqueue(true, cmds...) == nil }
 
 // enqueue queues cmds for the writer, all of them or none, or returns the error that rejects
-// them.
-func (c *Conn) enqueue(cmds ...*engine.Command) error {
+// them. group: they came as a group (OfferGroup), whose caller may read the replies itself.
+func (c *Conn) enqueue(group bool, cmds ...*engine.Command) error {
 	c.qmu.Lock()
 	if c.writerIdle && c.inFlight.Load() == 0 && directFits(cmds) {
 		// An idle connection: the caller writes its commands itself (conn_direct.go).
@@ -239,7 +244,7 @@ func (c *Conn) enqueue(cmds ...*engine.Command) error {
 			return err
 		}
 		if direct {
-			c.writeDirect(cmds) // releases qmu
+			c.writeDirect(cmds, group) // releases qmu
 			return nil
 		}
 	}
@@ -299,6 +304,7 @@ func (c *Conn) shutdown(err error, quiet bool) {
 	case c.wake <- struct{}{}:
 	default:
 	}
+	c.wakeParked() // a reader waiting for its read side must see the failure (conn_callread.go)
 }
 
 // ioError wraps a failure of the established connection.
@@ -309,6 +315,7 @@ func (c *Conn) ioError(op string, err error) error {
 // start starts the writer and reader goroutines. Call announce once Sink.Ready has returned.
 func (c *Conn) start() {
 	c.watching = c.idleRead > 0
+	c.cr.init(c)
 	go c.writeLoop()
 	go c.run()
 }
@@ -326,42 +333,58 @@ func (c *Conn) run() {
 }
 
 // readLoop parses replies and completes commands in FIFO order. It returns the read failure.
+// Between replies, on a connection in the caller-reads mode, it may lend the read side to a
+// caller and wait until it comes back (conn_callread.go).
 func (c *Conn) readLoop() error {
-	var completed uint64
 	for {
 		if err := c.rd.Read(&c.scratch); err != nil {
 			return c.ioError("read", err)
 		}
-		if c.p.Unsolicited(&c.scratch) {
-			if c.relax != nil {
-				c.maintNotice()
+		if err := c.handle(); err != nil {
+			return err
+		}
+		if c.cr.on && c.inFlight.Load() == 0 && c.cr.want.Load() && c.parkReader() {
+			if err := c.parked(); err != nil {
+				return err
 			}
-			if c.push != nil {
-				c.push(c.scratch)
-			}
-			continue
-		}
-		cmd, err := c.next()
-		if err != nil {
-			return c.ioError("read", err)
-		}
-		// The reply moves into the command and the command's old storage becomes the next
-		// scratch: no copy, no allocation once the storages are large enough.
-		err = wire.Deliver(cmd, &c.scratch)
-		completed++
-		c.completed.Store(completed)
-		if err != nil {
-			// Not the command's reply: nothing after it can be trusted to pair either. The
-			// connection stops taking commands before the caller learns of the failure.
-			ioErr := c.ioError("read", err)
-			c.shutdown(ioErr, false)
-			cmd.Complete(err)
-			return ioErr
-		}
-		if c.draining.Load() && c.drained(completed) {
-			c.shutdown(c.closedErr, true)
 		}
 	}
+}
+
+// handle processes the frame just read into c.scratch: a push goes to its handler, a reply
+// completes the oldest command in flight. It returns the error that fails the connection. It
+// runs on whoever holds the read side.
+func (c *Conn) handle() error {
+	if c.p.Unsolicited(&c.scratch) {
+		if c.relax != nil {
+			c.maintNotice()
+		}
+		if c.push != nil {
+			c.push(c.scratch)
+		}
+		return nil
+	}
+	cmd, err := c.next()
+	if err != nil {
+		return c.ioError("read", err)
+	}
+	// The reply moves into the command and the command's old storage becomes the next
+	// scratch: no copy, no allocation once the storages are large enough.
+	err = wire.Deliver(cmd, &c.scratch)
+	c.nread++
+	c.completed.Store(c.nread)
+	if err != nil {
+		// Not the command's reply: nothing after it can be trusted to pair either. The
+		// connection stops taking commands before the caller learns of the failure.
+		ioErr := c.ioError("read", err)
+		c.shutdown(ioErr, false)
+		cmd.Complete(err)
+		return ioErr
+	}
+	if c.draining.Load() && c.drained(c.nread) {
+		c.shutdown(c.closedErr, true)
+	}
+	return nil
 }
 
 // next takes the command the reply just read belongs to (wire.Pipeline.Next).
@@ -477,6 +500,7 @@ func (c *Conn) flush() bool {
 	}
 	c.fmu.Lock()
 	first, last, wasIdle := c.p.Handoff()
+	c.resumeForWriter(!wasIdle) // replies become pending: somebody must read them (conn_callread.go)
 	return c.writeHanded(c.buf, first, last, wasIdle)
 }
 

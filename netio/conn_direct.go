@@ -38,7 +38,7 @@ func directFits(cmds []*engine.Command) bool {
 // work (wakep), which, on a machine with few cores, competes with the server for a core just
 // while the server processes the commands. A caller that is about to wait for its replies has
 // nothing better to do than write them.
-func (c *Conn) writeDirect(cmds []*engine.Command) {
+func (c *Conn) writeDirect(cmds []*engine.Command, group bool) {
 	c.writerIdle = false // the writer stays parked: this caller owns the writer's side
 	// The writer's buffer is this caller's while it owns the writer's side.
 	for _, cmd := range cmds {
@@ -46,12 +46,14 @@ func (c *Conn) writeDirect(cmds []*engine.Command) {
 	}
 	c.fmu.Lock() // lock order: qmu, then fmu (no path takes them the other way round)
 	first, last, wasIdle := c.p.HandoffDirect(cmds)
+	c.offerReadSide(cmds[0], group) // a group's caller may read the replies itself (conn_callread.go)
 	c.qmu.Unlock()
 	// From here on the commands belong to the flight: once fmu is released, the reader may
 	// complete them at any time.
 	if !c.writeHanded(c.buf, first, last, wasIdle) {
 		return // failed: the reader completes everything pending (finish)
 	}
+	c.armClaim(cmds[0])
 	c.qmu.Lock()
 	switch {
 	case c.p.Stopped():

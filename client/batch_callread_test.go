@@ -1,0 +1,128 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/respire-go/respire/client"
+)
+
+// callerGoroutine returns the calling goroutine's number, from the header of its stack trace.
+func callerGoroutine() int {
+	var buf [64]byte
+	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.Atoi(string(b))
+	return id
+}
+
+// readersConn records the goroutines that read replies from the socket.
+type readersConn struct {
+	net.Conn
+	mu      *sync.Mutex
+	readers map[int]int
+}
+
+func (c readersConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.mu.Lock()
+		c.readers[callerGoroutine()]++
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// TestBatchLostReplyWhileTheCallerReads: a caller that runs pipelines one after another with a
+// context that cannot be cancelled reads their replies on its own goroutine (the connection's
+// caller-reads mode), and the no-replay rule holds there too: when the connection fails after
+// the third reply of a five-command pipeline that the caller reads itself, the three answered
+// commands keep their replies, each of the other two reports its own unknown outcome, and no
+// command reaches the server twice. The test checks that the caller's goroutine did read
+// replies from the socket (without the mode only the reader goroutine does).
+func TestBatchLostReplyWhileTheCallerReads(t *testing.T) {
+	f := startDropFake(t, 3)
+	var mu sync.Mutex
+	readers := map[int]int{}
+	var d net.Dialer
+	ctx := context.Background()
+	c, err := client.Connect(ctx, client.Options{
+		Endpoints: []client.Endpoint{f.endpoint()}, Protocol: client.ProtocolRESP2,
+		Dialer: func(ctx context.Context, ep client.Endpoint) (net.Conn, error) {
+			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
+			if err != nil {
+				return nil, err
+			}
+			return readersConn{Conn: nc, mu: &mu, readers: readers}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	me := callerGoroutine()
+	// Pipelines of PINGs (the fake does not count them) until the caller reads one itself.
+	for i := 0; ; i++ {
+		var warm client.Batch
+		pongs := []*client.Future[client.None]{warm.Ping(), warm.Ping()}
+		if err := c.Pipeline(ctx, &warm); err != nil {
+			t.Fatalf("warm-up pipeline: %v", err)
+		}
+		for _, p := range pongs {
+			if err := p.Err(); err != nil {
+				t.Fatalf("warm-up PING: %v", err)
+			}
+		}
+		mu.Lock()
+		mine := readers[me]
+		mu.Unlock()
+		if mine > 0 {
+			break
+		}
+		if i == 200 {
+			t.Fatal("the caller never read its own replies")
+		}
+	}
+
+	var b client.Batch
+	var fs []*client.Future[int64]
+	for i := 0; i < 5; i++ {
+		fs = append(fs, b.Incr(fmt.Sprintf("k%d", i)))
+	}
+	err = c.Pipeline(ctx, &b)
+	if !errors.Is(err, client.ErrUnknownOutcome) {
+		t.Fatalf("Pipeline: %v, want the first unknown outcome", err)
+	}
+	for i, fu := range fs {
+		n, err := fu.Result()
+		if i < 3 {
+			if err != nil || n != 1 {
+				t.Errorf("entry %d, answered: %d %v", i, n, err)
+			}
+			continue
+		}
+		var uo *client.UnknownOutcomeError
+		if !errors.As(err, &uo) || uo.CommandName != "INCR" || uo.Stage != client.StageAwaitingReply {
+			t.Errorf("entry %d, lost: %v, want its own unknown outcome", i, err)
+		}
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < 5; i++ {
+		if n := f.seen[fmt.Sprintf("k%d", i)]; n > 1 || (i < 4 && n != 1) {
+			t.Errorf("k%d reached the server %d times", i, n)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package netio
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/engine"
+)
+
+// The caller-reads mode.
+//
+// A caller that wrote its own group on an idle connection (conn_direct.go) and is about to wait
+// for the replies can read them itself, on its own goroutine (ReadOwn, reached through
+// engine.Engine.ReadOwn). Without it, the replies wake the reader goroutine, which wakes the
+// caller: two hand-offs per round trip, and on a machine with few cores the runtime wakes an
+// idle thread for each. With it, a lone sequential caller writes, sleeps in its own read and
+// wakes with its replies, as a connection without a reader goroutine would.
+//
+// One goroutine at a time owns the read side: the socket's read half, the RESP reader with the
+// reply it may be in the middle of, the scratch value and the count of replies delivered. The
+// side is in one of three states, changed only under fmu (with the flight):
+//
+//   - sideReader: the reader goroutine owns it (reading, or about to).
+//   - sideFree: the reader goroutine is parked off the socket, owning nothing; nothing is in
+//     flight and no byte is buffered. A caller whose group is the one written directly since
+//     (the ticket) may take the side; anything else that puts replies in flight gives the side
+//     back to the reader goroutine first (resumeForWriter). The park timer gives it back too
+//     when nobody took it: parkIdle after the side became free, so that an idle connection is
+//     watched again (a server closing it, a push) within about a millisecond; claimWindow after
+//     a direct write, in case its writer is not a caller that reads (the engine's loop granting
+//     a waiting command, a Done callback).
+//   - sideCaller: a caller reads (ReadOwn). It stops once its last command completed, its
+//     deadline passed, or the connection failed, and then leaves the side free (nothing in
+//     flight, nothing buffered) or gives it back to the reader goroutine.
+//
+// The reader goroutine parks only when a caller asked to read and could not (want): a
+// connection whose callers never read keeps its reader on the socket, as before. Once callers
+// overlap (the writer puts commands in flight behind others), the next busyRequests requests
+// are ignored: with several callers the side would mostly travel back and forth. A failure met
+// by a reading caller is handed to the reader goroutine (rerr), which fails the connection and
+// completes what is pending exactly as if it had met the failure itself (run, finish). A RESP
+// reader resumes a value where a read error (the caller's deadline) cut it, so the reader
+// goroutine continues the reply the caller stopped in. Replies stay in FIFO order: whoever
+// holds the side completes the oldest command in flight.
+//
+// The mode is off on connections whose reading has other duties on the reader goroutine: a
+// push handler or maintenance notices (which promise the reader goroutine), and the idle-read
+// watchdog (which owns the socket's read deadline, here the caller's).
+
+// Read side states.
+const (
+	sideReader int32 = iota
+	sideFree
+	sideCaller
+)
+
+// parkIdle is how long the read side stays free before the reader goroutine takes it back and
+// watches the idle socket again (a variable for tests, which need it long enough to act on a free
+// side; connections copy it when they start).
+var parkIdle = time.Millisecond
+
+// claimWindow is how long the side stays free after a direct write for its caller to take it.
+// The caller asks right after the write returns; an unclaimed side goes back to the reader
+// goroutine about when a loopback round trip ends. A variable for tests, copied at start.
+var claimWindow = 50 * time.Microsecond
+
+// callRead is the caller-reads state of a Conn.
+type callRead struct {
+	// on: the connection may lend its read side (set by start, before the goroutines).
+	on bool
+	// idle and claim are parkIdle and claimWindow when the connection started.
+	idle, claim time.Duration
+	// want: a caller asked to read its group and the side was not free; the reader goroutine
+	// parks when the flight next empties. Cleared when the reader goroutine takes the side
+	// back.
+	want atomic.Bool
+
+	// Guarded by fmu.
+	// busy counts down the requests to read that are ignored since the writer last put
+	// commands in flight behind others (callers overlap: lending the side would only add
+	// hand-offs); a lone caller's requests count again once it reaches zero.
+	busy   int
+	side   int32
+	ticket *engine.Command // the lead of the direct group whose caller may take the side
+	last   *engine.Command // the lead of the last direct group, free side or not
+	rerr   error           // the failure a reading caller met, for the reader goroutine
+
+	// resume gives the side back to the parked reader goroutine: sent once by whoever moves
+	// the side to sideReader while the reader goroutine waits.
+	resume chan struct{}
+	// park gives the free side back to the reader goroutine when nobody took it.
+	park *time.Timer
+
+	// reads counts the groups callers read themselves (tests).
+	reads atomic.Uint64
+}
+
+// init decides whether c lends its read side. Called by start.
+func (r *callRead) init(c *Conn) {
+	r.on = c.push == nil && c.relax == nil && !c.watching
+	if !r.on {
+		return
+	}
+	r.idle, r.claim = parkIdle, claimWindow
+	r.resume = make(chan struct{}, 1)
+	r.park = time.NewTimer(time.Hour)
+	r.park.Stop()
+}
+
+// parkReader frees the read side when nothing is in flight and nothing buffered: the reader
+// goroutine then waits in parked. It reports whether it did. Reader goroutine.
+func (c *Conn) parkReader() bool {
+	if c.rd.Buffered() > 0 {
+		return false
+	}
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.p.InFlight() > 0 || c.failed.Load() {
+		return false
+	}
+	c.cr.side = sideFree
+	c.cr.ticket = nil
+	c.cr.park.Reset(c.cr.idle)
+	return true
+}
+
+// parked waits until the reader goroutine owns the read side again: given back (resume), or
+// taken back when the park timer fires on a free side. It returns the failure a reading caller
+// met, if any, for readLoop to fail the connection with.
+func (c *Conn) parked() error {
+	for {
+		select {
+		case <-c.cr.resume:
+		case <-c.cr.park.C:
+			c.fmu.Lock()
+			free := c.cr.side == sideFree
+			if free {
+				c.cr.side = sideReader
+				c.cr.ticket = nil
+			}
+			c.fmu.Unlock()
+			if !free {
+				continue // a caller reads, or the side is on its way back (resume)
+			}
+		}
+		c.cr.want.Store(false)
+		c.fmu.Lock()
+		err := c.cr.rerr
+		c.fmu.Unlock()
+		return err
+	}
+}
+
+// giveBack moves the side to the reader goroutine and wakes it. Call it with fmu held, with the
+// side free or a caller's.
+func (c *Conn) giveBack() {
+	c.cr.side = sideReader
+	c.cr.ticket = nil
+	c.cr.park.Stop()
+	c.cr.resume <- struct{}{} // never blocks: one send per wait of the reader goroutine
+}
+
+// busyRequests is how many requests to read are ignored after callers were seen to overlap.
+const busyRequests = 256
+
+// resumeForWriter gives a free side back to the reader goroutine before the writer puts replies
+// in flight: only a direct writer's own caller may read them. overlap: the writer put commands
+// in flight behind others, so several callers are active. Called with fmu held.
+func (c *Conn) resumeForWriter(overlap bool) {
+	if overlap && c.cr.on {
+		c.cr.busy = busyRequests
+		c.cr.want.Store(false)
+	}
+	if c.cr.side == sideFree {
+		c.giveBack()
+	}
+}
+
+// offerReadSide records lead, whose commands a caller writes directly on an idle connection, as
+// the group whose caller may take a free read side. A single command (Send, Offer) has no caller
+// that reads: a free side goes back to the reader goroutine at once. Called with fmu held, after
+// the handoff.
+func (c *Conn) offerReadSide(lead *engine.Command, group bool) {
+	if !c.cr.on {
+		return
+	}
+	if !group {
+		c.resumeForWriter(false)
+		return
+	}
+	c.cr.last = lead
+	if c.cr.side == sideFree {
+		c.cr.ticket = lead
+		c.cr.park.Stop() // until the write is done (armClaim)
+	}
+}
+
+// armClaim starts the claim window of lead's free side once its direct write is done: the write
+// itself may take longer than the window on a loaded machine.
+func (c *Conn) armClaim(lead *engine.Command) {
+	if !c.cr.on {
+		return
+	}
+	c.fmu.Lock()
+	if c.cr.side == sideFree && c.cr.ticket == lead {
+		c.cr.park.Reset(c.cr.claim)
+	}
+	c.fmu.Unlock()
+}
+
+// wakeParked gives a free side back to the reader goroutine once the connection failed or
+// closed, so that it fails and completes what is pending (run, finish).
+func (c *Conn) wakeParked() {
+	c.fmu.Lock()
+	if c.cr.side == sideFree {
+		c.giveBack()
+	}
+	c.fmu.Unlock()
+}
+
+// ReadOwn implements engine.CallerReader: when lead leads the group this caller just wrote on
+// an idle connection and the read side is free, the caller takes it and reads replies until
+// last completes, deadline passes (zero: none) or the connection fails; it then leaves the side
+// free, or gives it back to the reader goroutine when other replies are pending. It reports
+// whether last completed. When the side is not free for lead it returns false at once, and asks
+// the reader goroutine to free the side the next time nothing is in flight.
+func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
+	if !c.cr.on {
+		return false
+	}
+	c.fmu.Lock()
+	if c.cr.side != sideFree || c.cr.ticket != lead {
+		switch {
+		case c.cr.busy > 0:
+			c.cr.busy--
+		case c.cr.last == lead:
+			c.cr.want.Store(true)
+		}
+		c.fmu.Unlock()
+		return false
+	}
+	c.cr.side = sideCaller
+	c.cr.ticket = nil
+	c.cr.park.Stop()
+	c.fmu.Unlock()
+	c.cr.reads.Add(1)
+
+	if !deadline.IsZero() {
+		_ = c.nc.SetReadDeadline(deadline)
+	}
+	var fail error
+	for last.Stage() != engine.StageDone {
+		if err := c.rd.Read(&c.scratch); err != nil {
+			if !isTimeout(err) || deadline.IsZero() {
+				fail = c.ioError("read", err)
+			}
+			// A timeout is this caller's deadline: the connection is fine, and the reader
+			// goroutine continues the reply where the read stopped.
+			break
+		}
+		if err := c.handle(); err != nil {
+			fail = err
+			break
+		}
+	}
+	if !deadline.IsZero() {
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	done := last.Stage() == engine.StageDone
+
+	c.fmu.Lock()
+	if fail == nil && c.p.InFlight() == 0 && c.rd.Buffered() == 0 && !c.failed.Load() {
+		c.cr.side = sideFree
+		c.cr.park.Reset(c.cr.idle)
+	} else {
+		c.cr.rerr = fail
+		c.giveBack()
+	}
+	c.fmu.Unlock()
+	return done
+}
