@@ -12,8 +12,9 @@ import "time"
 //   - dials a replacement to that endpoint (a Dial effect with Endpoint set) while Conn keeps
 //     serving, and arms a grace timer; a lifetime recycle in progress gives way to it;
 //   - publishes the replacement as soon as its handshake is done (Route), and drains Conn (Close
-//     with Drain): what Conn accepted finishes there and is never resent; new commands go to the
-//     replacement;
+//     with Drain and Move): the commands Conn accepted but provably never wrote move to the
+//     replacement, what it may have written finishes there and is never resent; new commands go
+//     to the replacement;
 //   - when the grace ends, closes Conn at once if it is still draining (Close without Drain): its
 //     remaining commands fail with an unknown outcome;
 //   - a replacement that fails is retried after the lifetime retry delay if that ends before
@@ -112,7 +113,7 @@ func (m *Mux) publishMove(i int, ev *Event, out *Outbox) {
 		out.add(Effect{Kind: Close, Conn: old})
 		s.move = handoff{}
 	} else {
-		out.add(Effect{Kind: Close, Conn: old, Drain: true})
+		out.add(Effect{Kind: Close, Conn: old, Slot: i, Drain: true, Move: true})
 		s.move.old = old
 	}
 	m.age(i, ev.Draw, out)
