@@ -151,12 +151,9 @@ type MovingSink interface {
 	Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration)
 }
 
-// Moving implements MovingSink. A Cluster engine ignores it for now: its nodes' connections
-// find their endpoints through the topology, not through the Dial effect's default.
+// Moving implements MovingSink. On a Cluster engine the Cluster machine hands the notice to the
+// node machine that owns the connection (fsm.Cluster).
 func (s sink) Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration) {
-	if s.e.cl != nil {
-		return
-	}
 	s.e.post(item{ev: fsm.Event{Kind: fsm.MovingNoticed, Conn: id, Endpoint: target, Grace: grace}})
 }
 
