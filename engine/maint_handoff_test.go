@@ -121,3 +121,21 @@ func TestMovingMoveFallsBackToADefiniteFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestMovingLateHandshakeMovesThenCloses: a replacement whose handshake finishes after the grace
+// still takes the commands the old connection never wrote; the old connection is then closed at
+// once.
+func TestMovingLateHandshakeMovesThenCloses(t *testing.T) {
+	h, old, cmds := movingHandoff(t)
+	if n := h.rt.fireAll(); n != 1 {
+		t.Fatalf("%d timers fired, want the grace", n)
+	}
+	h.run()
+	fresh := h.readyMovers()
+	if len(fresh) != 1 || old.moves != 1 || fresh[0].count() != 2 || fresh[0].sent[0] != cmds[0] {
+		t.Fatalf("%d replacements, DrainMove %d times: the unwritten commands did not move", len(fresh), old.moves)
+	}
+	if !old.closed {
+		t.Fatal("the old connection was not closed after a handshake that finished past the grace")
+	}
+}

@@ -20,8 +20,8 @@ import "time"
 //   - a replacement that fails is retried after the lifetime retry delay if that ends before
 //     the grace does; otherwise, and once the grace is over, a failed replacement is not
 //     retried: the slot keeps Conn, and the ordinary reconnect path takes over when the server
-//     closes it. A replacement whose handshake finishes after the grace still switches, and Conn
-//     is then closed at once.
+//     closes it. A replacement whose handshake finishes after the grace still switches: Conn's
+//     unwritten commands move (Close with Drain and Move), then Conn is closed at once (Close).
 //
 // A MOVING notice for a connection that is not a slot's ready connection, or for a slot already
 // handing off, changes nothing. If Conn fails during the handoff, the replacement is closed and
@@ -108,8 +108,9 @@ func (m *Mux) publishMove(i int, ev *Event, out *Outbox) {
 	s.life = recycle{}
 	m.route(i, out)
 	if s.move.timer == 0 {
-		// The grace ended while the handshake ran: the switch still happens, the old socket
-		// closes now.
+		// The grace ended while the handshake ran: the switch still happens, the commands the
+		// old socket never wrote move, and it closes now, failing what it may have written.
+		out.add(Effect{Kind: Close, Conn: old, Slot: i, Drain: true, Move: true})
 		out.add(Effect{Kind: Close, Conn: old})
 		s.move = handoff{}
 	} else {
