@@ -665,7 +665,7 @@ func (e *Engine) execute(f *fsm.Effect) {
 		if c := e.conns[f.Conn]; c != nil {
 			delete(e.conns, f.Conn)
 			if f.Drain {
-				c.Drain()
+				e.drain(f, c) // maint.go
 				e.keepDraining(f.Conn, c)
 			} else {
 				c.Close()

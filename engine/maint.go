@@ -151,12 +151,9 @@ type MovingSink interface {
 	Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration)
 }
 
-// Moving implements MovingSink. A Cluster engine ignores it for now: its nodes' connections
-// find their endpoints through the topology, not through the Dial effect's default.
+// Moving implements MovingSink. On a Cluster engine the Cluster machine hands the notice to the
+// node machine that owns the connection (fsm.Cluster).
 func (s sink) Moving(id fsm.ConnID, target fsm.Endpoint, grace time.Duration) {
-	if s.e.cl != nil {
-		return
-	}
 	s.e.post(item{ev: fsm.Event{Kind: fsm.MovingNoticed, Conn: id, Endpoint: target, Grace: grace}})
 }
 
@@ -195,4 +192,77 @@ func (e *Engine) graceEnded(id fsm.ConnID, c Conn) {
 		return
 	}
 	e.deps.MaintWarn(id)
+}
+
+// MoveDrainer is an optional interface of a Conn, for the MOVING handoff (spec "Maintenance
+// notifications": new and unaccepted commands move to the new connection, accepted ones drain on
+// the old one). DrainMove drains the connection as Drain does, and hands back the commands it
+// had accepted but provably never began to write, oldest first, still at StageBuffered and
+// removed from the connection, which no longer owes them. A command that may have been written
+// never comes back, nor CLIENT ID or a credential-renewal AUTH. A Conn without it drains
+// everything it accepted.
+type MoveDrainer interface {
+	DrainMove() []*Command
+}
+
+// drain executes a draining Close of c. For a MOVING handoff's (Effect.Move), the commands c
+// hands back move to the slot's current connection, the replacement that was routed just before.
+func (e *Engine) drain(f *fsm.Effect, c Conn) {
+	md, ok := c.(MoveDrainer)
+	if !f.Move || !ok {
+		c.Drain()
+		return
+	}
+	if cmds := md.DrainMove(); len(cmds) > 0 {
+		e.moveCmds(f, c, cmds)
+	}
+}
+
+// moveCmds sends cmds, which the draining connection from handed back, on the current connection
+// of the slot f names. They keep their callers' deadlines (the callers time them from their own
+// start) and take the relaxation of the connection that will write them. They go as one group,
+// so that a transaction among them stays whole. If that connection is gone or refuses them, they
+// go back to from, which rejects them: a definite failure, since they were never written.
+func (e *Engine) moveCmds(f *fsm.Effect, from Conn, cmds []*Command) {
+	to := e.slotConn(f.Node, f.Slot)
+	if to != nil {
+		r := relaxOf(to)
+		for _, cmd := range cmds {
+			cmd.relax.Store(r)
+		}
+		switch o := to.(type) {
+		case GroupOfferer:
+			if o.OfferGroup(cmds) {
+				return
+			}
+		case Offerer:
+			for len(cmds) > 0 && o.Offer(cmds[0]) {
+				cmds = cmds[1:]
+			}
+		default:
+			for _, cmd := range cmds {
+				to.Send(cmd)
+			}
+			return
+		}
+	}
+	for _, cmd := range cmds {
+		from.Send(cmd)
+	}
+}
+
+// slotConn returns the ready connection the loop routes slot i of a Cluster node (node != 0) or
+// of the standalone slots to, or nil.
+func (e *Engine) slotConn(node uint32, i int) Conn {
+	routes := e.routes
+	if node != 0 {
+		if e.cl == nil || e.cl.nodes[node] == nil {
+			return nil
+		}
+		routes = e.cl.nodes[node].routes
+	}
+	if i < 0 || i >= len(routes) {
+		return nil
+	}
+	return routes[i].conn
 }

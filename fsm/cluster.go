@@ -173,6 +173,9 @@ type clusterNode struct {
 	// forgetAt.
 	retired  bool
 	forgetAt time.Duration
+	// movingTo is the endpoint a MOVING notice announced for one of the node's connections,
+	// until a handoff publishes a replacement (cluster_moving.go); zero otherwise.
+	movingTo Endpoint
 }
 
 // waiterKind says what a Cluster waiter waits for.
@@ -342,6 +345,8 @@ func (c *Cluster) Step(ev *Event, out *Outbox) {
 		c.moved(ev, out)
 	case SlotsMigrated:
 		c.slotsMigrated(ev, out)
+	case MovingNoticed:
+		c.movingNoticed(ev, out) // cluster_moving.go
 	}
 	c.maybePublish(out)
 }
@@ -360,7 +365,11 @@ func (c *Cluster) stepConn(ev *Event, out *Outbox) {
 	pool := m == MachineNodePool
 	lost := ev.Kind == ConnLost && !pool && !n.retired && n.kind == nodeMember && n.role == RolePrimary &&
 		n.mux.readyConn(ev.Conn)
+	start := len(out.Effects)
 	c.forward(n, pool, ev, out)
+	if ev.Kind == HandshakeDone && !pool {
+		c.movedPublished(n, start, ev, out) // cluster_moving.go
+	}
 	if lost {
 		c.ref.trigger(c, triggerLoss, ev, out)
 	}
@@ -606,7 +615,10 @@ func (c *Cluster) forward(n *clusterNode, pool bool, ev *Event, out *Outbox) {
 	kept := start
 	for i := start; i < len(out.Effects); i++ {
 		f := out.Effects[i]
-		f.Node, f.Endpoint, f.Machine = n.num, n.addr, m
+		f.Node, f.Machine = n.num, m
+		if !movingDial(&f) {
+			f.Endpoint = n.addr
+		}
 		if f.Kind == Complete {
 			if isInternal(f.Waiter) {
 				done = append(done, f)

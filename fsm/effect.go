@@ -128,6 +128,10 @@ type Effect struct {
 	Map *ClusterMap
 	// Fence is the identity a Kill names. It is never modified.
 	Fence *FenceData
+	// Move asks a draining Close (a MOVING handoff's) to move the commands the connection
+	// accepted but provably never wrote to the slot's current connection (Slot; Node for a
+	// Cluster node's slot), instead of letting them drain on the old one.
+	Move bool
 }
 
 // EndReason says why a subscription ended.
@@ -176,6 +180,9 @@ func (f *Effect) AppendTo(dst []byte) []byte {
 		dst = f.Conn.AppendTo(append(dst, " conn="...))
 		if f.Drain {
 			dst = append(dst, " drain"...)
+		}
+		if f.Move {
+			dst = appendUint(dst, " move slot=", uint64(f.Slot))
 		}
 	case Route:
 		dst = appendUint(dst, " slot=", uint64(f.Slot))

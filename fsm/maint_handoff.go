@@ -12,15 +12,16 @@ import "time"
 //   - dials a replacement to that endpoint (a Dial effect with Endpoint set) while Conn keeps
 //     serving, and arms a grace timer; a lifetime recycle in progress gives way to it;
 //   - publishes the replacement as soon as its handshake is done (Route), and drains Conn (Close
-//     with Drain): what Conn accepted finishes there and is never resent; new commands go to the
-//     replacement;
+//     with Drain and Move): the commands Conn accepted but provably never wrote move to the
+//     replacement, what it may have written finishes there and is never resent; new commands go
+//     to the replacement;
 //   - when the grace ends, closes Conn at once if it is still draining (Close without Drain): its
 //     remaining commands fail with an unknown outcome;
 //   - a replacement that fails is retried after the lifetime retry delay if that ends before
 //     the grace does; otherwise, and once the grace is over, a failed replacement is not
 //     retried: the slot keeps Conn, and the ordinary reconnect path takes over when the server
-//     closes it. A replacement whose handshake finishes after the grace still switches, and Conn
-//     is then closed at once.
+//     closes it. A replacement whose handshake finishes after the grace still switches: Conn's
+//     unwritten commands move (Close with Drain and Move), then Conn is closed at once (Close).
 //
 // A MOVING notice for a connection that is not a slot's ready connection, or for a slot already
 // handing off, changes nothing. If Conn fails during the handoff, the replacement is closed and
@@ -107,12 +108,13 @@ func (m *Mux) publishMove(i int, ev *Event, out *Outbox) {
 	s.life = recycle{}
 	m.route(i, out)
 	if s.move.timer == 0 {
-		// The grace ended while the handshake ran: the switch still happens, the old socket
-		// closes now.
+		// The grace ended while the handshake ran: the switch still happens, the commands the
+		// old socket never wrote move, and it closes now, failing what it may have written.
+		out.add(Effect{Kind: Close, Conn: old, Slot: i, Drain: true, Move: true})
 		out.add(Effect{Kind: Close, Conn: old})
 		s.move = handoff{}
 	} else {
-		out.add(Effect{Kind: Close, Conn: old, Drain: true})
+		out.add(Effect{Kind: Close, Conn: old, Slot: i, Drain: true, Move: true})
 		s.move.old = old
 	}
 	m.age(i, ev.Draw, out)

@@ -242,7 +242,9 @@ func (c MaintDrain) Check(r *record.Result) []Violation {
 }
 
 // MaintNoReplay checks that no command written on a connection that received MOVING is written
-// again on another connection, whatever reply it got: a MOVING handoff never resends.
+// again on another connection, whatever reply it got: a MOVING handoff never resends. It judges
+// writes (Result.Sends), not acceptance: a command the old connection accepted but never wrote
+// moves to the replacement and is written once, there, which is allowed.
 type MaintNoReplay struct{}
 
 // Name implements Checker.
