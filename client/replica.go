@@ -445,11 +445,21 @@ type ReadRoutingSnapshot struct {
 	Policy            ReadFrom
 	EligibleEndpoints []Endpoint
 	CapturedAt        time.Time
+	// Slot is the Cluster slot of the read that made the selection, and Shard the primary of
+	// that slot's shard (the selection is among that shard's primary and replicas). Slot is -1
+	// and Shard zero outside a Cluster.
+	Slot  int
+	Shard Endpoint
 }
 
 // ReadRoutingSnapshot returns the last completed read selection, or nil before any (and on a
-// client without replicas). It does no I/O.
+// client without replicas). On a Cluster client it is the last selection of any shard, with
+// its slot and shard; ClusterReadRoutingSnapshots gives each shard's. An unchanged band, policy
+// and slot keep their capture time. It does no I/O.
 func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
+	if c.creads != nil {
+		return c.clusterReadRoutingSnapshot() // cluster_replica_hedge.go
+	}
 	rs := c.replicas
 	if rs == nil {
 		return nil
@@ -462,7 +472,7 @@ func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
 	if !ok {
 		return nil
 	}
-	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: g.rt.Origin().Add(band.At)}
+	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: g.rt.Origin().Add(band.At), Slot: -1}
 	for _, i := range band.Candidates {
 		s.EligibleEndpoints = append(s.EligibleEndpoints, c.readEndpoint(g, i))
 	}
