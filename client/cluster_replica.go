@@ -154,16 +154,8 @@ func (c *Client) executePick(ctx context.Context, cl *call, pick engine.ReadPick
 	} else {
 		c.eng.Submit(&cl.cmd)
 	}
-	timeout := c.armTimeout(cl)
-	select {
-	case <-cl.done:
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-	case <-ctx.Done():
-		return false, c.abandonPick(cl, ep, ctx.Err())
-	case <-timeout:
-		return false, c.abandonPick(cl, ep, nil)
+	if answered, ctxErr := c.awaitReply(ctx, cl); !answered { // maint.go: relaxed in a maintenance window
+		return false, c.abandonPick(cl, ep, ctxErr)
 	}
 	cmd := &cl.cmd
 	if cmd.Err == nil {

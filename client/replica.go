@@ -351,16 +351,8 @@ func (c *Client) readEndpoint(g *replicaGen, i int) Endpoint {
 func (c *Client) executeOn(ctx context.Context, cl *call, rt *engine.ReadRoute, ep Endpoint) (again bool, err error) {
 	cl.cmd.Reset()
 	rt.Submit(&cl.cmd)
-	timeout := c.armTimeout(cl)
-	select {
-	case <-cl.done:
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-	case <-ctx.Done():
-		return false, c.abandonOn(cl, rt, ep, ctx.Err())
-	case <-timeout:
-		return false, c.abandonOn(cl, rt, ep, nil)
+	if answered, ctxErr := c.awaitReply(ctx, cl); !answered { // maint.go: relaxed in a maintenance window
+		return false, c.abandonOn(cl, rt, ep, ctxErr)
 	}
 	cmd := &cl.cmd
 	if rt.Completed(cmd, c.closed.Load()) {
