@@ -36,6 +36,17 @@ func (c *Client) clusterReplicaRent(cl *call) func(context.Context, func(*Dedica
 		if err != nil {
 			return err
 		}
+		if switchesRoles(policy) { // replica_fallback.go
+			if pick.Replica {
+				d.armRoleSwitch(func(ctx context.Context) (*DedicatedConn, error) { return c.dedicatedSlot(ctx, slot) },
+					func() { c.creads.Failed(pick) })
+			} else {
+				d.armRoleSwitch(func(ctx context.Context) (*DedicatedConn, error) {
+					d2, _, err := c.rentClusterRead(ctx, slot, fsm.ReadReplica)
+					return d2, err
+				}, nil)
+			}
+		}
 		err = c.withRented(d, fn)
 		var se *ServerError
 		if errors.As(err, &se) && se.Code == "MOVED" {

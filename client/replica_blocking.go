@@ -40,6 +40,7 @@ func (c *Client) replicaRent(cl *call) func(context.Context, func(*DedicatedConn
 		if err != nil {
 			return err
 		}
+		c.armStandaloneRoleSwitch(d, policy) // replica_fallback.go
 		return c.withRented(d, fn)
 	}
 }
