@@ -15,12 +15,14 @@ import (
 // clusterMaintFakes starts a one-shard scripted RESP3 Cluster: a primary and its replica, both
 // answering CLUSTER SLOTS with the whole slot range on the primary, the read router's
 // validation in their role, and GET as the replica fake of replicaMaintFake does (mode). Only
-// the replica answers GET; the primary refuses it.
-func clusterMaintFakes(t *testing.T, mode, gets *atomic.Int32) (primary, replica *redistest.Fake) {
+// the replica answers GET; the primary refuses it. extra (may be nil) sees each command first,
+// with the node's role, and reports whether it answered.
+func clusterMaintFakes(t *testing.T, mode, gets *atomic.Int32,
+	extra func(role string, c *redistest.FakeConn, args []string) bool) (primary, replica *redistest.Fake) {
 	var slots atomic.Value
 	script := func(role string) func(c *redistest.FakeConn, args []string) {
 		return func(c *redistest.FakeConn, args []string) {
-			if c.Standard(args) {
+			if c.Standard(args) || extra != nil && extra(role, c, args) {
 				return
 			}
 			name := strings.ToUpper(args[0])
@@ -72,7 +74,7 @@ func clusterMaintFakes(t *testing.T, mode, gets *atomic.Int32) (primary, replica
 // read times out before its reply. Every GET ran on the replica (the primary refuses GET).
 func TestClusterReplicaReadMaintenanceRelaxation(t *testing.T) {
 	var mode, gets atomic.Int32
-	primary, _ := clusterMaintFakes(t, &mode, &gets)
+	primary, _ := clusterMaintFakes(t, &mode, &gets, nil)
 	c := maintClient(t, primary, client.Options{
 		UseCluster:                true,
 		ReadFrom:                  client.Replica,
