@@ -383,10 +383,9 @@ func (sh *shardReads) routedLocked(id fsm.ReadID, a clusterReadAnswer, slot int)
 	if !a.watched {
 		return nil
 	}
-	if w := sh.watches[id]; w != nil {
-		return w
-	}
-	return newReadWatch(id) // already settled or withdrawn (the router retired)
+	// nil when the reads closed meanwhile (Close settled and dropped the watch): the read then
+	// runs unwatched, and its end reaches no router.
+	return sh.watches[id]
 }
 
 // awaitSettled waits until every candidate's first validation ended, ctx ends or SettleWait
