@@ -180,6 +180,11 @@ func (d *DedicatedConn) exchangeBlocking(ctx context.Context, cl *call) error {
 		d.c.putCall(cl)
 		return ctx.Err()
 	}
+	if d.roleSwitch != nil && !cancelled {
+		if handled, err := d.roleSwitch(ctx, cl); handled { // replica_fallback.go
+			return err
+		}
+	}
 	return nil
 }
 

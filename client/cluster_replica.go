@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/engine/config"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/topo"
 )
@@ -22,19 +23,22 @@ func (c *Client) startClusterReads() error {
 	if !o.UseCluster || c.sim != nil {
 		return nil
 	}
-	cfg := fsm.RouterConfig{Default: fsm.ReadFrom(o.ReadFrom), RefreshInterval: o.ReplicaRefreshInterval,
-		Zone: o.ClientAvailabilityZone}
-	if cfg.RefreshInterval == 0 {
-		cfg.RefreshInterval = DefaultReplicaRefreshInterval
-	}
-	if t := o.ReplicaLatencyTolerance; t != nil {
-		cfg.Banded, cfg.Tolerance = true, *t
+	ro := o.replicaOptions()
+	cfg, err := config.ResolveReplicas(&ro)
+	if err != nil {
+		return sharedErr(err)
 	}
 	q := engine.DefaultSentinelQueryTimeout
 	if o.CommandTimeout > 0 {
 		q = o.CommandTimeout
 	}
-	cr, err := engine.NewClusterReads(c.eng, engine.ClusterReadConfig{Router: cfg, SettleWait: max(o.ConnectTimeout, 0) + q})
+	rc := engine.ClusterReadConfig{Router: cfg, SettleWait: max(o.ConnectTimeout, 0) + q}
+	if o.HedgedReads != nil {
+		if rc.Meter, err = engine.NewHedgeMeter(o.MeterProvider); err != nil {
+			return errors.Wrap(err, "respire: creating the hedge metrics")
+		}
+	}
+	cr, err := engine.NewClusterReads(c.eng, rc)
 	if err != nil {
 		return errors.Wrap(err, "respire: configuring Cluster replica reads")
 	}
@@ -72,8 +76,9 @@ func (c *Client) executeClusterRead(ctx context.Context, cl *call) (bool, error)
 	policy := c.policyOfCall(cl)
 	var acquireErr error
 	rejections := 0
+	hedge := c.opts.HedgedReads != nil && cl.hedgeable
 	for range fsm.MaxReplicaCandidates + 1 + clusterReadRejections {
-		pick, err := c.creads.Select(ctx, slot, policy)
+		pick, w, err := c.creads.SelectWatched(ctx, slot, policy, hedge)
 		switch {
 		case errors.Is(err, engine.ErrNoClusterReplicas) && acquireErr == nil:
 			if policy != fsm.ReadReplica {
@@ -91,7 +96,12 @@ func (c *Client) executeClusterRead(ctx context.Context, cl *call) (bool, error)
 			}
 			return true, &ConnectionError{Err: readRefused(err)}
 		}
-		retry, err := c.executePick(ctx, cl, pick)
+		var retry bool
+		if w != nil {
+			pick, retry, err = c.executeClusterHedged(ctx, cl, pick, w) // cluster_replica_hedge.go
+		} else {
+			retry, err = c.executePick(ctx, cl, pick)
+		}
 		if retry {
 			acquireErr = err
 			c.creads.Failed(pick)
@@ -144,16 +154,8 @@ func (c *Client) executePick(ctx context.Context, cl *call, pick engine.ReadPick
 	} else {
 		c.eng.Submit(&cl.cmd)
 	}
-	timeout := c.armTimeout(cl)
-	select {
-	case <-cl.done:
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-	case <-ctx.Done():
-		return false, c.abandonPick(cl, ep, ctx.Err())
-	case <-timeout:
-		return false, c.abandonPick(cl, ep, nil)
+	if answered, ctxErr := c.awaitReply(ctx, cl); !answered { // maint.go: relaxed in a maintenance window
+		return false, c.abandonPick(cl, ep, ctxErr)
 	}
 	cmd := &cl.cmd
 	if cmd.Err == nil {

@@ -6,8 +6,8 @@ import (
 )
 
 // TestClusterReplicaOptions: a Cluster client is a replica source: every read policy is
-// accepted with UseCluster, the zone-aware ones with a zone; ReplicaEndpoints is still refused
-// beside UseCluster, and hedged reads are not available on a Cluster client.
+// accepted with UseCluster, the zone-aware ones with a zone, and so are hedged reads;
+// ReplicaEndpoints is still refused beside UseCluster.
 func TestClusterReplicaOptions(t *testing.T) {
 	seeds := []Endpoint{{Host: "127.0.0.1", Port: 7000}}
 	for _, policy := range []ReadFrom{Replica, PrimaryPreferred, ReplicaPreferred, Nearest} {
@@ -22,6 +22,10 @@ func TestClusterReplicaOptions(t *testing.T) {
 	if err := ok.validateReplicas(); err != nil {
 		t.Fatalf("AzAffinity with a zone: %v", err)
 	}
+	hedged := Options{Endpoints: seeds, UseCluster: true, ReadFrom: ReplicaPreferred, HedgedReads: &HedgedReadOptions{}}
+	if err := hedged.validateReplicas(); err != nil {
+		t.Fatalf("hedged reads on a Cluster: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -29,7 +33,8 @@ func TestClusterReplicaOptions(t *testing.T) {
 	}{
 		{"zone policy without a zone", Options{Endpoints: seeds, UseCluster: true, ReadFrom: AzAffinity}, "ClientAvailabilityZone"},
 		{"replica endpoints", Options{Endpoints: seeds, UseCluster: true, ReplicaEndpoints: seeds}, "ReplicaEndpoints"},
-		{"hedged reads", Options{Endpoints: seeds, UseCluster: true, ReadFrom: Replica, HedgedReads: &HedgedReadOptions{}}, "HedgedReads"},
+		{"hedge delay", Options{Endpoints: seeds, UseCluster: true, ReadFrom: Replica,
+			HedgedReads: &HedgedReadOptions{Delay: time.Microsecond}}, "HedgedReads.Delay"},
 	} {
 		err := tc.opts.validateReplicas()
 		ce, isConfig := err.(*ConfigError)

@@ -94,6 +94,8 @@ func TestClusterReplicaReal(t *testing.T) {
 		run  func(*testing.T, *redistest.Cluster)
 	}{
 		{"ReadsLandOnReplicas", testClusterReplicaReads},
+		{"Hedged", testClusterReplicaHedged},     // cluster_replica_hedge_real_test.go
+		{"Blocking", testClusterReplicaBlocking}, // cluster_replica_blocking_real_test.go
 		{"ReplicaKill", testClusterReplicaKill},
 		{"Failover", testClusterReplicaFailover},
 	} {

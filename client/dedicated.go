@@ -69,6 +69,10 @@ type DedicatedConn struct {
 	// it was asked for.
 	serverID int64
 	idAsked  bool
+	// roleSwitch, set on a routed blocking read's connection under a preferred policy, runs
+	// that read once on a connection of the other role after LOADING, MASTERDOWN or
+	// CLUSTERDOWN (replica_fallback.go).
+	roleSwitch func(ctx context.Context, cl *call) (handled bool, err error)
 }
 
 // Dedicated rents an exclusive connection. A healthy idle connection is reused at once;

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -39,6 +40,41 @@ func (c *Client) relaxedWait(cl *call, fired time.Time) (<-chan time.Time, <-cha
 		return nil, nil, false
 	}
 	return cl.timer.C, shrunk, true
+}
+
+// awaitReply waits for a routed read's reply (a replica read, standalone, Sentinel or Cluster),
+// its command timeout or ctx, with relaxedWait's rule: while the connection that took the
+// command is in a maintenance window, the timeout is extended as a single command's is.
+// answered reports that the reply came (the call's timer is stopped); otherwise ctxErr is ctx's
+// error when the caller stopped waiting, nil when the timeout passed.
+func (c *Client) awaitReply(ctx context.Context, cl *call) (answered bool, ctxErr error) {
+	timeout := c.armTimeout(cl)
+	cl.relaxStart = time.Time{}
+	var shrunk <-chan struct{} // the window keeping the command alive shrank
+	for {
+		select {
+		case <-cl.done:
+			if cl.timer != nil {
+				cl.timer.Stop()
+			}
+			return true, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case fired := <-timeout:
+			if relaxed, ch, ok := c.relaxedWait(cl, fired); ok {
+				timeout, shrunk = relaxed, ch
+				continue
+			}
+			return false, nil
+		case <-shrunk:
+			if relaxed, ch, ok := c.relaxedWait(cl, time.Now()); ok {
+				timeout, shrunk = relaxed, ch
+				continue
+			}
+			cl.timer.Stop()
+			return false, nil
+		}
+	}
 }
 
 // relaxTimer is the one rule of every caller whose own timeout own, counted from start, fired

@@ -307,7 +307,8 @@ type Options struct {
 	ClientAvailabilityZone string
 	// HedgedReads, when set, sends a hedge-eligible read that has no answer after a delay to a
 	// second server as well; the first success wins. Experimental: outside the compatibility
-	// promise. Needs ReplicaEndpoints or SentinelPrimaryName. See docs/replicas.md.
+	// promise. Needs ReplicaEndpoints, SentinelPrimaryName or UseCluster (each shard hedges
+	// within itself). See docs/replicas.md.
 	HedgedReads *HedgedReadOptions
 	// OnConnectionStateChange receives connection lifecycle observations in order, on a goroutine
 	// of its own; it may call Close. Keep it short.

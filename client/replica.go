@@ -351,16 +351,8 @@ func (c *Client) readEndpoint(g *replicaGen, i int) Endpoint {
 func (c *Client) executeOn(ctx context.Context, cl *call, rt *engine.ReadRoute, ep Endpoint) (again bool, err error) {
 	cl.cmd.Reset()
 	rt.Submit(&cl.cmd)
-	timeout := c.armTimeout(cl)
-	select {
-	case <-cl.done:
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-	case <-ctx.Done():
-		return false, c.abandonOn(cl, rt, ep, ctx.Err())
-	case <-timeout:
-		return false, c.abandonOn(cl, rt, ep, nil)
+	if answered, ctxErr := c.awaitReply(ctx, cl); !answered { // maint.go: relaxed in a maintenance window
+		return false, c.abandonOn(cl, rt, ep, ctxErr)
 	}
 	cmd := &cl.cmd
 	if rt.Completed(cmd, c.closed.Load()) {
@@ -445,11 +437,21 @@ type ReadRoutingSnapshot struct {
 	Policy            ReadFrom
 	EligibleEndpoints []Endpoint
 	CapturedAt        time.Time
+	// Slot is the Cluster slot of the read that made the selection, and Shard the primary of
+	// that slot's shard (the selection is among that shard's primary and replicas). Slot is -1
+	// and Shard zero outside a Cluster.
+	Slot  int
+	Shard Endpoint
 }
 
 // ReadRoutingSnapshot returns the last completed read selection, or nil before any (and on a
-// client without replicas). It does no I/O.
+// client without replicas). On a Cluster client it is the last selection of any shard, with
+// its slot and shard; ClusterReadRoutingSnapshots gives each shard's. An unchanged band, policy
+// and slot keep their capture time. It does no I/O.
 func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
+	if c.creads != nil {
+		return c.clusterReadRoutingSnapshot() // cluster_replica_hedge.go
+	}
 	rs := c.replicas
 	if rs == nil {
 		return nil
@@ -462,7 +464,7 @@ func (c *Client) ReadRoutingSnapshot() *ReadRoutingSnapshot {
 	if !ok {
 		return nil
 	}
-	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: g.rt.Origin().Add(band.At)}
+	s := &ReadRoutingSnapshot{Policy: ReadFrom(band.Policy), CapturedAt: g.rt.Origin().Add(band.At), Slot: -1}
 	for _, i := range band.Candidates {
 		s.EligibleEndpoints = append(s.EligibleEndpoints, c.readEndpoint(g, i))
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/respire-go/respire/netio/topo"
 )
 
-// Blocking reads on replicas: a read-only blocking command (XREAD BLOCK, ...) under a policy
-// other than Primary rents a dedicated connection from the server the router selects, as a
+// Blocking reads on replicas (a Cluster client's: cluster_replica_blocking.go): a read-only
+// blocking command (XREAD BLOCK, ...) under a policy other than Primary rents a dedicated connection from the server the router selects, as a
 // non-blocking read is routed. A replica's connection must answer ROLE as a replica before the
 // command is sent on it; one that does not (a promoted replica, a refused ROLE) is discarded,
 // the replica cools down, and the read selects again: nothing was sent. Cancelling the read
@@ -24,19 +24,23 @@ var errReplicaRole = errors.New("respire: the replica's connection did not answe
 // routesBlockingRead reports whether a blocking call rents its connection through the read
 // router.
 func (c *Client) routesBlockingRead(cl *call) bool {
-	return c.replicas != nil && cl.readable && cl.blocking && cl.node == 0 && !c.opts.UseCluster &&
+	return (c.creads != nil || c.replicas != nil && !c.opts.UseCluster) && cl.readable && cl.blocking && cl.node == 0 &&
 		c.policyOfCall(cl) != fsm.ReadPrimary
 }
 
 // replicaRent returns how blocking read cl rents its dedicated connection: from the server its
 // policy selects. It has the shape of rentFor's answer.
 func (c *Client) replicaRent(cl *call) func(context.Context, func(*DedicatedConn) error) error {
+	if c.creads != nil {
+		return c.clusterReplicaRent(cl) // cluster_replica_blocking.go
+	}
 	policy := c.policyOfCall(cl)
 	return func(ctx context.Context, fn func(*DedicatedConn) error) error {
 		d, err := c.rentReplica(ctx, policy)
 		if err != nil {
 			return err
 		}
+		c.armStandaloneRoleSwitch(d, policy) // replica_fallback.go
 		return c.withRented(d, fn)
 	}
 }

@@ -73,6 +73,10 @@ func (s HedgeStats) String() string {
 
 // HedgeStats returns the client's hedged-read figures (zero without Options.HedgedReads).
 func (c *Client) HedgeStats() HedgeStats {
+	if c.creads != nil {
+		h := c.creads.Hedges() // every shard's router's
+		return HedgeStats{Watched: h.Eligible, Sent: h.Sent, Won: h.Won}
+	}
 	rs := c.replicas
 	if rs == nil {
 		return HedgeStats{}

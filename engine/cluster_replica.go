@@ -33,9 +33,11 @@ import (
 // ClusterReadConfig configures a Cluster client's replica reads (NewClusterReads).
 type ClusterReadConfig struct {
 	// Router is the read routers' configuration without Endpoints: Default, Banded, Tolerance,
-	// RefreshInterval and Zone. Hedging (HedgeDelay) is not supported on a Cluster and must be
-	// zero.
+	// RefreshInterval, Zone, and the hedging fields (HedgeDelay, HedgeLoadPercent; zero
+	// HedgeDelay: no hedging). Each shard's router hedges within its shard, with its own budget.
 	Router fsm.RouterConfig
+	// Meter records the hedge metrics (nil: none).
+	Meter *HedgeMeter
 	// SettleWait bounds how long a read waits for the first validations of a shard's new router
 	// when no candidate its policy allows is usable yet (zero: DefaultClusterReadSettleWait).
 	SettleWait time.Duration
@@ -62,6 +64,10 @@ type ClusterReads struct {
 	// asked is when a read that found no replica last asked for a refresh (asking: ever).
 	asked  time.Duration
 	asking bool
+	// hedge adds up the hedging figures of every shard's router, retired ones included.
+	hedge HedgeCounts
+	// lastShard is the shard whose router made the last band selection (LastBand).
+	lastShard *shardReads
 }
 
 // shardReads is one shard's router: its candidates, primary first, as map node numbers.
@@ -84,11 +90,19 @@ type shardReads struct {
 	self    fsm.ReadID
 	answer  clusterReadAnswer
 	decided bool
+	// watches are the reads watched for a hedge, by id.
+	watches map[fsm.ReadID]*ReadWatch
+	// slot is the slot of the last routed read (noted: one was), and slotAt when it changed
+	// (noteBandLocked).
+	slot   int
+	slotAt time.Duration
+	noted  bool
 }
 
 type clusterReadAnswer struct {
-	target int
-	reason fsm.FailReason
+	target  int
+	reason  fsm.FailReason
+	watched bool
 }
 
 // ReadPick is where a Cluster read goes: a candidate of its shard's router.
@@ -109,9 +123,6 @@ func NewClusterReads(e *Engine, cfg ClusterReadConfig) (*ClusterReads, error) {
 	if e.cl == nil {
 		return nil, ErrNotCluster
 	}
-	if cfg.Router.HedgeDelay != 0 {
-		return nil, errors.New("respire: hedged reads are not supported on a Cluster client")
-	}
 	check := cfg.Router
 	check.Endpoints = []fsm.Endpoint{{}, {}}
 	if err := check.Validate(); err != nil {
@@ -123,13 +134,18 @@ func NewClusterReads(e *Engine, cfg ClusterReadConfig) (*ClusterReads, error) {
 	return &ClusterReads{e: e, cfg: cfg, shards: make(map[fsm.NodeID]*shardReads)}, nil
 }
 
-// Close stops every router: their timers are cancelled and waiting reads fail.
+// Close stops every router: their timers are cancelled, waiting reads fail, and the reads
+// watched for a hedge settle with no attempt (HedgedRead.Result returns nil).
 func (cr *ClusterReads) Close() {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	cr.closed = true
 	for id, sh := range cr.shards {
 		sh.retire()
+		for rid, w := range sh.watches {
+			w.signal(HedgeSignal{Settle: true, Target: -1}) // the reads closed
+			delete(sh.watches, rid)
+		}
 		delete(cr.shards, id)
 	}
 }
@@ -139,29 +155,40 @@ func (cr *ClusterReads) Close() {
 // refuses it); a *ReadRefusal says no candidate the policy allows can take it. Nothing was
 // sent in either case. ctx ending stops only this caller's wait.
 func (cr *ClusterReads) Select(ctx context.Context, slot int, policy fsm.ReadFrom) (ReadPick, error) {
+	p, _, err := cr.SelectWatched(ctx, slot, policy, false)
+	return p, err
+}
+
+// SelectWatched is Select for a read that may be hedged (hedgeable): a non-nil *ReadWatch says
+// the shard's router watches it for a hedge; run it with NewClusterHedgedRead.
+func (cr *ClusterReads) SelectWatched(ctx context.Context, slot int, policy fsm.ReadFrom, hedgeable bool) (ReadPick, *ReadWatch, error) {
 	sh, err := cr.shardOf(slot)
 	if err != nil {
-		return ReadPick{}, err
+		return ReadPick{}, nil, err
 	}
-	a, err := sh.selectOnce(ctx, policy)
+	a, w, err := sh.selectOnce(ctx, policy, hedgeable, slot)
 	if err == nil && a.target < 0 && a.reason == fsm.NoCandidate {
 		// A new router validates its candidates first: wait for those answers, within the
 		// bound, and select once more.
 		if !sh.awaitSettled(ctx) {
 			if ctx.Err() != nil {
-				return ReadPick{}, ctx.Err()
+				return ReadPick{}, nil, ctx.Err()
 			}
 		}
-		a, err = sh.selectOnce(ctx, policy)
+		a, w, err = sh.selectOnce(ctx, policy, hedgeable, slot)
 	}
 	if err != nil {
-		return ReadPick{}, err
+		return ReadPick{}, nil, err
 	}
 	if a.target < 0 {
-		return ReadPick{}, &ReadRefusal{Reason: a.reason}
+		return ReadPick{}, nil, &ReadRefusal{Reason: a.reason}
 	}
-	return ReadPick{Node: sh.nodes[a.target], Endpoint: endpointOf(sh.eps[a.target]), Replica: a.target != 0,
-		shard: sh, target: a.target}, nil
+	return sh.pick(a.target), w, nil
+}
+
+// pick names candidate i of the shard.
+func (sh *shardReads) pick(i int) ReadPick {
+	return ReadPick{Node: sh.nodes[i], Endpoint: endpointOf(sh.eps[i]), Replica: i != 0, shard: sh, target: i}
 }
 
 // Failed reports that the connection of a pick could not be acquired or failed, or that the
@@ -262,7 +289,7 @@ func (cr *ClusterReads) reconcile(m *fsm.ClusterMap) []*shardReads {
 		cfg.Endpoints = eps
 		sh := &shardReads{cr: cr, nodes: nodes, ids: ids, eps: eps, m: fsm.NewRouter(cfg),
 			waiting: make(map[fsm.ReadID]chan clusterReadAnswer), first: make([]bool, len(nodes)), left: len(nodes),
-			settled: make(chan struct{})}
+			settled: make(chan struct{}), watches: make(map[fsm.ReadID]*ReadWatch)}
 		cr.shards[p.ID] = sh
 		kept[p.ID] = true
 		starts = append(starts, sh)
@@ -282,7 +309,9 @@ func (cr *ClusterReads) reconcile(m *fsm.ClusterMap) []*shardReads {
 func servesReads(h fsm.Health) bool { return h == fsm.HealthUnknown || h == fsm.HealthOnline }
 
 // retire stops a router that left (under cr.mu): its timer is cancelled, its waiting reads
-// fail, and reads waiting for its first validations stop waiting.
+// fail, and reads waiting for its first validations stop waiting. The reads it watches for a
+// hedge still settle: their attempts' ends are stepped (no hedge starts any more, since the
+// router's timer no longer runs).
 func (sh *shardReads) retire() {
 	sh.gone = true
 	if sh.left > 0 {
@@ -300,41 +329,63 @@ func (sh *shardReads) retire() {
 }
 
 // selectOnce steps one ReadStarted and waits for its decision when the router parks it behind
-// pending probes.
-func (sh *shardReads) selectOnce(ctx context.Context, policy fsm.ReadFrom) (clusterReadAnswer, error) {
+// pending probes. A routed read of slot records the shard's band (ClusterReads.LastBand).
+func (sh *shardReads) selectOnce(ctx context.Context, policy fsm.ReadFrom, hedgeable bool, slot int) (clusterReadAnswer, *ReadWatch, error) {
 	cr := sh.cr
 	cr.mu.Lock()
 	if sh.gone {
 		cr.mu.Unlock()
-		return clusterReadAnswer{target: -1, reason: fsm.NoCandidate}, nil
+		return clusterReadAnswer{target: -1, reason: fsm.NoCandidate}, nil, nil
 	}
 	cr.nextID++
 	id := fsm.ReadID(cr.nextID)
 	sh.self, sh.decided = id, false
-	rest := sh.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy})
+	rest := sh.stepLocked(fsm.RouterEvent{Kind: fsm.ReadStarted, Read: id, Policy: policy, Hedgeable: hedgeable})
 	a, decided := sh.answer, sh.decided
 	sh.self = 0
 	var ch chan clusterReadAnswer
-	if !decided {
+	var w *ReadWatch
+	if decided {
+		w = sh.routedLocked(id, a, slot)
+	} else {
 		ch = make(chan clusterReadAnswer, 1)
 		sh.waiting[id] = ch
 	}
 	cr.mu.Unlock()
 	sh.execute(rest)
 	if decided {
-		return a, nil
+		return a, w, nil
 	}
 	select {
 	case a = <-ch:
-		return a, nil
+		cr.mu.Lock()
+		w = sh.routedLocked(id, a, slot)
+		cr.mu.Unlock()
+		return a, w, nil
 	case <-ctx.Done():
 		cr.mu.Lock()
 		delete(sh.waiting, id)
+		delete(sh.watches, id) // routed just before the withdrawal: nothing was sent
 		rest := sh.stepLocked(fsm.RouterEvent{Kind: fsm.ReadWithdrawn, Read: id})
 		cr.mu.Unlock()
 		sh.execute(rest)
-		return clusterReadAnswer{}, ctx.Err()
+		return clusterReadAnswer{}, nil, ctx.Err()
 	}
+}
+
+// routedLocked handles read id's answer a (under cr.mu): a routed read records the band of
+// slot's shard, and a watched one gets its watch.
+func (sh *shardReads) routedLocked(id fsm.ReadID, a clusterReadAnswer, slot int) *ReadWatch {
+	if a.target < 0 {
+		return nil
+	}
+	sh.noteBandLocked(slot)
+	if !a.watched {
+		return nil
+	}
+	// nil when the reads closed meanwhile (Close settled and dropped the watch): the read then
+	// runs unwatched, and its end reaches no router.
+	return sh.watches[id]
 }
 
 // awaitSettled waits until every candidate's first validation ended, ctx ends or SettleWait
@@ -359,7 +410,8 @@ func (sh *shardReads) awaitSettled(ctx context.Context) bool {
 func (sh *shardReads) step(ev fsm.RouterEvent) {
 	cr := sh.cr
 	cr.mu.Lock()
-	if sh.gone {
+	if sh.gone && ev.Kind != fsm.ReadEnded && ev.Kind != fsm.ReadWithdrawn {
+		// A retired router only settles the reads it watches.
 		cr.mu.Unlock()
 		return
 	}
@@ -386,9 +438,13 @@ func (sh *shardReads) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 	for _, f := range sh.out.Effects {
 		switch f.Kind {
 		case fsm.RouteRead, fsm.FailRead:
-			a := clusterReadAnswer{target: f.Target, reason: f.Reason}
+			a := clusterReadAnswer{target: f.Target, reason: f.Reason, watched: f.Watched}
 			if f.Kind == fsm.FailRead {
 				a.target = -1
+			}
+			if f.Watched {
+				sh.watches[f.Read] = newReadWatch(f.Read)
+				sh.cr.hedge.Eligible++
 			}
 			if f.Read == sh.self && sh.self != 0 {
 				sh.answer, sh.decided = a, true
@@ -397,6 +453,9 @@ func (sh *shardReads) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 				ch <- a
 			}
 		case fsm.WakeAt:
+			if sh.gone {
+				continue // a retired router arms nothing
+			}
 			if sh.timer != 0 {
 				sh.cr.e.deps.Runtime.CancelTimer(sh.timer)
 			}
@@ -405,7 +464,26 @@ func (sh *shardReads) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 			f.Read = fsm.ReadID(sh.timer)
 			rest = append(rest, f)
 		case fsm.SendProbe, fsm.ValidateTarget:
-			rest = append(rest, f)
+			if !sh.gone {
+				rest = append(rest, f)
+			}
+		case fsm.SendHedge:
+			if w := sh.watches[f.Read]; w != nil {
+				w.signal(HedgeSignal{Target: f.Target})
+			}
+		case fsm.SettleRead:
+			if w := sh.watches[f.Read]; w != nil {
+				delete(sh.watches, f.Read)
+				w.signal(HedgeSignal{Settle: true, Target: f.Target, OK: f.OK})
+			}
+		case fsm.CountMetric:
+			sh.cr.cfg.Meter.record(&f)
+			switch f.Name {
+			case fsm.MetricHedgeSent:
+				sh.cr.hedge.Sent += uint64(f.Value)
+			case fsm.MetricHedgeWon:
+				sh.cr.hedge.Won += uint64(f.Value)
+			}
 		}
 	}
 	return rest

@@ -15,7 +15,7 @@ import (
 // there is something new to handle. Production waits on Wake in a select with its context and
 // timeout; the simulator polls it from its host.
 type HedgedRead struct {
-	r    *ReplicaRouter
+	r    hedgeHost
 	w    *ReadWatch
 	orig *Command
 	att  [2]hedgeAttempt
@@ -33,6 +33,27 @@ type hedgeAttempt struct {
 	done     atomic.Bool
 	reported bool
 }
+
+// hedgeHost is where a hedged read's attempts go and whom their ends are reported to: a
+// standalone or Sentinel client's ReplicaRouter, or the router of a Cluster shard.
+type hedgeHost interface {
+	// hedgeSubmit sends an attempt (Reset) to candidate target; hedgeAbandon lets it go.
+	hedgeSubmit(target int, cmd *Command)
+	hedgeAbandon(target int, cmd *Command)
+	// hedgeFailed reports that candidate target's connection failed an attempt.
+	hedgeFailed(target int)
+	// hedgeEnded reports an attempt's end; hedgeWithdraw that the caller left.
+	hedgeEnded(w *ReadWatch, target int, ok bool)
+	hedgeWithdraw(w *ReadWatch)
+}
+
+func (r *ReplicaRouter) hedgeSubmit(target int, cmd *Command)  { r.targets[target].Submit(cmd) }
+func (r *ReplicaRouter) hedgeAbandon(target int, cmd *Command) { r.targets[target].Abandon(cmd) }
+func (r *ReplicaRouter) hedgeFailed(target int)                { r.Failed(target) }
+func (r *ReplicaRouter) hedgeEnded(w *ReadWatch, target int, ok bool) {
+	r.Ended(w, target, ok)
+}
+func (r *ReplicaRouter) hedgeWithdraw(w *ReadWatch) { r.Withdraw(w) }
 
 // NewHedgedRead returns the hedged run of cmd, selected by rt with watch w. Call Start.
 func NewHedgedRead(rt *ReadRoute, w *ReadWatch, cmd *Command) *HedgedRead {
@@ -60,7 +81,7 @@ func (h *HedgedRead) send(target int) {
 		}
 	}
 	a.cmd.Reset()
-	h.r.targets[target].Submit(&a.cmd)
+	h.r.hedgeSubmit(target, &a.cmd)
 }
 
 // Step reports the attempts that ended to the router, sends the hedge the router asks for, and
@@ -75,9 +96,9 @@ func (h *HedgedRead) Step() (settled bool) {
 			}
 			a.reported, progressed = true, true
 			if a.cmd.Err != nil {
-				h.r.Failed(a.target)
+				h.r.hedgeFailed(a.target)
 			}
-			h.r.Ended(h.w, a.target, a.cmd.Err == nil && !a.cmd.Reply.IsError())
+			h.r.hedgeEnded(h.w, a.target, a.cmd.Err == nil && !a.cmd.Reply.IsError())
 		}
 		select {
 		case s := <-h.w.Signals:
@@ -118,7 +139,7 @@ func (h *HedgedRead) Result() (*Command, int) {
 func (h *HedgedRead) Release() {
 	for i := range h.n {
 		if i != h.win && !h.att[i].done.Load() {
-			h.r.targets[h.att[i].target].Abandon(&h.att[i].cmd)
+			h.r.hedgeAbandon(h.att[i].target, &h.att[i].cmd)
 		}
 	}
 }
@@ -133,8 +154,20 @@ func (h *HedgedRead) Leave() (target int, sent bool, stage Stage) {
 		stage = orig.cmd.Stage()
 		sent = stage >= StageBuffered && stage < StageDone
 	}
-	h.r.Withdraw(h.w)
+	h.r.hedgeWithdraw(h.w)
 	h.win = -1
 	h.Release()
 	return orig.target, sent, stage
+}
+
+// Sent reports whether the bytes of any attempt may have left (the read may have run
+// somewhere), so that a caller never selects again after it.
+func (h *HedgedRead) Sent() bool {
+	for i := range h.n {
+		a := &h.att[i]
+		if a.done.Load() && a.cmd.MaybeSent() || !a.done.Load() && a.cmd.Stage() >= StageBuffered {
+			return true
+		}
+	}
+	return false
 }

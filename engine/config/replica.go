@@ -100,8 +100,8 @@ func ValidateReplicas(r *Replicas) error {
 	}
 	if h := r.HedgedReads; h != nil {
 		switch {
-		case !r.HasSource() || r.Cluster:
-			return fieldErr("HedgedReads", "needs replicas: ReplicaEndpoints or SentinelPrimaryName")
+		case !r.HasSource():
+			return fieldErr("HedgedReads", "needs replicas: ReplicaEndpoints, SentinelPrimaryName or UseCluster")
 		case h.Delay != 0 && (h.Delay < fsm.HedgeDelayMin || h.Delay > fsm.HedgeDelayMax):
 			return fieldErr("HedgedReads.Delay", "must be 0 (the default, 10ms) or in [1ms, 1m]")
 		case h.MaximumExtraLoadPercent < 0 || h.MaximumExtraLoadPercent > 100:

@@ -25,7 +25,7 @@ func TestReplicasValidation(t *testing.T) {
 		{"with sentinel", Replicas{Endpoints: ep, Sentinel: true}, "ReplicaEndpoints"},
 		{"two primaries", Replicas{Endpoints: ep, Primaries: 2}, "ReplicaEndpoints"},
 		{"no source", Replicas{ReadFrom: fsm.ReadReplica, Primaries: 1}, "ReadFrom"},
-		{"cluster hedging", Replicas{ReadFrom: fsm.ReadNearest, Cluster: true, HedgedReads: &HedgedReads{}}, "HedgedReads"},
+		{"cluster hedge delay", Replicas{ReadFrom: fsm.ReadNearest, Cluster: true, HedgedReads: &HedgedReads{Delay: 2 * time.Minute}}, "HedgedReads.Delay"},
 		{"cluster zone missing", Replicas{ReadFrom: fsm.ReadAzAffinity, Cluster: true}, "ClientAvailabilityZone"},
 		{"zone missing", Replicas{ReadFrom: fsm.ReadAzAffinity, Endpoints: ep, Primaries: 1}, "ClientAvailabilityZone"},
 		{"negative tolerance", Replicas{Endpoints: ep, Primaries: 1, LatencyTolerance: &neg}, "ReplicaLatencyTolerance"},
@@ -41,9 +41,13 @@ func TestReplicasValidation(t *testing.T) {
 			t.Errorf("%s: %v, want a *FieldError naming %s", tc.name, err, tc.field)
 		}
 	}
-	// A Cluster's slots are a source of replicas.
+	// A Cluster's slots are a source of replicas, and its shards hedge.
 	if _, err := ResolveReplicas(&Replicas{ReadFrom: fsm.ReadNearest, Cluster: true, Primaries: 1}); err != nil {
 		t.Fatalf("Cluster with Nearest: %v", err)
+	}
+	if cfg, err := ResolveReplicas(&Replicas{ReadFrom: fsm.ReadReplica, Cluster: true, Primaries: 1,
+		HedgedReads: &HedgedReads{}}); err != nil || cfg.HedgeDelay != DefaultHedgeDelay {
+		t.Fatalf("Cluster with hedged reads: %+v %v", cfg, err)
 	}
 	cfg, err := ResolveReplicas(&Replicas{ReadFrom: fsm.ReadAzAffinity, Endpoints: ep, Primaries: 1,
 		ClientAvailabilityZone: "az-1", LatencyTolerance: &zero, HedgedReads: &HedgedReads{}})
