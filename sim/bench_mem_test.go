@@ -83,3 +83,9 @@ func BenchmarkSoakMemoryKeepJournal(b *testing.B) {
 func BenchmarkSoakMemoryWhole(b *testing.B) {
 	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), keepEverything)
 }
+
+// BenchmarkIncident19hMemory runs cluster-incident-19h (19 virtual hours, 34,000 operations, a
+// node black-holed for good from 1 h) judged in segments, and reports its live heap.
+func BenchmarkIncident19hMemory(b *testing.B) {
+	benchMemory(b, mustLoad(b, "../scenarios/cluster-incident-19h.yaml"), judgedInSegments)
+}

@@ -31,8 +31,8 @@ type segmenter struct {
 	sink record.Sink
 	ops  int
 	// unapplied are the commands written whose node has not applied them yet, with the
-	// connection they were last written to.
-	unapplied map[uint64]*simConn
+	// connection they were last written to and where their frame starts in its stream.
+	unapplied map[uint64]written
 	// journal is the sink when it takes the engine steps too (record.JournalSink), or nil;
 	// window is the number of steps kept before they are handed over.
 	journal record.JournalSink
@@ -57,7 +57,7 @@ func newSegmenter(w *world, opts RunOptions) *segmenter {
 	if n <= 0 {
 		n = DefaultSegmentOps
 	}
-	s := &segmenter{w: w, sink: opts.Sink, ops: n, unapplied: map[uint64]*simConn{}}
+	s := &segmenter{w: w, sink: opts.Sink, ops: n, unapplied: map[uint64]written{}}
 	if j, ok := opts.Sink.(record.JournalSink); ok && j.TakesJournal() {
 		s.journal, s.window = j, opts.JournalSteps
 		if s.window <= 0 {
@@ -86,25 +86,65 @@ func (s *segmenter) handJournal() {
 	res.Steps = res.Steps[:0]
 }
 
-// written notes that command id was written to c.
-func (s *segmenter) written(id uint64, c *simConn) { s.unapplied[id] = c }
+// written is a command written and not applied yet: the connection it was written to, and the
+// stream offset its frame starts at on the way to the node.
+type written struct {
+	c     *simConn
+	start uint64
+}
+
+// written notes that command id was written to c, its frame starting at stream offset start.
+func (s *segmenter) written(id uint64, c *simConn, start uint64) {
+	s.unapplied[id] = written{c: c, start: start}
+}
 
 // applied notes that a node applied command id.
 func (s *segmenter) applied(id uint64) { delete(s.unapplied, id) }
 
 // quiet reports whether the run is at a quiescent cut (record.Sink): no operation open, and
-// every written command applied or beyond its node's reach.
+// every written command applied or beyond its node's reach. An operation whose caller timed
+// out while its command is held for good on the way to its node (heldForGood) is not open in
+// this sense: nothing about it can be recorded any more but a late completion.
 func (s *segmenter) quiet() bool {
-	if !s.w.wl.Quiet() {
+	if !s.w.wl.QuietBut(s.held) {
 		return false
 	}
-	for id, c := range s.unapplied {
-		if c.srv.Open() && !c.finished {
+	for id, wr := range s.unapplied {
+		c := wr.c
+		if !c.srv.Open() || c.finished {
+			delete(s.unapplied, id)
+			continue
+		}
+		if !s.w.heldForGood(c, wr.start) {
 			return false
 		}
-		delete(s.unapplied, id)
+		// Kept: the command stays beyond reach, and held reads it at the next cuts.
 	}
 	return true
+}
+
+// held reports whether command id was written and can never reach its node (heldForGood).
+func (s *segmenter) held(id uint64) bool {
+	wr, ok := s.unapplied[id]
+	return ok && wr.c.srv.Open() && !wr.c.finished && s.w.heldForGood(wr.c, wr.start)
+}
+
+// heldForGood reports whether the bytes of c's stream to the node from offset start can never
+// reach the node in this run: none of them has arrived, and a black-hole that lasts past the
+// end of the run holds that direction of c. The node can then never apply (nor answer) a
+// command whose frame starts there (cluster-incident-19h: commands written to a node
+// black-holed for good), so a cut need not wait for it.
+func (w *world) heldForGood(c *simConn, start uint64) bool {
+	if c.up.base+uint64(c.up.ready) > start {
+		return false // the frame's first bytes arrived: the node may apply it
+	}
+	for _, fs := range w.active {
+		if fs.kind == "blackhole" && fs.matches(c) && fs.f.Blackhole.Holds(true) &&
+			(!fs.stops || fs.stopAt > w.sc.Duration) {
+			return true
+		}
+	}
+	return false
 }
 
 // maybeCut closes the segment when it holds enough operations and the run is quiescent.

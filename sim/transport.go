@@ -516,7 +516,7 @@ func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	if id != 0 {
 		w.res.Sends = append(w.res.Sends, record.Send{CmdID: id, Conn: c.id, At: w.k.now})
 		if w.seg != nil {
-			w.seg.written(id, c)
+			w.seg.written(id, c, c.up.offset())
 		}
 		if !c.up.dead {
 			start := c.up.offset()
