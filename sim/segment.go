@@ -2,6 +2,8 @@ package sim
 
 import (
 	"errors"
+	"slices"
+	"time"
 
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
@@ -37,15 +39,57 @@ type segmenter struct {
 	// window is the number of steps kept before they are handed over.
 	journal record.JournalSink
 	window  int
+	// watches count the applies of the segments handed over (applyWatch).
+	watches []*applyWatch
+}
+
+// applyWatch counts the commands with an id that a node applied from a time on, across the
+// segments handed over (the runner's own use of the apply log: a Sentinel split's rejoin traces
+// how many commands the diverged node applied).
+type applyWatch struct {
+	node string
+	from time.Duration
+	// handed counts those in segments already handed over.
+	handed int
+}
+
+// add counts the applies of applies that the watch covers.
+func (a *applyWatch) add(applies []record.Apply) int {
+	n := 0
+	for i := range applies {
+		if x := &applies[i]; x.Node == a.node && x.CmdID != 0 && x.At >= a.from {
+			n++
+		}
+	}
+	return n
+}
+
+// watchApplies starts counting the commands with an id that node applies from from on.
+func (w *world) watchApplies(node string, from time.Duration) *applyWatch {
+	a := &applyWatch{node: node, from: from}
+	if w.seg != nil {
+		w.seg.watches = append(w.seg.watches, a)
+	}
+	return a
+}
+
+// appliesSince returns the count of a watch and ends it.
+func (w *world) appliesSince(a *applyWatch) int {
+	if w.seg != nil {
+		if i := slices.Index(w.seg.watches, a); i >= 0 {
+			w.seg.watches = slices.Delete(w.seg.watches, i, i+1)
+		}
+	}
+	return a.handed + a.add(w.res.Applies)
 }
 
 // segmentable reports whether a run of sc can hand its records over in segments: only the
 // multiplexed callers' records are segmented, so a run with dedicated renters or pub/sub (whose
-// checkers read the sends of the whole run) keeps them all, and so does a Sentinel run (its
-// split-brain losses are found in the whole apply log).
+// checkers read the sends of the whole run) keeps them all. A Sentinel run is segmented: the
+// split-brain losses of a segment's applies are found from the failovers started before them
+// (check.SplitLosses), which every segment's fault windows hold.
 func segmentable(sc *scenario.Scenario) bool {
-	return sc.Workload.Dedicated == nil && sc.Workload.PubSub == nil && sc.Topology.Sentinel == nil &&
-		sc.Topology.Kind != scenario.TopologySentinel
+	return sc.Workload.Dedicated == nil && sc.Workload.PubSub == nil
 }
 
 // newSegmenter returns the run's segmenter, or nil when the run keeps all its records.
@@ -156,11 +200,14 @@ func (s *segmenter) maybeCut() {
 	now := s.w.k.now
 	seg := &record.Result{Scenario: res.Scenario, Seed: res.Seed, OpBase: res.OpBase, Start: res.Start, End: now,
 		Segments: res.Segments, Ops: res.Ops, Applies: res.Applies, Sends: res.Sends, Served: res.Served,
-		Paired: res.Paired, Duplicates: res.Duplicates}
+		Paired: res.Paired, Duplicates: res.Duplicates, Dials: res.Dials}
 	seg.Faults, seg.HealedAt = s.w.faultWindows(now)
 	seg.Healed = true
 	for _, fs := range s.w.faults {
 		seg.Healed = seg.Healed && fs.ended
+	}
+	for _, a := range s.watches {
+		a.handed += a.add(res.Applies)
 	}
 	size := len(res.Ops) + len(res.Ops)/4
 	res.OpBase += len(res.Ops)

@@ -244,17 +244,12 @@ func (fs *faultState) sentinelSplit(old *node.Node, d time.Duration) {
 		return
 	}
 	seq := g.Diverge(old)
-	from := w.k.now
+	watch := w.watchApplies(old.ID(), w.k.now) // the applies may be handed over in segments meanwhile
 	w.tr.End(w.tr.Begin("sentinel diverged").Uint("fault", uint64(fs.idx)).Str("node", old.ID()))
 	w.k.after(d, funcAction(func() bool {
+		n := w.appliesSince(watch)
 		if !g.Rejoin(old, seq) {
 			return false // promoted meanwhile: it rejoined then
-		}
-		n := 0
-		for _, a := range w.res.Applies {
-			if a.Node == old.ID() && a.CmdID != 0 && a.At >= from {
-				n++
-			}
 		}
 		w.tr.End(w.tr.Begin("sentinel rejoined").Uint("fault", uint64(fs.idx)).Str("node", old.ID()).Int("discarded", n))
 		return true
