@@ -84,12 +84,13 @@ func (w *world) appliesSince(a *applyWatch) int {
 }
 
 // segmentable reports whether a run of sc can hand its records over in segments: only the
-// multiplexed callers' records are segmented, so a run with dedicated renters or pub/sub (whose
-// checkers read the sends of the whole run) keeps them all. A Sentinel run is segmented: the
+// multiplexed callers' records are segmented, so a run with dedicated renters (whose checkers
+// read the sends of the whole run) keeps them all. The pub/sub checkers read the pub/sub
+// records, which are kept whole, and no segmented record. A Sentinel run is segmented: the
 // split-brain losses of a segment's applies are found from the failovers started before them
 // (check.SplitLosses), which every segment's fault windows hold.
 func segmentable(sc *scenario.Scenario) bool {
-	return sc.Workload.Dedicated == nil && sc.Workload.PubSub == nil
+	return sc.Workload.Dedicated == nil
 }
 
 // newSegmenter returns the run's segmenter, or nil when the run keeps all its records.

@@ -31,9 +31,8 @@ import (
 // and judge the whole run at the end. Those that read the engine steps alone take them in
 // batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
 // state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
-// its whole journal. A scenario that runs dedicated renters or pub/sub, or that selects a
-// checker with no segmented form, is not accepted: its run keeps every record, and Judge is
-// then check.Judge.
+// its whole journal. A scenario that runs dedicated renters, or that selects a checker with no
+// segmented form, is not accepted: its run keeps every record, and Judge is then check.Judge.
 //
 // A Stream judges one run; it is not safe for concurrent use.
 type Stream struct {
@@ -74,7 +73,7 @@ var wholeRun = map[string]bool{
 // Accepts implements record.Sink: it accepts a scenario whose selected checkers all judge in
 // segments or read no segmented record.
 func (s *Stream) Accepts(sc *scenario.Scenario) bool {
-	if sc.Workload.Dedicated != nil || sc.Workload.PubSub != nil {
+	if sc.Workload.Dedicated != nil {
 		return false
 	}
 	checkers := Checkers(&record.Result{Scenario: sc})
