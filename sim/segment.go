@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/sim/record"
-	"github.com/respire-go/respire/sim/scenario"
 )
 
 // DefaultSegmentOps is the number of workload operations after which a run with a sink
@@ -41,6 +40,11 @@ type segmenter struct {
 	window  int
 	// watches count the applies of the segments handed over (applyWatch).
 	watches []*applyWatch
+	// unpaired are the dedicated commands written whose reply the client has not paired yet,
+	// with the connection they were written to: a cut waits for them (their writes, applies
+	// and replies then fall in one segment), or for the client's side of their connection to
+	// close (no reply can be paired any more).
+	unpaired map[uint64]*simConn
 }
 
 // applyWatch counts the commands with an id that a node applied from a time on, across the
@@ -83,19 +87,15 @@ func (w *world) appliesSince(a *applyWatch) int {
 	return a.handed + a.add(w.res.Applies)
 }
 
-// segmentable reports whether a run of sc can hand its records over in segments: only the
-// multiplexed callers' records are segmented, so a run with dedicated renters (whose checkers
-// read the sends of the whole run) keeps them all. The pub/sub checkers read the pub/sub
-// records, which are kept whole, and no segmented record. A Sentinel run is segmented: the
-// split-brain losses of a segment's applies are found from the failovers started before them
-// (check.SplitLosses), which every segment's fault windows hold.
-func segmentable(sc *scenario.Scenario) bool {
-	return sc.Workload.Dedicated == nil
-}
-
-// newSegmenter returns the run's segmenter, or nil when the run keeps all its records.
+// newSegmenter returns the run's segmenter, or nil when the run keeps all its records (no
+// sink, or one that does not accept the scenario). Every kind of run can be segmented: the
+// records segmented are the callers' and the dedicated commands' writes, applies and replies (a
+// cut waits until no dedicated command is unpaired on an open connection); the pub/sub
+// records, the dedicated operations, the dials and the fault windows are kept whole. In a
+// Sentinel run, the split-brain losses of a segment's applies are found from the failovers
+// started before them (check.SplitLosses), which every segment's fault windows hold.
 func newSegmenter(w *world, opts RunOptions) *segmenter {
-	if opts.Sink == nil || !segmentable(w.sc) || !opts.Sink.Accepts(w.sc) {
+	if opts.Sink == nil || !opts.Sink.Accepts(w.sc) {
 		return nil
 	}
 	n := opts.SegmentOps
@@ -141,6 +141,19 @@ type written struct {
 // written notes that command id was written to c, its frame starting at stream offset start.
 func (s *segmenter) written(id uint64, c *simConn, start uint64) {
 	s.unapplied[id] = written{c: c, start: start}
+	if id >= record.DedicatedIDBase {
+		if s.unpaired == nil {
+			s.unpaired = map[uint64]*simConn{}
+		}
+		s.unpaired[id] = c
+	}
+}
+
+// paired notes that the client paired a reply with command id.
+func (s *segmenter) paired(id uint64) {
+	if id >= record.DedicatedIDBase {
+		delete(s.unpaired, id)
+	}
 }
 
 // applied notes that a node applied command id.
@@ -153,6 +166,12 @@ func (s *segmenter) applied(id uint64) { delete(s.unapplied, id) }
 func (s *segmenter) quiet() bool {
 	if !s.w.wl.QuietBut(s.held) {
 		return false
+	}
+	for id, c := range s.unpaired {
+		if !c.clientClosed {
+			return false
+		}
+		delete(s.unpaired, id)
 	}
 	for id, wr := range s.unapplied {
 		c := wr.c

@@ -603,6 +603,9 @@ func (c *simConn) receive() {
 			}
 			if cmd.ID != 0 {
 				c.w.recordReply(&c.w.res.Paired, cmd.ID, c.id, p.data[p.rd-n:p.rd])
+				if c.w.seg != nil {
+					c.w.seg.paired(cmd.ID)
+				}
 			}
 			c.w.noteReadOnly(v)
 			err = wire.Deliver(cmd, v)
