@@ -52,6 +52,7 @@ func (w *world) buildSentinel() {
 		n := w.nodeByID(id).Node
 		n.MakeSentinel(spec.PrimaryName, scenario.SentinelPort, node.SentinelView{Primary: spec.Primary, Epoch: 1}, peers)
 		n.SetSentinelNoEpoch(spec.NoEpoch)
+		n.SetSentinelAddresses(w.announcedAddr)
 	}
 	w.sentinel = sw
 }
