@@ -232,5 +232,8 @@ func (c *simConn) oneWay() time.Duration {
 	if len(w.active) > 0 {
 		d += w.extraDelay(c)
 	}
+	if w.rep != nil {
+		d += w.nodeLatency(c)
+	}
 	return d
 }

@@ -147,6 +147,8 @@ type world struct {
 	clientGone bool
 	// maint holds the maintenance relaxations of the connections that opted in (maint.go).
 	maint maintWorld
+	// rep is the replication group and the client's replica reads (replica.go), or nil.
+	rep *replicaWorld
 }
 
 // Run runs scenario sc with seed: it resolves the scenario (Resolve), builds the kernel, the
@@ -184,6 +186,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 	}
 	w.buildCluster()
 	w.buildSentinel()
+	w.buildReplication()
 	w.tp = &transport{w: w, slotConn: make([]*simConn, sc.Client.Connections)}
 	w.replays = make([]*replayFrame, sc.Client.Connections)
 	cfg, err := sc.ClientConfig()
@@ -252,6 +255,7 @@ func (w *world) run() (*record.Result, error) {
 		env.SegmentOps = w.seg.ops
 	}
 	w.env = env
+	w.attachReplicas()
 	w.wl = workload.NewCallers(env)
 	w.dw = workload.NewRenters(env)
 	w.ps.start(env)
@@ -274,6 +278,7 @@ func (w *world) run() (*record.Result, error) {
 		}
 		w.events++
 		w.settle()
+		w.pollReplicas()
 		w.ps.drain()
 		if w.seg != nil {
 			w.seg.maybeCut()
@@ -326,7 +331,7 @@ func (w *world) settle() {
 		return
 	}
 	w.flushAll()
-	if !w.loopArmed && w.eng.Pending() {
+	if !w.loopArmed && (w.eng.Pending() || (w.rep != nil && w.rep.pending())) {
 		w.loopArmed = true
 		w.k.after(lag, loopActor{w}, 0)
 	}
@@ -348,6 +353,9 @@ func (l loopActor) Run(uint64) bool {
 func (w *world) settleNow() {
 	for {
 		w.eng.RunPending()
+		if w.rep != nil {
+			w.rep.runPending()
+		}
 		if w.stepped {
 			w.stepped = false
 			if len(w.tp.attempts) > 0 {
@@ -407,9 +415,16 @@ func (w *world) finish() {
 	w.wl.Stop()
 	w.dw.Stop()
 	w.ps.finish()
+	if w.rep != nil {
+		w.rep.closeEngines()
+		w.settleNow()
+	}
 	if !w.clientGone {
 		w.eng.Close()
 		w.settleNow()
+	}
+	if w.rep != nil {
+		w.rep.closeRouter()
 	}
 	w.ps.drain()
 	res := w.res

@@ -95,9 +95,14 @@ func (NoReplay) Check(r *record.Result) []Violation {
 		}
 		return false
 	}
+	// A hedged read is sent to, and run by, two servers: ReplicaHedges judges those.
+	var ops map[uint64]*record.Op
+	if r.Scenario != nil && r.Scenario.HedgedReadsOn() {
+		ops = opsByID(r)
+	}
 	sent := map[uint64]record.Send{}
 	for _, s := range r.Sends {
-		if prev, ok := sent[s.CmdID]; ok && !rejectedSince(s.CmdID, prev.At, s.At) {
+		if prev, ok := sent[s.CmdID]; ok && !rejectedSince(s.CmdID, prev.At, s.At) && !hedgedRead(r, ops, s.CmdID) {
 			out = append(out, violation(CheckNoReplay, s.At, "command "+u(s.CmdID)+" written again on conn "+
 				u(uint64(s.Conn))+" after conn "+u(uint64(prev.Conn))+" at "+prev.At.String()+", with no reply proving it did not run"))
 		}
@@ -108,7 +113,7 @@ func (NoReplay) Check(r *record.Result) []Violation {
 		if a.CmdID == 0 {
 			continue
 		}
-		if first, ok := applied[a.CmdID]; ok {
+		if first, ok := applied[a.CmdID]; ok && !hedgedRead(r, ops, a.CmdID) {
 			out = append(out, violation(CheckNoReplay, a.At, "command "+u(a.CmdID)+" applied twice (first at "+
 				first.At.String()+" on "+first.Node+")"))
 			continue
@@ -206,6 +211,9 @@ func (Pairing) Check(r *record.Result) []Violation {
 	type entry struct {
 		send record.Send
 		op   *record.Op
+		// ret is when the command completed: its operation's return, or, for an attempt of a
+		// hedged read, when that connection paired its reply (hedgePairings).
+		ret time.Duration
 	}
 	// A command written again after a redirect (no-replay checks that a reply proved it did not
 	// run) completes with its last write's reply: the earlier writes were answered then. When
@@ -223,9 +231,17 @@ func (Pairing) Check(r *record.Result) []Violation {
 		}
 	}
 	byConn := map[fsm.ConnID][]entry{}
+	hedged := hedgePairings(r, ops)
 	for i, s := range r.Sends {
-		if op := ops[s.CmdID]; op != nil && op.Outcome == record.OpOK && last[s.CmdID] == i && !rejectedLast[s.CmdID] {
-			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op})
+		op := ops[s.CmdID]
+		if h, ok := hedged[s.CmdID]; ok {
+			if at, paired := h[s.Conn]; paired {
+				byConn[s.Conn] = append(byConn[s.Conn], entry{s, op, at})
+			}
+			continue
+		}
+		if op != nil && op.Outcome == record.OpOK && last[s.CmdID] == i && !rejectedLast[s.CmdID] {
+			byConn[s.Conn] = append(byConn[s.Conn], entry{s, op, op.Return})
 		}
 	}
 	served := map[uint64][]uint64{}
@@ -245,11 +261,11 @@ func (Pairing) Check(r *record.Result) []Violation {
 	for _, c := range slices.Sorted(maps.Keys(byConn)) {
 		list := byConn[c]
 		for i, e := range list {
-			if e.op.Return < e.send.At {
-				out = append(out, violation(CheckPairing, e.op.Return, "op "+u(e.op.ID)+" completed before it was written"))
+			if e.ret < e.send.At {
+				out = append(out, violation(CheckPairing, e.ret, "op "+u(e.op.ID)+" completed before it was written"))
 			}
-			if i > 0 && e.op.Return < list[i-1].op.Return {
-				out = append(out, violation(CheckPairing, e.op.Return, "conn "+u(uint64(c))+": op "+u(e.op.ID)+
+			if i > 0 && e.ret < list[i-1].ret {
+				out = append(out, violation(CheckPairing, e.ret, "conn "+u(uint64(c))+": op "+u(e.op.ID)+
 					" completed before op "+u(list[i-1].op.ID)+" written earlier"))
 			}
 		}

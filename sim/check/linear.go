@@ -231,6 +231,7 @@ func workloadOps(r *record.Result, groundTruth bool) []porcupine.Operation {
 	for _, id := range SplitLosses(r) {
 		diverged[id] = true
 	}
+	stale := StaleReplicaReads(r) // replica reads served from a stale copy (replica_reads.go)
 	for _, op := range r.Ops {
 		if op.Outcome == record.OpFailed || (op.Outcome == record.OpOK && op.ServerError != "") || diverged[op.ID] {
 			continue
@@ -249,6 +250,9 @@ func workloadOps(r *record.Result, groundTruth bool) []porcupine.Operation {
 			}
 		}
 		call := callTick(op.Call)
+		if from, ok := stale[op.ID]; ok {
+			call = callTick(from) // a stale replica read: explained by a state since its link went down
+		}
 		if applied {
 			call = ret // pinned at its apply time
 		}

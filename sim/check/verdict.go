@@ -41,6 +41,9 @@ func Checkers(r *record.Result) []Checker {
 		if sc.IsSentinel() {
 			names = append(names, CheckReplicaWrites)
 		}
+		if sc.IsReplicated() {
+			names = append(names, replicaCheckers...)
+		}
 	default:
 		names = append(names, inv.Names...)
 	}
@@ -157,6 +160,11 @@ func registry(r *record.Result) map[string]Checker {
 		// Sentinel (sentinel_monitor.go) and replicas (replica.go).
 		CheckExpectMonitors: expectMonitors{},
 		CheckReplicaWrites:  ReplicaWrites{},
+		// Reads from replicas (replica_reads.go).
+		scenario.CheckReplicaNoWrite: ReplicaNoWrite{},
+		scenario.CheckReplicaPolicy:  ReplicaPolicy{},
+		scenario.CheckReplicaHedges:  ReplicaHedges{},
+		scenario.CheckReplicaReplay:  ReplicaReplay{},
 		// Fences (fence.go).
 		CheckFence: Fence{},
 	}

@@ -35,6 +35,10 @@ type Result struct {
 	// the run kept its whole journal): Steps[i] is step StepBase+i of the run. Such a Result is
 	// judged by the sink that took the steps (check.Stream.Judge), not by check.Judge.
 	StepBase int
+	// Candidates are the steps of the replicas' engines of a run with replication, in order
+	// (replica.go); Router the read router's steps.
+	Candidates []CandidateStep
+	Router     []RouterStep
 	// Clients marks where each client generation after the first starts in Steps, in order
 	// (clients.go); empty when the run kept its first client throughout.
 	Clients []ClientGen

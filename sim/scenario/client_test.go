@@ -15,6 +15,35 @@ import (
 // simOnlyClientFields are the client section's fields that are not resolver options.
 var simOnlyClientFields = map[string]bool{"Connect": true}
 
+// replicaClientFields are the client section's replica-read fields (client.Options names), with
+// the config.Replicas field each resolves into (replica.go).
+var replicaClientFields = map[string]string{"ReadFrom": "ReadFrom", "ReplicaLatencyTolerance": "LatencyTolerance",
+	"ReplicaRefreshInterval": "RefreshInterval", "ClientAvailabilityZone": "ClientAvailabilityZone", "HedgedReads": "HedgedReads"}
+
+// TestReplicaFieldsMapOntoReplicas: the replica-read fields resolve into config.Replicas fields,
+// and hedged_reads is config.HedgedReads field for field.
+func TestReplicaFieldsMapOntoReplicas(t *testing.T) {
+	for section, field := range replicaClientFields {
+		if _, ok := reflect.TypeOf(Client{}).FieldByName(section); !ok {
+			t.Errorf("Client has no field %s", section)
+		}
+		if _, ok := reflect.TypeOf(config.Replicas{}).FieldByName(field); !ok {
+			t.Errorf("config.Replicas has no field %s (for Client.%s)", field, section)
+		}
+	}
+	h, c := reflect.TypeOf(HedgedReadsSpec{}), reflect.TypeOf(config.HedgedReads{})
+	if h.NumField() != c.NumField() {
+		t.Errorf("HedgedReadsSpec has %d fields, config.HedgedReads %d", h.NumField(), c.NumField())
+	}
+	for i := 0; i < h.NumField(); i++ {
+		f := h.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if _, ok := c.FieldByName(f.Name); !ok || tag != snakeCase(f.Name) {
+			t.Errorf("HedgedReadsSpec.%s (%q) does not match config.HedgedReads", f.Name, tag)
+		}
+	}
+}
+
 // TestClientSectionMapsOntoOptions: the client section is the resolver's options field for field,
 // each under its Go name in snake_case; so are the policy and the pool. (The client package checks
 // the other half: every resolver option is a client.Options field.)
@@ -31,7 +60,7 @@ func TestClientSectionMapsOntoOptions(t *testing.T) {
 			if tag != snakeCase(f.Name) {
 				t.Errorf("%s.%s is %q in YAML, want %q", p.section.Name(), f.Name, tag, snakeCase(f.Name))
 			}
-			if _, ok := p.options.FieldByName(f.Name); !ok && !simOnlyClientFields[f.Name] {
+			if _, ok := p.options.FieldByName(f.Name); !ok && !simOnlyClientFields[f.Name] && replicaClientFields[f.Name] == "" {
 				t.Errorf("%s.%s has no %s field of that name", p.section.Name(), f.Name, p.options)
 			}
 		}

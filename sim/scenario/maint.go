@@ -86,7 +86,7 @@ func (s *MaintStep) SeqOf(i int) int64 {
 // maintenance step: a standalone topology may list such nodes.
 func (sc *Scenario) movingTargetsOnly() bool {
 	for _, n := range sc.Topology.Nodes[1:] {
-		found := false
+		found := sc.replicaExtraNodeOK(n.ID)
 		for i := range sc.Maintenance {
 			found = found || (sc.Maintenance[i].Kind == MaintMoving && sc.Maintenance[i].To == n.ID)
 		}

@@ -58,6 +58,9 @@ type Scenario struct {
 	Actions []ClientAction `yaml:"actions,omitempty"`
 	// Maintenance is the timeline of maintenance notices the nodes send (maint.go).
 	Maintenance []MaintStep `yaml:"maintenance,omitempty"`
+	// ReplicaEvents is the timeline of replication events of a topology with replication
+	// (replica.go).
+	ReplicaEvents []ReplicaEvent `yaml:"replica_events,omitempty"`
 	// Workload describes the logical callers issuing commands.
 	Workload Workload `yaml:"workload"`
 	// Expect is what the checkers must find (evaluated by the checkers, not by the runner).
@@ -86,6 +89,9 @@ type Topology struct {
 	Cluster *ClusterSpec `yaml:"cluster,omitempty"`
 	// Sentinel describes the data nodes and Sentinels of a "sentinel" topology (sentinel.go).
 	Sentinel *SentinelSpec `yaml:"sentinel,omitempty"`
+	// Replication makes a standalone topology's first node a primary with replicas, which the
+	// client reads from (replica.go).
+	Replication *ReplicationSpec `yaml:"replication,omitempty"`
 }
 
 // NodeSpec describes one simulated Redis node.
@@ -235,6 +241,19 @@ type Client struct {
 	// MaintenanceWindowTimeout is the longest a notice relaxes a connection (default 60s; 1ms to
 	// 24h).
 	MaintenanceWindowTimeout time.Duration `yaml:"maintenance_window_timeout,omitempty"`
+	// ReadFrom is the default read policy by name ("Primary", the default, "Replica",
+	// "PrimaryPreferred", "ReplicaPreferred", "Nearest", "AzAffinity",
+	// "AzAffinityReplicasAndPrimary"); a policy other than Primary needs
+	// topology.replication, whose replicas are the client's ReplicaEndpoints (replica.go).
+	ReadFrom string `yaml:"read_from,omitempty"`
+	// ReplicaLatencyTolerance is the width of the latency bands; omitted: no bands.
+	ReplicaLatencyTolerance *time.Duration `yaml:"replica_latency_tolerance,omitempty"`
+	// ReplicaRefreshInterval is the replicas' validation period (0: 1s).
+	ReplicaRefreshInterval time.Duration `yaml:"replica_refresh_interval,omitempty"`
+	// ClientAvailabilityZone is the client's zone, for the zone-aware policies.
+	ClientAvailabilityZone string `yaml:"client_availability_zone,omitempty"`
+	// HedgedReads turns hedged reads on (client.HedgedReads).
+	HedgedReads *HedgedReadsSpec `yaml:"hedged_reads,omitempty"`
 }
 
 // PolicySpec is the YAML form of fsm.Policy (client.ReconnectPolicy), field for field. Its zero

@@ -214,7 +214,7 @@ func (c *caller) issue() bool {
 	c.op = idx
 	c.deadline = w.Sched.Now() + w.Scenario.Client.CommandTimeout
 	c.arm()
-	w.Engine.Submit(cmd)
+	w.submit(cmd)
 	return true
 }
 
@@ -444,7 +444,7 @@ func (wl *Callers) timeout(idx int) bool {
 	if lo.returned || wl.stopped {
 		return false
 	}
-	a := w.Engine.Abandon(lo.cmd)
+	a := w.abandon(lo.cmd)
 	if a.Wait {
 		// The completion is the caller's: it is recorded when it comes.
 		return false

@@ -49,8 +49,37 @@ type Env struct {
 	Result *record.Result
 	// Engine is the client under test.
 	Engine *engine.Engine
+	// Client, when set, takes the callers' commands instead of Engine: a client that routes
+	// reads to replicas (sim/replica.go) and follows the caller protocol on the engine that
+	// holds each command.
+	Client Client
 	// SegmentOps, when positive, says the runner hands the records over in segments of about
 	// that many operations (sim.RunOptions.Sink): the workload sizes its records for one segment
 	// instead of the whole run.
 	SegmentOps int
+}
+
+// Client is what the callers need of a client that is more than one engine.
+type Client interface {
+	// Submit sends cmd, as Engine.Submit does.
+	Submit(cmd *engine.Command)
+	// Abandon is Engine.Abandon for a command sent with Submit.
+	Abandon(cmd *engine.Command) engine.Abandonment
+}
+
+// submit sends a caller's command to the client.
+func (w *Env) submit(cmd *engine.Command) {
+	if w.Client != nil {
+		w.Client.Submit(cmd)
+		return
+	}
+	w.Engine.Submit(cmd)
+}
+
+// abandon is the caller protocol's withdrawal on the client.
+func (w *Env) abandon(cmd *engine.Command) engine.Abandonment {
+	if w.Client != nil {
+		return w.Client.Abandon(cmd)
+	}
+	return w.Engine.Abandon(cmd)
 }
