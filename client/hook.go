@@ -522,7 +522,7 @@ func (o *Options) dialHooked() netio.DialFunc {
 		// The built-in TCP or Unix dial with the keepalive and multipath settings, without TLS
 		// (netio adds it above) and without a bound of its own (netio's context carries it).
 		raw := netio.Dialer{ConnectTimeout: -1, KeepAlive: o.TCPKeepAlive, MultipathTCP: o.EnableMultipathTCP,
-			MultipathFallback: o.multipathFallbackLog()}
+			MultipathFallback: o.multipathFallbackLog(), Resolver: o.Resolver}
 		next = func(ctx context.Context, ep Endpoint) (net.Conn, error) { return raw.DialContext(ctx, ep.engine()) }
 	}
 	for i := len(wraps) - 1; i >= 0; i-- {

@@ -186,6 +186,13 @@ type Options struct {
 	// MPTCP is not a fallback (the kernel continues over one path, silently). Ignored, without an
 	// event, for Unix sockets and connections opened by Dialer.
 	EnableMultipathTCP bool
+	// Resolver, when set, looks up the endpoints' host names for the built-in TCP dialing
+	// instead of net.DefaultResolver, on every connection attempt: the configured endpoints, the
+	// nodes a Cluster announces by name and the primaries and replicas Sentinel names, the
+	// Sentinels themselves. IP literals, Unix sockets and connections opened by Dialer are
+	// never looked up. Dial hooks (Hook.Dial) wrap the dial that uses it. Nil (the default)
+	// uses net.DefaultResolver. See Resolver.
+	Resolver Resolver
 	// ConnectionIdleReadTimeout aborts a command connection that has replies pending and receives
 	// no byte for this long: its written commands end with an unknown outcome and the connection
 	// is replaced like any failed one. Zero or NoTimeout disables it (the default); otherwise at
@@ -523,6 +530,7 @@ func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
 		MultipathFallback: o.multipathFallbackLog(),
 		Dial:              o.dialHooked(),
 		TLS:               o.buildTLSConfig(),
+		Resolver:          o.Resolver,
 	}
 	if dialer.TLS != nil && o.CheckCertificateRevocation {
 		dialer = revocationDialer(dialer)

@@ -106,6 +106,7 @@ func (o *Options) sentinelTransportConfig(data netio.TransportConfig, recv engin
 		MultipathFallback: o.multipathFallbackLog(),
 		Dial:              dialFunc(o.Dialer),
 		TLS:               o.sentinelTLSConfig(),
+		Resolver:          o.Resolver,
 	}
 	if t.Dialer.TLS != nil && o.CheckCertificateRevocation {
 		t.Dialer = revocationDialer(t.Dialer)

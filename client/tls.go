@@ -121,10 +121,10 @@ func (o *Options) buildTLSConfig() *tls.Config {
 // connect deadline and the caller's cancellation bound the CRL downloads. (crypto/tls gives
 // certificate verification callbacks no context.) The transport connection is opened exactly as
 // d would open it: by d.Dial when set, else by the built-in TCP/Unix dialing with d's
-// keepalive and multipath settings.
+// keepalive, multipath and resolver settings.
 func revocationDialer(d netio.Dialer) netio.Dialer {
 	raw := netio.Dialer{ConnectTimeout: -1, KeepAlive: d.KeepAlive, DisableNoDelay: d.DisableNoDelay,
-		MultipathTCP: d.MultipathTCP, MultipathFallback: d.MultipathFallback, Dial: d.Dial}
+		MultipathTCP: d.MultipathTCP, MultipathFallback: d.MultipathFallback, Dial: d.Dial, Resolver: d.Resolver}
 	base := d.TLS
 	checker := newRevocationChecker()
 	hook := func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {

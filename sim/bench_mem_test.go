@@ -3,6 +3,7 @@ package sim
 import (
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/sim/check"
 	"github.com/respire-go/respire/sim/record"
@@ -83,3 +84,26 @@ func BenchmarkSoakMemoryKeepJournal(b *testing.B) {
 func BenchmarkSoakMemoryWhole(b *testing.B) {
 	benchMemory(b, mustLoad(b, "../bench/scenarios/soak-2h-flapping.yaml"), keepEverything)
 }
+
+// BenchmarkIncident19hMemory runs cluster-incident-19h (19 virtual hours, 34,000 operations, a
+// node black-holed for good from 1 h) judged in segments, and reports its live heap.
+func BenchmarkIncident19hMemory(b *testing.B) {
+	benchMemory(b, mustLoad(b, "../scenarios/cluster-incident-19h.yaml"), judgedInSegments)
+}
+
+// longSentinel is sentinel-failover run for 20 virtual minutes (about 360,000 operations), its
+// failover at 3 s: a Sentinel run long enough for its records to matter.
+func longSentinel(b *testing.B) *scenario.Scenario {
+	sc := mustLoad(b, "../scenarios/sentinel-failover.yaml")
+	sc.Duration = 20 * time.Minute
+	sc.Workload.Stop = 0
+	return sc
+}
+
+// BenchmarkSentinelMemory runs longSentinel judged in segments, as respire-sim now does, and
+// reports its live heap; BenchmarkSentinelMemoryWhole keeps every record, as Sentinel runs did
+// before they were segmented.
+func BenchmarkSentinelMemory(b *testing.B) { benchMemory(b, longSentinel(b), judgedInSegments) }
+
+// BenchmarkSentinelMemoryWhole is BenchmarkSentinelMemory keeping every record.
+func BenchmarkSentinelMemoryWhole(b *testing.B) { benchMemory(b, longSentinel(b), keepEverything) }

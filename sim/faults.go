@@ -167,6 +167,7 @@ func (fs *faultState) start() {
 		fs.node.newRunID = fs.node.newRunID || fs.f.Kill.NewRunID
 		if fs.f.Kill.MoveTo != "" {
 			fs.node.moveTo = fs.f.Kill.MoveTo
+			fs.node.holeOld = fs.f.Kill.OldAddress == scenario.OldAddressBlackhole
 		}
 		if fs.f.Kill.LoseData {
 			fs.node.Wipe()
@@ -248,9 +249,7 @@ func (s *server) holdKill(d int) {
 			s.w.tr.End(s.w.tr.Begin("fault run-id").Str("node", s.ID()).Str("run_id", s.RunID()))
 		}
 		if s.moveTo != "" {
-			s.addr, s.moveTo = s.moveTo, ""
-			s.moves++
-			s.w.tr.End(s.w.tr.Begin("fault moved").Str("node", s.ID()).Str("addr", s.addr))
+			s.move()
 		}
 		if s.pauses > 0 {
 			s.Pause()

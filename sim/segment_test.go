@@ -35,7 +35,7 @@ func TestSegmentedVerdictsMatch(t *testing.T) {
 	}
 	testdata := len(paths)
 	paths = append(paths, shipped...)
-	cut, journaled := 0, 0
+	cut, journaled, sentinels := 0, 0, 0
 	for i, path := range paths {
 		sc := shortened(t, path, 120)
 		seeds := []uint64{sc.Seed, sc.Seed + 1}
@@ -56,6 +56,9 @@ func TestSegmentedVerdictsMatch(t *testing.T) {
 					continue // not cut (too short, or not accepted): it was judged as a whole run
 				}
 				cut++
+				if sc.IsSentinel() && res.Segments > 0 {
+					sentinels++
+				}
 				whole, err := Run(sc, seed, RunOptions{})
 				if (err == nil) != (err2 == nil) {
 					t.Fatalf("seed %d: run errors differ: %v and %v", seed, err, err2)
@@ -76,9 +79,12 @@ func TestSegmentedVerdictsMatch(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d runs cut into segments, %d of them handing their journal over", cut, journaled)
+	t.Logf("%d runs cut into segments, %d of them handing their journal over, %d of them Sentinel runs", cut, journaled, sentinels)
 	if cut < 30 || journaled < 30 {
 		t.Fatalf("only %d runs were cut into segments and %d handed their journal over: the comparison says little", cut, journaled)
+	}
+	if sentinels < 5 {
+		t.Fatalf("only %d Sentinel runs were cut into segments", sentinels)
 	}
 }
 

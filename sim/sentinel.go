@@ -52,6 +52,7 @@ func (w *world) buildSentinel() {
 		n := w.nodeByID(id).Node
 		n.MakeSentinel(spec.PrimaryName, scenario.SentinelPort, node.SentinelView{Primary: spec.Primary, Epoch: 1}, peers)
 		n.SetSentinelNoEpoch(spec.NoEpoch)
+		n.SetSentinelAddresses(w.announcedAddr)
 	}
 	w.sentinel = sw
 }
@@ -244,17 +245,12 @@ func (fs *faultState) sentinelSplit(old *node.Node, d time.Duration) {
 		return
 	}
 	seq := g.Diverge(old)
-	from := w.k.now
+	watch := w.watchApplies(old.ID(), w.k.now) // the applies may be handed over in segments meanwhile
 	w.tr.End(w.tr.Begin("sentinel diverged").Uint("fault", uint64(fs.idx)).Str("node", old.ID()))
 	w.k.after(d, funcAction(func() bool {
+		n := w.appliesSince(watch)
 		if !g.Rejoin(old, seq) {
 			return false // promoted meanwhile: it rejoined then
-		}
-		n := 0
-		for _, a := range w.res.Applies {
-			if a.Node == old.ID() && a.CmdID != 0 && a.At >= from {
-				n++
-			}
 		}
 		w.tr.End(w.tr.Begin("sentinel rejoined").Uint("fault", uint64(fs.idx)).Str("node", old.ID()).Int("discarded", n))
 		return true

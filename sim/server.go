@@ -28,6 +28,12 @@ type server struct {
 	// addr is the address the node listens at: its name (ID) until a restart moves it to
 	// moveTo, which a kill window holding the node asked for (kill.move_to).
 	addr, moveTo string
+	// holeOld says the move black-holes the old address instead of refusing it
+	// (kill.old_address: blackhole); holes are the old addresses black-holed so far, and
+	// holedMoves the values of moves each such move left (move.go).
+	holeOld    bool
+	holes      []string
+	holedMoves []uint8
 	// moves counts the node's moves: a connect that resolved before a move went to the old
 	// address (simConn.moves).
 	moves uint8

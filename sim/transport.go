@@ -81,6 +81,7 @@ type simConn struct {
 	refused      bool  // the connect was answered with a reset
 	unresolved   bool  // the endpoint's host did not resolve: the connect went nowhere
 	moves        uint8 // node.moves when the connect resolved: a later move leaves it at the old address
+	holed        bool  // the connect went to an old address that a move black-holed (move.go)
 	engineClosed bool  // the engine called Close or Drain: no Lost
 	clientClosed bool
 	unanswered   bool // closed with commands written and unanswered (fence.go)
@@ -165,6 +166,7 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 		if c.node != nil {
 			c.moves = c.node.moves
 		}
+		c.holed = c.node == nil && w.holed(addrs[0])
 	}
 	w.conns = append(w.conns, c)
 	if req.Slot >= 0 && req.Slot < len(t.slotConn) {
@@ -175,9 +177,13 @@ func (t *transport) open(ctx context.Context, req engine.OpenRequest, hs *wire.H
 		Str("endpoint", req.Endpoint.String()))
 	w.recordDial(c)
 	w.k.after(w.sc.Client.ConnectTimeout, c, connConnectDeadline)
-	if c.node == nil || !w.holds(c, true) {
+	switch {
+	case c.holed:
+		// Nothing listens at the old address, and nothing answers: the connect hangs until its
+		// deadline.
+	case c.node == nil || !w.holds(c, true):
 		w.k.after(c.oneWay(), c, connSyn)
-	} else {
+	default:
 		// A black-holed SYN vanishes; the client retransmits it as TCP does, until the connect
 		// deadline ends the attempt.
 		c.synRTO = initialSynRTO
@@ -300,6 +306,9 @@ func (c *simConn) synArrived() bool {
 		return true
 	}
 	n := c.node
+	if n != nil && n.moves != c.moves && n.movedAwayHoled(c.moves) {
+		return true // resolved before a move that black-holed the old address: no answer
+	}
 	if n == nil || n.Down() || n.moves != c.moves || c.w.refusing(c) {
 		c.refused = true
 	} else {
@@ -516,7 +525,7 @@ func (c *simConn) writeFrame(f []byte, id uint64, afterHandshake bool) {
 	if id != 0 {
 		w.res.Sends = append(w.res.Sends, record.Send{CmdID: id, Conn: c.id, At: w.k.now})
 		if w.seg != nil {
-			w.seg.written(id, c)
+			w.seg.written(id, c, c.up.offset())
 		}
 		if !c.up.dead {
 			start := c.up.offset()
@@ -603,6 +612,9 @@ func (c *simConn) receive() {
 			}
 			if cmd.ID != 0 {
 				c.w.recordReply(&c.w.res.Paired, cmd.ID, c.id, p.data[p.rd-n:p.rd])
+				if c.w.seg != nil {
+					c.w.seg.paired(cmd.ID)
+				}
 			}
 			c.w.noteReadOnly(v)
 			err = wire.Deliver(cmd, v)

@@ -41,8 +41,9 @@ func stepFoldOf(c Checker, sc *scenario.Scenario) stepFold {
 // machineFold streams a checker that reads only the steps of some machines (the dedicated pool,
 // pub/sub): it keeps the steps that concern them (an event routed or addressed to one, an
 // effect of one) and the disposals and retirements, which concern every machine, and judges
-// those at the end. A stream accepts no run with a dedicated or pub/sub workload, so that it
-// keeps next to nothing.
+// those at the end. A stream accepts no run with a dedicated workload, so that the pool's fold
+// keeps next to nothing; a run with pub/sub keeps the steps of its pub/sub machines here, which
+// grow with subscription events, not with the callers' commands.
 type machineFold struct {
 	c        Checker
 	machines []fsm.Machine

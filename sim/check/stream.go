@@ -23,15 +23,18 @@ import (
 //     known, then counts;
 //   - expect.outcomes and expect.during count (during: per window, the operations called in it);
 //   - lifetime judges each segment's writes against the drains of the journal handed over
-//     before the segment (it needs the journal: a stream that does not take it refuses the run).
+//     before the segment (it needs the journal: a stream that does not take it refuses the run);
+//   - replica-writes judges each segment's writes against the handshakes of the journal and the
+//     dials up to the cut (replica_stream.go; it needs the journal too);
+//   - dedicated-no-resend and pool keep the dedicated commands' writes and judge at the end
+//     (dedicated_stream.go).
 //
 // The other checkers read records that are not segmented (engine steps, dials, fault windows)
 // and judge the whole run at the end. Those that read the engine steps alone take them in
 // batches as the run records them (record.JournalSink, journal_stream.go), keeping their own
 // state, so that the run keeps a window of its journal; a run selecting one without a fold keeps
-// its whole journal. A scenario that runs dedicated renters, pub/sub or Sentinel, or that
-// selects a checker with no segmented form, is not accepted: its run keeps every record, and
-// Judge is then check.Judge.
+// its whole journal. A scenario that selects a checker with no segmented form is not
+// accepted: its run keeps every record, and Judge is then check.Judge.
 //
 // A Stream judges one run; it is not safe for concurrent use.
 type Stream struct {
@@ -72,10 +75,6 @@ var wholeRun = map[string]bool{
 // Accepts implements record.Sink: it accepts a scenario whose selected checkers all judge in
 // segments or read no segmented record.
 func (s *Stream) Accepts(sc *scenario.Scenario) bool {
-	if sc.Workload.Dedicated != nil || sc.Workload.PubSub != nil || sc.Topology.Sentinel != nil ||
-		sc.Topology.Kind == scenario.TopologySentinel {
-		return false
-	}
 	checkers := Checkers(&record.Result{Scenario: sc})
 	parts := make([]segmented, len(checkers))
 	for i, c := range checkers {
@@ -94,6 +93,10 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 			parts[i] = newDuringStream(sc)
 		case CheckLifetime:
 			parts[i] = lifetimeStream{c.(Lifetime).fold(&record.Result{Scenario: sc})}
+		case CheckReplicaWrites:
+			parts[i] = newReplicaWritesStream()
+		case CheckDedicatedNoResend, CheckPool:
+			parts[i] = &dedicatedSendsStream{c: c}
 		default:
 			if !wholeRun[c.Name()] {
 				return false
@@ -102,6 +105,11 @@ func (s *Stream) Accepts(sc *scenario.Scenario) bool {
 	}
 	s.sc, s.checkers, s.parts, s.found = sc, checkers, parts, make([][]Violation, len(checkers))
 	s.acceptJournal(sc)
+	for i, p := range parts {
+		if d, ok := p.(*dedicatedSendsStream); ok && s.folds != nil {
+			d.fold, _ = s.folds[i].(*machineFold)
+		}
+	}
 	for _, p := range parts {
 		if _, ok := p.(stepFold); ok && !s.TakesJournal() {
 			// A checker judging segments against the journal needs the journal as it comes.

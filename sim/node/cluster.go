@@ -281,12 +281,13 @@ func (c *Cluster) Nodes() []*Node {
 }
 
 // host is the endpoint host the Cluster announces for n: its shard endpoint when it is the
-// primary of a shard that has one, its node name otherwise.
+// primary of a shard that has one, its announced address otherwise (its name, or the address it
+// moved to: SetAnnounced).
 func (c *Cluster) host(n *Node) string {
 	if sh := c.shardOf(n); sh != nil && sh.endpoint != "" {
 		return sh.endpoint
 	}
-	return n.id
+	return n.Announced()
 }
 
 // addr is n's announced endpoint, "host:port".

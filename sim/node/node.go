@@ -136,6 +136,9 @@ type Node struct {
 	// incarnation counts its restarts as a new process.
 	runID       string
 	incarnation int
+
+	// announced is the address the node's deployment announces for it (address.go), or "".
+	announced string
 }
 
 // Conn is a node's side of one connection.

@@ -112,6 +112,8 @@ type sentinelRole struct {
 	peers    []string
 	// noEpoch: SENTINEL MASTER is refused (NOPERM), as for a user without the permission.
 	noEpoch bool
+	// addrOf, on a Sentinel, maps a data node's id to the address it announces (address.go).
+	addrOf func(id string) string
 	// replica is a data node's replication state as a replica sees it (replica.go).
 	replica replicaState
 }
@@ -227,13 +229,13 @@ func (n *Node) sentinelIntercept(c *Conn, cmd command, known bool) bool {
 	port := strconv.Itoa(s.primaryPort())
 	switch {
 	case eqFold(args[1], "GET-MASTER-ADDR-BY-NAME"):
-		n.reply(c, resp.ArrayOf(resp.BulkString(s.view.Primary), resp.BulkString(port)))
+		n.reply(c, resp.ArrayOf(resp.BulkString(s.primaryAddr()), resp.BulkString(port)))
 	case eqFold(args[1], "MASTER"):
 		if s.noEpoch {
 			n.errorReply(c, "NOPERM this user has no permissions to run the 'sentinel|master' command")
 			return true
 		}
-		n.reply(c, fields("name", s.name, "ip", s.view.Primary, "port", port, "runid", NodeID(s.view.Primary),
+		n.reply(c, fields("name", s.name, "ip", s.primaryAddr(), "port", port, "runid", NodeID(s.view.Primary),
 			"flags", s.view.flags(), "config-epoch", strconv.FormatUint(s.view.Epoch, 10),
 			"num-other-sentinels", strconv.Itoa(len(s.peers)), "quorum", "2"))
 	case eqFold(args[1], "SENTINELS"):

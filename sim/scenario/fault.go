@@ -96,12 +96,25 @@ type KillFault struct {
 	// stopped and continued would. No part of the client reads a data node's run id: the
 	// restart is traced with the new id ("fault run-id").
 	NewRunID bool `yaml:"new_run_id,omitempty"`
-	// MoveTo, when set, is the IP address the node restarts at (standalone topologies only): from
-	// the restart on, the node's name resolves there through the simulated DNS, the client's
-	// dials follow it by name (engine.DialAddresses, as in production), and the old address
-	// refuses. The port stays: DNS moves a name to another address, never to another port.
+	// MoveTo, when set, is the IP address the node restarts at: from the restart on, the node's
+	// name resolves there through the simulated DNS, the client's dials follow it by name
+	// (engine.DialAddresses, as in production), a Cluster announces the new address in CLUSTER
+	// SLOTS and its redirects, and Sentinels report it for a primary. The old address refuses
+	// connects, or black-holes them (OldAddress). The port stays: DNS moves a name to another
+	// address, never to another port.
 	MoveTo string `yaml:"move_to,omitempty"`
+	// OldAddress is what the address the node moved from does after the move: refuse (the
+	// default: connects are answered with a reset) or blackhole (connects get no answer and
+	// hang until the connect timeout, as at an address nothing listens at any more behind a
+	// firewall). Only with MoveTo.
+	OldAddress string `yaml:"old_address,omitempty"`
 }
+
+// Values of KillFault.OldAddress.
+const (
+	OldAddressRefuse    = "refuse"
+	OldAddressBlackhole = "blackhole"
+)
 
 // HandshakeErrorFault makes a node answer HELLO and AUTH with an error reply for its window.
 type HandshakeErrorFault struct {

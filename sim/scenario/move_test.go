@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestMoveToErrors: a kill's move_to needs a restart, a standalone topology and an IP address,
-// and two nodes cannot move to one address; each error names its field and line.
+// TestMoveToErrors: a kill's move_to needs a restart and an IP address, two nodes cannot move to
+// one address, and old_address is refuse or blackhole, only with move_to; each error names its
+// field and line. A Cluster or Sentinel node may move (it announces its new address).
 func TestMoveToErrors(t *testing.T) {
 	// r2 is a MOVING target: a standalone topology's second node.
 	const two = "name: x\nduration: 10s\ntopology: {kind: standalone, nodes: [{id: r1}, {id: r2}]}\n" +
@@ -24,8 +25,8 @@ func TestMoveToErrors(t *testing.T) {
 		{"another node's address", "name: x\nduration: 10s\ntopology: {kind: standalone, nodes: [{id: r1}, {id: 10.0.0.9}]}\n" +
 			"maintenance: [{at: 8s, node: r1, kind: MOVING, time: 1s, to: 10.0.0.9}]\nfaults:\n  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9}}\n",
 			"faults[0].kill.move_to", "two nodes cannot listen at one address", 6},
-		{"cluster", clusterHead + "  cluster: {shards: [{primary: a1, replicas: [a2]}, {primary: b1}]}\nfaults:\n  - {at: 1s, kill: {node: a1, restart_after: 1s, move_to: 10.0.0.9}}\n",
-			"faults[0].kill.move_to", "standalone", 8},
+		{"old address without a move", two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, old_address: blackhole}}\n", "faults[0].kill.old_address", "needs move_to", 6},
+		{"old address unknown", two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9, old_address: drop}}\n", "faults[0].kill.old_address", "must be refuse or blackhole", 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.src))
@@ -38,6 +39,8 @@ func TestMoveToErrors(t *testing.T) {
 	for _, ok := range []string{
 		two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9}}\n  - {at: 5s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9}}\n",
 		two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: \"fd00::9\"}}\n",
+		two + "  - {at: 1s, kill: {node: r1, restart_after: 1s, move_to: 10.0.0.9, old_address: refuse}}\n",
+		clusterHead + "  cluster: {shards: [{primary: a1, replicas: [a2]}, {primary: b1}]}\nfaults:\n  - {at: 1s, kill: {node: a1, restart_after: 1s, move_to: 10.0.0.9, old_address: blackhole}}\n",
 	} {
 		if _, err := Parse([]byte(ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)

@@ -544,15 +544,18 @@ func (sc *Scenario) validateExpect() error {
 }
 
 // validateMoveTo checks a kill's move_to: an IP address (the simulated DNS answers addresses, and
-// moves no port), after a restart, in a standalone topology.
+// moves no port), after a restart; and its old_address, refuse or blackhole, only with it.
 func (sc *Scenario) validateMoveTo(field string, k *KillFault) error {
+	old := strings.TrimSuffix(field, "move_to") + "old_address"
 	switch {
+	case k.MoveTo == "" && k.OldAddress != "":
+		return fieldErr(old, "needs move_to: only a node that moves leaves an old address")
+	case k.OldAddress != "" && k.OldAddress != OldAddressRefuse && k.OldAddress != OldAddressBlackhole:
+		return fieldErr(old, "must be refuse or blackhole, not "+strconv.Quote(k.OldAddress))
 	case k.MoveTo == "":
 		return nil
 	case k.RestartAfter == nil:
 		return fieldErr(field, "needs restart_after: a node that never restarts listens nowhere else")
-	case sc.Topology.Kind != TopologyStandalone:
-		return fieldErr(field, "is for standalone topologies: a Cluster or Sentinel announces its nodes' addresses itself")
 	case net.ParseIP(k.MoveTo) == nil:
 		return fieldErr(field, "must be an IP address, such as 10.0.0.9, not "+strconv.Quote(k.MoveTo)+": DNS moves a name to another address, never to another port")
 	}

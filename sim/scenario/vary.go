@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"hash/fnv"
 	"math"
 	"reflect"
@@ -15,8 +16,8 @@ import (
 
 // VaryEntry draws one numeric field of the scenario from a range for each seed: the field's
 // dotted YAML path ("network.latency", "client.connections", "workload.rate",
-// "client.reconnect_policy.initial_delay") and its range, written in the field's own syntax
-// ("200us..2ms", "1..8", "100/s..400/s", "0.5..2").
+// "client.reconnect_policy.initial_delay"; a list element by its index, "actions[0].at") and
+// its range, written in the field's own syntax ("200us..2ms", "1..8", "100/s..400/s", "0.5..2").
 type VaryEntry struct {
 	// Field is the field's dotted YAML path.
 	Field string
@@ -62,10 +63,19 @@ func varyErr(e *VaryEntry, msg string) error {
 	return &Error{Field: "vary." + e.Field, Line: e.Line, Msg: msg}
 }
 
-// field returns the settable field of sc at the dotted YAML path, or an error.
+// maxVaryIndex bounds a list index in a vary path (actions[3]): no scenario list is longer
+// than the fault timeline's bound.
+const maxVaryIndex = MaxFaults
+
+// field returns the settable field of sc at the dotted YAML path, or an error. A path element
+// may index a list, once or more: "actions[0].at", "faults[2].kill.restart_after".
 func (sc *Scenario) field(e *VaryEntry) (reflect.Value, error) {
 	v := reflect.ValueOf(sc).Elem()
-	for _, name := range strings.Split(e.Field, ".") {
+	for _, part := range strings.Split(e.Field, ".") {
+		name, indexes, err := splitIndexes(part)
+		if err != nil {
+			return reflect.Value{}, varyErr(e, err.Error())
+		}
 		for v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return reflect.Value{}, varyErr(e, "is not set in this scenario (set its section first)")
@@ -87,12 +97,70 @@ func (sc *Scenario) field(e *VaryEntry) (reflect.Value, error) {
 		if !found {
 			return reflect.Value{}, varyErr(e, "is not a field of the scenario")
 		}
+		for _, i := range indexes {
+			for v.Kind() == reflect.Pointer && !v.IsNil() {
+				v = v.Elem()
+			}
+			if v.Kind() != reflect.Slice {
+				return reflect.Value{}, varyErr(e, name+" is not a list: it takes no index")
+			}
+			if i >= v.Len() {
+				return reflect.Value{}, varyErr(e, name+"["+strconv.Itoa(i)+"] is out of range: "+name+" has "+
+					strconv.Itoa(v.Len())+" elements in this scenario")
+			}
+			v = v.Index(i)
+		}
 	}
-	switch v.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Float64:
+	for v.Kind() == reflect.Pointer { // an optional field: vary sets the value it holds
+		if v.IsNil() {
+			return reflect.Value{}, varyErr(e, "is not set in this scenario (set it first)")
+		}
+		v = v.Elem()
+	}
+	switch {
+	case v.Kind() == reflect.Int, v.Kind() == reflect.Int64, v.Kind() == reflect.Float64:
+		return v, nil
+	case v.Type() == timeRangeType, v.Type() == intRangeType:
+		// A field that takes a range itself (a fault's at, a delay's extra): vary fixes it.
 		return v, nil
 	}
 	return reflect.Value{}, varyErr(e, "is not a number or a duration: only numeric fields vary")
+}
+
+var (
+	timeRangeType = reflect.TypeOf(TimeRange{})
+	intRangeType  = reflect.TypeOf(IntRange{})
+)
+
+// splitIndexes splits one element of a vary path into its field name and the list indexes
+// after it: "actions[0]" is "actions" and [0].
+func splitIndexes(part string) (string, []int, error) {
+	name, rest, ok := strings.Cut(part, "[")
+	if !ok {
+		if strings.Contains(part, "]") {
+			return "", nil, errors.New("has a ] without its [ in " + strconv.Quote(part))
+		}
+		return part, nil, nil
+	}
+	if name == "" {
+		return "", nil, errors.New("has an index without a field name in " + strconv.Quote(part))
+	}
+	var out []int
+	rest = "[" + rest
+	for rest != "" {
+		body, after, ok := strings.Cut(rest[1:], "]")
+		if rest[0] != '[' || !ok {
+			return "", nil, errors.New("has an unclosed or misplaced index in " + strconv.Quote(part) + ": want name[0]")
+		}
+		i, err := strconv.Atoi(body)
+		if err != nil || i < 0 || i >= maxVaryIndex || body != strconv.Itoa(i) {
+			return "", nil, errors.New("has an invalid index " + strconv.Quote(body) + " in " + strconv.Quote(part) +
+				": want 0 to " + strconv.Itoa(maxVaryIndex-1))
+		}
+		out = append(out, i)
+		rest = after
+	}
+	return name, out, nil
 }
 
 // bounds parses e's range for field f into its two ends, as values of f's type.
@@ -111,6 +179,18 @@ func (e *VaryEntry) bounds(f reflect.Value) (lo, hi reflect.Value, err error) {
 				return out, varyErr(e, "invalid duration "+strconv.Quote(s))
 			}
 			out.SetInt(int64(d))
+		case f.Type() == timeRangeType:
+			d, ok := parseDuration(s)
+			if !ok {
+				return out, varyErr(e, "invalid duration "+strconv.Quote(s))
+			}
+			out.Set(reflect.ValueOf(At(d)))
+		case f.Type() == intRangeType:
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return out, varyErr(e, "invalid integer "+strconv.Quote(s))
+			}
+			out.Set(reflect.ValueOf(IntRange{Min: n, Max: n}))
 		case f.Type() == reflect.TypeOf(Rate(0)):
 			var r Rate
 			if err := r.UnmarshalYAML(&yaml.Node{Kind: yaml.ScalarNode, Value: s, Line: e.Line}); err != nil {
@@ -145,8 +225,11 @@ func (e *VaryEntry) bounds(f reflect.Value) (lo, hi reflect.Value, err error) {
 }
 
 func less(a, b reflect.Value) bool {
-	if a.Kind() == reflect.Float64 {
+	switch {
+	case a.Kind() == reflect.Float64:
 		return a.Float() < b.Float()
+	case a.Kind() == reflect.Struct: // a fixed TimeRange or IntRange: its Min
+		return a.Field(0).Int() < b.Field(0).Int()
 	}
 	return a.Int() < b.Int()
 }
@@ -184,6 +267,10 @@ func (sc *Scenario) validateVary() error {
 
 func describe(v reflect.Value) string {
 	switch {
+	case v.Type() == timeRangeType:
+		return v.Interface().(TimeRange).String()
+	case v.Type() == intRangeType:
+		return strconv.FormatInt(v.Field(0).Int(), 10)
 	case v.Type() == reflect.TypeOf(time.Duration(0)):
 		return time.Duration(v.Int()).String()
 	case v.Kind() == reflect.Float64:
@@ -209,6 +296,11 @@ func (sc *Scenario) resolveVary(seed uint64) {
 		h.Write([]byte(e.Field))
 		u := stream.Unit(stream.New(seed, stream.Vary, h.Sum64()))
 		switch {
+		case f.Type() == timeRangeType:
+			f.Set(reflect.ValueOf(At(TimeRange{Min: lo.Interface().(TimeRange).Min, Max: hi.Interface().(TimeRange).Min}.resolve(u).Value())))
+		case f.Type() == intRangeType:
+			n := IntRange{Min: lo.Interface().(IntRange).Min, Max: hi.Interface().(IntRange).Min}.resolve(u).Value()
+			f.Set(reflect.ValueOf(IntRange{Min: n, Max: n}))
 		case f.Type() == reflect.TypeOf(time.Duration(0)):
 			f.SetInt(int64(TimeRange{Min: time.Duration(lo.Int()), Max: time.Duration(hi.Int())}.resolve(u).Value()))
 		case f.Kind() == reflect.Float64:

@@ -89,3 +89,76 @@ func TestVaryErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestVaryListElements: a vary path indexes a list's element ("actions[1].at",
+// "faults[0].delay.extra", and the optional "faults[0].delay.for"): each seed draws the
+// element's field within its range, the other elements keep theirs, and the scenario stays
+// valid at both ends.
+func TestVaryListElements(t *testing.T) {
+	const doc = `name: x
+duration: 10s
+topology: {kind: standalone, nodes: [{id: r1}]}
+workload: {callers: 1, rate: 10/s}
+faults:
+  - {at: 1s, delay: {node: r1, extra: 5ms, for: 1s}}
+actions:
+  - {at: 2s, close: {}}
+  - {at: 3s, create: {connect: lazy}}
+vary:
+  actions[1].at: 3s..8s
+  faults[0].delay.extra: 1ms..20ms
+  faults[0].delay.for: 500ms..2s
+`
+	sc, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[time.Duration]bool{}
+	for seed := uint64(1); seed <= 20; seed++ {
+		rs, err := sc.Resolve(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, extra, span := rs.Actions[1].At, rs.Faults[0].Delay.Extra.Value(), rs.Faults[0].Delay.For.Value()
+		if at < 3*time.Second || at > 8*time.Second || extra < time.Millisecond || extra > 20*time.Millisecond ||
+			span < 500*time.Millisecond || span > 2*time.Second {
+			t.Fatalf("seed %d: drew actions[1].at %v, faults[0].delay.extra %v and .for %v", seed, at, extra, span)
+		}
+		if rs.Actions[0].At != 2*time.Second {
+			t.Fatalf("seed %d: actions[0].at moved to %v", seed, rs.Actions[0].At)
+		}
+		seen[at] = true
+	}
+	if len(seen) < 10 {
+		t.Fatalf("20 seeds drew only %d distinct times", len(seen))
+	}
+	if sc.Actions[1].At != 3*time.Second {
+		t.Fatalf("resolving changed the scenario itself: actions[1].at is %v", sc.Actions[1].At)
+	}
+}
+
+// TestVaryListElementErrors: a bad index is refused with the entry's field and line.
+func TestVaryListElementErrors(t *testing.T) {
+	const head = "name: x\nduration: 10s\nworkload: {callers: 1, rate: 10/s}\nactions: [{at: 2s, close: {}}]\nvary:\n"
+	cases := []struct{ name, entry, field, msg string }{
+		{"out of range", "  actions[1].at: 1s..2s\n", "vary.actions[1].at", "out of range: actions has 1 elements"},
+		{"not a list", "  workload[0].callers: 1..2\n", "vary.workload[0].callers", "workload is not a list"},
+		{"not a number", "  actions[x].at: 1s..2s\n", "vary.actions[x].at", "invalid index"},
+		{"negative", "  actions[-1].at: 1s..2s\n", "vary.actions[-1].at", "invalid index"},
+		{"leading zero", "  actions[00].at: 1s..2s\n", "vary.actions[00].at", "invalid index"},
+		{"unclosed", "  actions[0.at: 1s..2s\n", "vary.actions[0.at", "unclosed"},
+		{"stray bracket", "  actions]0.at: 1s..2s\n", "vary.actions]0.at", "without its ["},
+		{"no name", "  \"[0].at\": 1s..2s\n", "vary.[0].at", "without a field name"},
+		{"element not numeric", "  actions[0].close: 1..2\n", "vary.actions[0].close", "only numeric fields"},
+		{"invalid at an end", "  actions[0].at: 1s..20s\n", "vary.actions[0].at", "at 20s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(head + tc.entry))
+			var se *Error
+			if !errors.As(err, &se) || se.Field != tc.field || !strings.Contains(err.Error(), tc.msg) || se.Line != 6 {
+				t.Fatalf("got %v, want %s: ...%s (line 6)", err, tc.field, tc.msg)
+			}
+		})
+	}
+}

@@ -38,6 +38,13 @@ type Callers struct {
 	free, retired []*engine.Command
 	// open counts the operations whose command is not retired yet (Quiet).
 	open int
+	// lingering are the indexes of operations that returned to their caller (timed out once
+	// written) while the engine still held their command, until it completes (QuietBut); some
+	// may have retired since, and are dropped when the list is next read.
+	lingering []int
+	// kept holds the runtime state of lingering operations of segments already handed over, by
+	// index (Forget), so that a late completion is still traced and a second one still found.
+	kept map[int]*liveOp
 	// datums and values hold the operations' replies and written values.
 	datums record.Arena[record.Datum]
 	values record.Arena[string]
@@ -232,13 +239,16 @@ func (wl *Callers) command() *engine.Command {
 // retire marks operation idx's command reusable once both its operation ended and its command
 // completed, or once the caller owns it again (withdrawn: see engine.Abandonment.Owned).
 func (wl *Callers) retire(idx int, owned bool) {
-	lo := &wl.live[idx-wl.w.Result.OpBase]
+	lo := wl.lookup(idx)
 	if lo.cmd == nil || !lo.returned || (lo.completions == 0 && !owned) {
 		return
 	}
 	wl.retired = append(wl.retired, lo.cmd)
 	lo.cmd = nil
 	wl.open--
+	if idx < wl.w.Result.OpBase {
+		delete(wl.kept, idx)
+	}
 }
 
 // Quiet reports whether every operation issued so far has ended and its command is retired: no
@@ -246,11 +256,62 @@ func (wl *Callers) retire(idx int, owned bool) {
 // operations so far are complete on the client's side.
 func (wl *Callers) Quiet() bool { return wl == nil || wl.open == 0 }
 
+// QuietBut is Quiet, except that an operation that returned to its caller while the engine
+// still holds its command (the caller timed out after it was written) does not count when
+// held(its command id) says the command can never be applied nor answered: its record is then
+// final, and only a late completion, traced and retired, can follow (Forget keeps what that
+// needs).
+func (wl *Callers) QuietBut(held func(id uint64) bool) bool {
+	if wl == nil || wl.open == 0 {
+		return true
+	}
+	if len(wl.lingering) < wl.open {
+		return false // some open operation has not returned
+	}
+	n := 0
+	for _, idx := range wl.lingering {
+		if lo := wl.lookup(idx); lo != nil && lo.cmd != nil {
+			wl.lingering[n] = idx
+			n++
+		}
+	}
+	wl.lingering = wl.lingering[:n]
+	if n != wl.open {
+		return false
+	}
+	for _, idx := range wl.lingering {
+		if !held(uint64(idx) + 1) {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup returns the runtime state of operation idx, or nil when it was forgotten.
+func (wl *Callers) lookup(idx int) *liveOp {
+	base := wl.w.Result.OpBase
+	if idx >= base && idx < base+len(wl.live) {
+		return &wl.live[idx-base]
+	}
+	return wl.kept[idx]
+}
+
 // Forget drops the runtime state of the operations before Result.OpBase, once the runner handed
-// their records over (only when Quiet: none of them can complete again).
+// their records over (only when QuietBut: none of them can complete again, except the
+// lingering ones, whose state is kept until their command completes).
 func (wl *Callers) Forget() {
 	if wl == nil {
 		return
+	}
+	from := wl.w.Result.OpBase - len(wl.live) // the index of wl.live[0] before the cut
+	for _, idx := range wl.lingering {
+		if i := idx - from; i >= 0 && i < len(wl.live) && wl.live[i].cmd != nil {
+			if wl.kept == nil {
+				wl.kept = map[int]*liveOp{}
+			}
+			lo := wl.live[i]
+			wl.kept[idx] = &lo
+		}
 	}
 	clear(wl.live)
 	wl.live = wl.live[:0]
@@ -320,12 +381,11 @@ func (wl *Callers) completed(cmd *engine.Command) {
 	w := wl.w
 	idx := int(cmd.ID) - 1
 	base := w.Result.OpBase
-	if idx < base || idx >= base+len(wl.live) {
+	lo := wl.lookup(idx)
+	if lo == nil {
 		return
 	}
-	lo := &wl.live[idx-base]
 	lo.completions++
-	op := &w.Result.Ops[idx-base]
 	outcome, errText := classify(cmd)
 	if lo.completions > 1 {
 		w.Result.Duplicates = append(w.Result.Duplicates, record.Duplicate{CmdID: cmd.ID, At: w.Sched.Now()})
@@ -339,6 +399,7 @@ func (wl *Callers) completed(cmd *engine.Command) {
 	}
 	lo.returned = true
 	lo.caller.op = -1
+	op := &w.Result.Ops[idx-base]
 	op.Return = w.Sched.Now()
 	op.Outcome = outcome
 	op.Stage = cmd.FinalStage().String()
@@ -397,6 +458,9 @@ func (wl *Callers) timeout(idx int) bool {
 	op.Stage = a.Stage.String()
 	wl.traceDone("op timeout", op.ID, op.Outcome, op.Stage, op.Err)
 	wl.retire(idx, a.Owned)
+	if lo.cmd != nil {
+		wl.lingering = append(wl.lingering, idx)
+	}
 	wl.next(lo.caller)
 	return true
 }
