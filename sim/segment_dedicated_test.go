@@ -25,7 +25,9 @@ func TestSegmentedDedicatedRuns(t *testing.T) {
 	}
 	var runs []*scenario.Scenario
 	for _, path := range shipped {
-		if sc := mustLoad(t, path); sc.Workload.Dedicated != nil {
+		// A scenario selecting a checker with no segmented form (the maintenance checkers of
+		// maint-dedicated-migrating) is judged whole by design: it is left out here.
+		if sc := mustLoad(t, path); sc.Workload.Dedicated != nil && check.NewStream().Accepts(sc) {
 			runs = append(runs, shortened(t, path, 60))
 		}
 	}
