@@ -40,8 +40,9 @@ func (c *Client) executeClusterHedged(ctx context.Context, cl *call, pick engine
 	h.Release()
 	x, target := h.Result()
 	if x == nil { // the reads closed
+		name := cl.cmd.Name
 		c.putCall(cl)
-		return pick, false, ErrClosed
+		return pick, false, closedHedged(name, h, func(t int) Endpoint { return endpointOf(pick.Sibling(t).Endpoint) })
 	}
 	settled := pick.Sibling(target)
 	if x.Err == nil {

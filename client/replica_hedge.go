@@ -123,8 +123,9 @@ func (c *Client) settleHedged(cl *call, g *replicaGen, h *engine.HedgedRead) err
 	h.Release()
 	x, target := h.Result()
 	if x == nil { // the router closed
+		name := cl.cmd.Name
 		c.putCall(cl)
-		return ErrClosed
+		return closedHedged(name, h, func(t int) Endpoint { return c.readEndpoint(g, t) })
 	}
 	ep := c.readEndpoint(g, target)
 	if err := x.Err; err != nil {
@@ -157,4 +158,16 @@ func (c *Client) leaveHedged(cl *call, g *replicaGen, h *engine.HedgedRead, ctxE
 		return &UnknownOutcomeError{CommandName: name, Endpoint: c.readEndpoint(g, target), Stage: stageOf(st), Err: ctxErr}
 	}
 	return c.timeoutErr(name, stageOf(st))
+}
+
+// closedHedged is the error of a hedged read whose router closed before an attempt settled it:
+// ErrClosed when no attempt's bytes can have left, otherwise an unknown outcome wrapping
+// ErrClosed (the read may have run; the client never reports a command that may have been sent
+// as a definite failure).
+func closedHedged(name string, h *engine.HedgedRead, endpoint func(target int) Endpoint) error {
+	target, sent, st := h.Orphaned()
+	if !sent {
+		return ErrClosed
+	}
+	return &UnknownOutcomeError{CommandName: name, Endpoint: endpoint(target), Stage: stageOf(st), Err: ErrClosed}
 }

@@ -160,6 +160,19 @@ func (h *HedgedRead) Leave() (target int, sent bool, stage Stage) {
 	return orig.target, sent, stage
 }
 
+// Orphaned describes a read whose router closed before any attempt settled it (Result returns
+// nil): the original attempt's candidate, whether the bytes of any attempt may have left, and
+// the original attempt's stage, so that the caller reports an unknown outcome rather than a
+// definite failure when the read may have run.
+func (h *HedgedRead) Orphaned() (target int, sent bool, stage Stage) {
+	orig := &h.att[0]
+	stage = orig.cmd.Stage()
+	if orig.done.Load() {
+		stage = orig.cmd.FinalStage()
+	}
+	return orig.target, h.Sent(), stage
+}
+
 // Sent reports whether the bytes of any attempt may have left (the read may have run
 // somewhere), so that a caller never selects again after it.
 func (h *HedgedRead) Sent() bool {
