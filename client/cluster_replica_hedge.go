@@ -29,9 +29,9 @@ func (c *Client) executeClusterHedged(ctx context.Context, cl *call, pick engine
 			if cl.timer != nil {
 				cl.timer.Stop()
 			}
-			return pick, false, c.leaveClusterHedged(cl, pick, h, ctx.Err())
+			return pick, false, c.leaveHedged(cl, h, ctx.Err(), siblingsOf(pick))
 		case <-timeout:
-			return pick, false, c.leaveClusterHedged(cl, pick, h, nil)
+			return pick, false, c.leaveHedged(cl, h, nil, siblingsOf(pick))
 		}
 	}
 	if cl.timer != nil {
@@ -42,7 +42,7 @@ func (c *Client) executeClusterHedged(ctx context.Context, cl *call, pick engine
 	if x == nil { // the reads closed
 		name := cl.cmd.Name
 		c.putCall(cl)
-		return pick, false, closedHedged(name, h, func(t int) Endpoint { return endpointOf(pick.Sibling(t).Endpoint) })
+		return pick, false, closedHedged(name, h, siblingsOf(pick))
 	}
 	settled := pick.Sibling(target)
 	if x.Err == nil {
@@ -62,23 +62,9 @@ func (c *Client) executeClusterHedged(ctx context.Context, cl *call, pick engine
 	return settled, false, err
 }
 
-// leaveClusterHedged ends a hedged Cluster read whose caller stopped waiting (ctxErr set) or
-// whose command timeout passed: every attempt in flight is let go, and the error is the
-// original attempt's.
-func (c *Client) leaveClusterHedged(cl *call, pick engine.ReadPick, h *engine.HedgedRead, ctxErr error) error {
-	name := cl.cmd.Name
-	target, sent, st := h.Leave()
-	c.putCall(cl)
-	if !sent {
-		if ctxErr != nil {
-			return ctxErr
-		}
-		return c.timeoutErr(name, StageWaitingForCapacity)
-	}
-	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: endpointOf(pick.Sibling(target).Endpoint), Stage: stageOf(st), Err: ctxErr}
-	}
-	return c.timeoutErr(name, stageOf(st))
+// siblingsOf returns the endpoint of each candidate of pick's shard, by index.
+func siblingsOf(pick engine.ReadPick) func(target int) Endpoint {
+	return func(target int) Endpoint { return endpointOf(pick.Sibling(target).Endpoint) }
 }
 
 // clusterReadRoutingSnapshot is ReadRoutingSnapshot on a Cluster client.

@@ -107,9 +107,9 @@ func (c *Client) executeHedged(ctx context.Context, cl *call, g *replicaGen, rt 
 			if cl.timer != nil {
 				cl.timer.Stop()
 			}
-			return c.leaveHedged(cl, g, h, ctx.Err())
+			return c.leaveHedged(cl, h, ctx.Err(), c.readEndpointsOf(g))
 		case <-timeout:
-			return c.leaveHedged(cl, g, h, nil)
+			return c.leaveHedged(cl, h, nil, c.readEndpointsOf(g))
 		}
 	}
 	if cl.timer != nil {
@@ -125,7 +125,7 @@ func (c *Client) settleHedged(cl *call, g *replicaGen, h *engine.HedgedRead) err
 	if x == nil { // the router closed
 		name := cl.cmd.Name
 		c.putCall(cl)
-		return closedHedged(name, h, func(t int) Endpoint { return c.readEndpoint(g, t) })
+		return closedHedged(name, h, c.readEndpointsOf(g))
 	}
 	ep := c.readEndpoint(g, target)
 	if err := x.Err; err != nil {
@@ -142,9 +142,11 @@ func (c *Client) settleHedged(cl *call, g *replicaGen, h *engine.HedgedRead) err
 	return nil
 }
 
-// leaveHedged ends a hedged read whose caller stopped waiting: every attempt still in flight
-// is let go, and the error is the original attempt's, as Client.abandon reports it.
-func (c *Client) leaveHedged(cl *call, g *replicaGen, h *engine.HedgedRead, ctxErr error) error {
+// leaveHedged ends a hedged read (standalone, Sentinel or Cluster) whose caller stopped waiting
+// (ctxErr set) or whose command timeout passed: every attempt still in flight is let go, and
+// the error is the original attempt's, as Client.abandon reports it; endpoint names a
+// candidate's endpoint.
+func (c *Client) leaveHedged(cl *call, h *engine.HedgedRead, ctxErr error, endpoint func(target int) Endpoint) error {
 	name := cl.cmd.Name
 	target, sent, st := h.Leave()
 	c.putCall(cl)
@@ -155,9 +157,14 @@ func (c *Client) leaveHedged(cl *call, g *replicaGen, h *engine.HedgedRead, ctxE
 		return c.timeoutErr(name, StageWaitingForCapacity)
 	}
 	if ctxErr != nil {
-		return &UnknownOutcomeError{CommandName: name, Endpoint: c.readEndpoint(g, target), Stage: stageOf(st), Err: ctxErr}
+		return &UnknownOutcomeError{CommandName: name, Endpoint: endpoint(target), Stage: stageOf(st), Err: ctxErr}
 	}
 	return c.timeoutErr(name, stageOf(st))
+}
+
+// readEndpointsOf returns the endpoint of each candidate of g, by index.
+func (c *Client) readEndpointsOf(g *replicaGen) func(target int) Endpoint {
+	return func(target int) Endpoint { return c.readEndpoint(g, target) }
 }
 
 // closedHedged is the error of a hedged read whose router closed before an attempt settled it:
