@@ -1,11 +1,15 @@
 package netio_test
 
 import (
+	"context"
 	"errors"
+	"net"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/redistest"
@@ -195,5 +199,68 @@ func TestCallerReadOffWhereTheReaderHasDuties(t *testing.T) {
 				t.Fatalf("PING after: %s", c.String())
 			}
 		})
+	}
+}
+
+// noDeadlineConn is a transport connection that refuses read deadlines, as some connections a
+// custom dial hook returns do (tunnels, in-process pipes of other libraries).
+type noDeadlineConn struct{ net.Conn }
+
+var errNoDeadline = errors.New("deadlines not supported")
+
+func (noDeadlineConn) SetDeadline(time.Time) error     { return errNoDeadline }
+func (noDeadlineConn) SetReadDeadline(time.Time) error { return errNoDeadline }
+
+// TestCallerReadNeedsAReadDeadline: on a socket that refuses read deadlines, a caller with a
+// deadline (the client's command timeout) must not read: its read could not stop at the
+// deadline, and the caller would wait past its timeout for as long as the server stays silent.
+// ReadOwn returns false at once, the reader goroutine reads the group, and later callers with a
+// deadline do not take the side either. Before the fix ReadOwn ignored the refused deadline and
+// blocked in the read of the BLPOP's reply until the server answered.
+func TestCallerReadNeedsAReadDeadline(t *testing.T) {
+	netio.SetParkIdle(t, time.Minute)
+	srv := redistest.Start(t, redistest.Config{})
+	cfg := netio.TransportConfig{
+		HandshakeTimeout: -1, // the handshake would refuse the socket otherwise
+		Dialer: netio.Dialer{Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
+			var d net.Dialer
+			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
+			if err != nil {
+				return nil, err
+			}
+			return noDeadlineConn{nc}, nil
+		}},
+	}
+	conn, s := mustConnect(t, netio.NewTransport(cfg), tcp(t, srv.Addr()))
+	other := mustConnectDefault(t, tcp(t, srv.Addr()))
+	for round := range 2 {
+		lendSide(t, conn) // a caller without a deadline may read: the side is lent
+		before := netio.CallerReads(conn)
+		key := "callrev:nodeadline:" + strconv.Itoa(round)
+		group, unit := groupOf([]string{"PING"}, []string{"BLPOP", key, "0"})
+		offer(t, conn, unit)
+		read := make(chan bool, 1)
+		go func() { read <- conn.ReadOwn(unit[0], unit[1], time.Now().Add(100*time.Millisecond)) }()
+		select {
+		case ok := <-read:
+			if ok {
+				t.Fatal("ReadOwn reported the BLPOP complete")
+			}
+		case <-time.After(waitBound):
+			do(t, other, "LPUSH", key, "x") // let the stuck caller go
+			t.Fatal("a caller with a deadline read a socket without read deadlines past its deadline")
+		}
+		if got := netio.CallerReads(conn); got != before {
+			t.Fatalf("round %d: a caller with a deadline read %d groups", round, got-before)
+		}
+		do(t, other, "LPUSH", key, "x")
+		for _, c := range group {
+			if c.wait(t); c.Err != nil {
+				t.Fatalf("round %d: %s: %v", round, c.Name, c.Err)
+			}
+		}
+	}
+	if n := s.losts.Load(); n != 0 {
+		t.Fatalf("Lost reported %d times", n)
 	}
 }
