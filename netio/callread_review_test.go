@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,4 +264,117 @@ func TestCallerReadNeedsAReadDeadline(t *testing.T) {
 	if n := s.losts.Load(); n != 0 {
 		t.Fatalf("Lost reported %d times", n)
 	}
+}
+
+// TestCallerReadHandOverStress: a caller that reads its own groups, with deadlines so short
+// that many stop in the middle of a reply, runs beside a second goroutine sending single
+// commands and a third sending groups it never reads, all on one connection; then the
+// connection is closed under them. Every reply must pair with its own command (each ECHO
+// carries a token of its own), every command must complete exactly once (a second completion
+// closes a closed channel), and nothing may complete with a reply after Close said closed.
+// Run under -race it checks the hand-overs of the read side between the reader goroutine and
+// the caller.
+func TestCallerReadHandOverStress(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	conn, _ := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), tcp(t, srv.Addr()))
+	const rounds = 300
+	check := func(c *cmd, token string) error {
+		<-c.done
+		if c.Err != nil {
+			if !errors.Is(c.Err, netio.ErrClosed) {
+				return c.Err
+			}
+			return nil
+		}
+		if got := string(c.Reply.Str); got != token {
+			return errors.New("ECHO " + token + " answered " + got)
+		}
+		return nil
+	}
+	echo := func(token string) *cmd { return newCmd("ECHO", token) }
+	errs := make(chan error, 3)
+	stop := make(chan struct{})
+	run := func(name string, body func(i int) error) {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				if err := body(i); err != nil {
+					errs <- errors.New(name + ": " + err.Error())
+					return
+				}
+			}
+		}()
+	}
+	big := strings.Repeat("b", 12<<10) // a reply the caller's short deadline may cut
+	run("reading caller", func(i int) error {
+		tokens := []string{"r" + strconv.Itoa(i) + "a", big + strconv.Itoa(i), "r" + strconv.Itoa(i) + "c"}
+		group := make([]*cmd, len(tokens))
+		unit := make([]*engine.Command, len(tokens))
+		for k, tok := range tokens {
+			group[k] = echo(tok)
+			unit[k] = &group[k].Command
+		}
+		// An overlap with the others stops the lending for the next 256 requests
+		// (busyRequests); the caller asks again each time, to be lent the side often.
+		netio.ClearReadBusy(conn)
+		if !conn.OfferGroup(unit) {
+			return nil // closed
+		}
+		conn.ReadOwn(unit[0], unit[len(unit)-1], time.Now().Add(time.Duration(i%7)*20*time.Microsecond))
+		for k, c := range group {
+			if err := check(c, tokens[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// The others arrive now and then, between the caller's groups or while it reads.
+	pause := func() { time.Sleep(time.Millisecond) }
+	run("sender", func(i int) error {
+		pause()
+		tok := "s" + strconv.Itoa(i)
+		c := echo(tok)
+		conn.Send(&c.Command)
+		return check(c, tok)
+	})
+	run("unread group", func(i int) error {
+		pause()
+		tokens := []string{"u" + strconv.Itoa(i) + "a", "u" + strconv.Itoa(i) + "b"}
+		group, unit := groupOf([]string{"ECHO", tokens[0]}, []string{"ECHO", tokens[1]})
+		if !conn.OfferGroup(unit) {
+			return nil
+		}
+		for k, c := range group {
+			if err := check(c, tokens[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	deadline := time.Now().Add(waitBound)
+	for netio.CallerReads(conn) < rounds && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	reads := netio.CallerReads(conn)
+	conn.Close()
+	close(stop)
+	for range 3 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(waitBound):
+			t.Fatal("a goroutine did not finish after Close")
+		}
+	}
+	if reads == 0 {
+		t.Fatal("the caller never read a group itself: the test did not exercise the hand-overs")
+	}
+	t.Logf("the caller read %d groups itself", reads)
 }
