@@ -271,9 +271,9 @@ func TestCallerReadNeedsAReadDeadline(t *testing.T) {
 // commands and a third sending groups it never reads, all on one connection; then the
 // connection is closed under them. Every reply must pair with its own command (each ECHO
 // carries a token of its own), every command must complete exactly once (a second completion
-// closes a closed channel), and nothing may complete with a reply after Close said closed.
-// Run under -race it checks the hand-overs of the read side between the reader goroutine and
-// the caller.
+// closes a closed channel), and a command that got no reply ends closed by Close, never with
+// another failure. Run under -race it checks the hand-overs of the read side between the
+// reader goroutine and the caller.
 func TestCallerReadHandOverStress(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	conn, _ := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), tcp(t, srv.Addr()))
