@@ -45,7 +45,8 @@ import (
 //
 // The mode is off on connections whose reading has other duties on the reader goroutine: a
 // push handler or maintenance notices (which promise the reader goroutine), and the idle-read
-// watchdog (which owns the socket's read deadline, here the caller's).
+// watchdog (which owns the socket's read deadline, here the caller's). A caller's deadline is
+// the socket's read deadline: on a socket that refuses one, callers with a deadline do not read.
 
 // Read side states.
 const (
@@ -84,6 +85,10 @@ type callRead struct {
 	ticket *engine.Command // the lead of the direct group whose caller may take the side
 	last   *engine.Command // the lead of the last direct group, free side or not
 	rerr   error           // the failure a reading caller met, for the reader goroutine
+	// noDeadline: the socket refused a read deadline (a net.Conn from a custom dial hook may not
+	// support them): a caller with a deadline could not stop its read in time, so it never
+	// reads.
+	noDeadline bool
 
 	// resume gives the side back to the parked reader goroutine: sent once by whoever moves
 	// the side to sideReader while the reader goroutine waits.
@@ -223,12 +228,21 @@ func (c *Conn) wakeParked() {
 // last completes, deadline passes (zero: none) or the connection fails; it then leaves the side
 // free, or gives it back to the reader goroutine when other replies are pending. It reports
 // whether last completed. When the side is not free for lead it returns false at once, and asks
-// the reader goroutine to free the side the next time nothing is in flight.
+// the reader goroutine to free the side the next time nothing is in flight. A caller with a
+// deadline never reads a socket that refused a read deadline: it returns false at once and the
+// reader goroutine reads its replies.
 func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
 	if !c.cr.on {
 		return false
 	}
 	c.fmu.Lock()
+	if c.cr.noDeadline && !deadline.IsZero() {
+		if c.cr.side == sideFree && c.cr.ticket == lead {
+			c.giveBack() // its replies are pending: the reader goroutine reads them
+		}
+		c.fmu.Unlock()
+		return false
+	}
 	if c.cr.side != sideFree || c.cr.ticket != lead {
 		switch {
 		case c.cr.busy > 0:
@@ -243,11 +257,19 @@ func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
 	c.cr.ticket = nil
 	c.cr.park.Stop()
 	c.fmu.Unlock()
-	c.cr.reads.Add(1)
 
 	if !deadline.IsZero() {
-		_ = c.nc.SetReadDeadline(deadline)
+		if err := c.nc.SetReadDeadline(deadline); err != nil {
+			// Reading without the deadline could outlast it (the command timeout) without end:
+			// the reader goroutine reads instead, as it does for callers that wait.
+			c.fmu.Lock()
+			c.cr.noDeadline = true
+			c.giveBack()
+			c.fmu.Unlock()
+			return false
+		}
 	}
+	c.cr.reads.Add(1)
 	var fail error
 	for last.Stage() != engine.StageDone {
 		if err := c.rd.Read(&c.scratch); err != nil {
