@@ -41,6 +41,10 @@ func (c *Client) replicaRent(cl *call) func(context.Context, func(*DedicatedConn
 			return err
 		}
 		c.armStandaloneRoleSwitch(d, policy) // replica_fallback.go
+		if src := c.replicas.src; src != nil && d.eng != nil {
+			// A Sentinel replica that leaves the set drains this read before its engine closes.
+			defer src.lease(d.eng)()
+		}
 		return c.withRented(d, fn)
 	}
 }

@@ -25,7 +25,10 @@ import (
 // s_down, o_down or disconnected are left out; the others go to the read router, which
 // validates each with ROLE before its first read. When the set or the primary changes, a new
 // generation (router and engines) takes the reads; the old router keeps running until its
-// reads drained, then stops, and the engines of replicas that left close.
+// reads drained, then stops, and the engines of replicas that left close. A replica that left
+// while blocking reads run on its dedicated connections drains them first: its engine closes
+// when the last of them returned its connection (there is no deadline: a blocking read has no
+// response timeout), or at once when the client closes, which aborts them.
 
 // primaryWatch is how often the source looks for a new primary between its refreshes.
 const primaryWatch = 100 * time.Millisecond
@@ -55,6 +58,8 @@ type sentinelReplicas struct {
 	closed   bool
 	engines  map[fsm.Endpoint]*engine.Engine // the replica engines in use, by endpoint
 	retiring sync.WaitGroup
+	leases   map[*engine.Engine]int // blocking reads running on each engine's dedicated connections
+	returned chan struct{}          // closed (and replaced) when an engine's last lease ends
 	// The loop's own state.
 	sentinel  int            // the Sentinel asked first, in sentinels
 	sentinels []Endpoint     // the Sentinels to ask: the configured, then the learned
@@ -78,7 +83,8 @@ func newSentinelReplicas(c *Client, rs *replicaSet, ecfg engine.Config, deps eng
 	s := &sentinelReplicas{c: c, rs: rs, ecfg: ecfg, deps: deps, interval: rs.tmpl.RefreshInterval,
 		query: resp.AppendCommand(nil, "SENTINEL", "REPLICAS", o.SentinelPrimaryName),
 		first: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
-		engines: make(map[fsm.Endpoint]*engine.Engine)}
+		engines: make(map[fsm.Endpoint]*engine.Engine), leases: make(map[*engine.Engine]int),
+		returned: make(chan struct{})}
 	s.backoff = max(fsm.RefreshBackoffMax, s.interval)
 	if st, ok := deps.Transport.(sentinelTransport); ok {
 		s.deps.Transport = st.data // replica connections are not checked for the primary's ROLE
@@ -432,5 +438,52 @@ func (s *sentinelReplicas) retire(old *replicaGen, gone []*engine.Engine) {
 		old.router.Close()
 		s.rs.retired(old)
 	}
-	closeEngines(gone)
+	s.drain(gone)
+}
+
+// lease records a blocking read running on a dedicated connection of the replica engine e,
+// until the returned func is called (once its connection went back or was discarded), so that
+// e does not close under it when its replica leaves the set.
+func (s *sentinelReplicas) lease(e *engine.Engine) func() {
+	s.mu.Lock()
+	s.leases[e]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if s.leases[e]--; s.leases[e] == 0 {
+			delete(s.leases, e)
+			close(s.returned)
+			s.returned = make(chan struct{})
+		}
+		s.mu.Unlock()
+	}
+}
+
+// drain closes the engines of replicas that left the set, each once no blocking read runs on
+// it any more; when the client closes, it closes the rest at once, aborting their reads.
+func (s *sentinelReplicas) drain(gone []*engine.Engine) {
+	for {
+		s.mu.Lock()
+		var idle, busy []*engine.Engine
+		for _, e := range gone {
+			if s.leases[e] > 0 {
+				busy = append(busy, e)
+			} else {
+				idle = append(idle, e)
+			}
+		}
+		returned := s.returned
+		s.mu.Unlock()
+		closeEngines(idle)
+		if len(busy) == 0 {
+			return
+		}
+		gone = busy
+		select {
+		case <-returned:
+		case <-s.stop:
+			closeEngines(gone)
+			return
+		}
+	}
 }
