@@ -491,9 +491,14 @@ func (c *Client) completion(cl *call) error {
 }
 
 func (c *Client) commandFailure(cmd *engine.Command) error {
+	return c.commandFailureOn(cmd, c.endpointFor(cmd))
+}
+
+// commandFailureOn is commandFailure for a command sent to ep (a dedicated connection's server).
+func (c *Client) commandFailureOn(cmd *engine.Command, ep Endpoint) error {
 	var ae *engine.AcquireError
 	if errors.As(cmd.Err, &ae) {
-		return acquireFailure(c.endpointFor(cmd), c.opts.ConnectTimeout, ae)
+		return acquireFailure(ep, c.opts.ConnectTimeout, ae)
 	}
 	var cse *engine.CrossSlotError
 	if errors.As(cmd.Err, &cse) {
@@ -502,13 +507,13 @@ func (c *Client) commandFailure(cmd *engine.Command) error {
 	if cmd.MaybeSent() {
 		// Close ends connections with netio.ErrClosed; any other cause (a reset that raced with
 		// Close) is reported as it is.
-		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: c.endpointFor(cmd), Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
+		return &UnknownOutcomeError{CommandName: cmd.Name, Endpoint: ep, Stage: stageOf(cmd.FinalStage()), Err: cmd.Err,
 			closed: c.closed.Load() && errors.Is(cmd.Err, netio.ErrClosed)}
 	}
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return &ConnectionError{Endpoint: c.endpointFor(cmd), Err: cmd.Err}
+	return &ConnectionError{Endpoint: ep, Err: cmd.Err}
 }
 
 // abandon handles a caller that stops waiting (ctxErr set) or a command timeout (ctxErr nil), by

@@ -276,7 +276,11 @@ func (d *DedicatedConn) settle(cls []*call) error {
 	if last.Err == nil {
 		return nil
 	}
-	err := d.c.commandFailure(last)
+	ep := d.endpoint()
+	if s := last.Sender(); s != (engine.Endpoint{}) {
+		ep = endpointOf(s)
+	}
+	err := d.c.commandFailureOn(last, ep)
 	d.recycle(cls)
 	d.discard()
 	return err
