@@ -1,0 +1,127 @@
+package client_test
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/client"
+	"github.com/respire-go/respire/netio/redistest"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// hedgeMaintFake starts a scripted RESP3 replica, linked as replicaMaintFake's is, whose GET
+// follows the current mode: 0 replies at once; 1 sends MIGRATING and replies 500 ms later; 2
+// sends MIGRATING and MIGRATED and replies 600 ms later; 3 sends MIGRATING, MIGRATED 300 ms
+// later, and replies 300 ms after that. gets counts the GETs received, served those answered.
+func hedgeMaintFake(t *testing.T, mode, gets, served *atomic.Int32) *redistest.Fake {
+	return redistest.StartFake(t, func(c *redistest.FakeConn, args []string) {
+		if c.Standard(args) {
+			return
+		}
+		switch args[0] {
+		case "ROLE":
+			c.Reply(resp.ArrayOf(resp.BulkString("slave"), resp.BulkString("127.0.0.1"), resp.Int(6379),
+				resp.BulkString("connected"), resp.Int(1)))
+		case "CONFIG":
+			c.Reply(resp.ArrayOf(resp.BulkString("replica-serve-stale-data"), resp.BulkString("yes")))
+		case "INFO":
+			c.Reply(resp.BulkString("# Server\r\nredis_version:7.4.0\r\n"))
+		case "GET":
+			n := int64(gets.Add(1))
+			switch mode.Load() {
+			case 1:
+				c.Reply(maintPush("MIGRATING", n, 5))
+				time.Sleep(500 * time.Millisecond)
+			case 2:
+				c.Reply(maintPush("MIGRATING", n, 5))
+				c.Reply(maintPush("MIGRATED", n, -1))
+				time.Sleep(600 * time.Millisecond)
+			case 3:
+				c.Reply(maintPush("MIGRATING", n, 5))
+				time.Sleep(300 * time.Millisecond)
+				c.Reply(maintPush("MIGRATED", n, -1))
+				time.Sleep(300 * time.Millisecond)
+			}
+			c.Reply(resp.BulkString("v"))
+			served.Add(1)
+		default:
+			c.ErrorReply("ERR unknown command")
+		}
+	})
+}
+
+// TestHedgedReplicaReadMaintenanceRelaxation: a hedged read's wait asks the maintenance
+// relaxation of the connections its attempts went to, by the rule a single command's wait
+// follows (HedgedReads on; the only replica leaves no hedge target, so the original attempt is
+// the one in flight).
+//
+//   - A MIGRATING notice on the replica's connection lets a reply slower than CommandTimeout
+//     complete the read. Before the fix the read timed out at CommandTimeout.
+//   - After MIGRATED the read has its own timeout again and times out before the reply.
+//   - A MIGRATED that arrives while the window keeps the read alive past its own timeout ends
+//     it at once, before the reply that would otherwise have completed it.
+//
+// Every read took the hedged path (HedgeStats counts it watched), and the replica ran every GET.
+func TestHedgedReplicaReadMaintenanceRelaxation(t *testing.T) {
+	var mode, gets, served atomic.Int32
+	replica := hedgeMaintFake(t, &mode, &gets, &served)
+	primary, _ := maintFake(t, func() []resp.Value { return nil })
+	c := maintClient(t, primary, client.Options{
+		ReplicaEndpoints:          []client.Endpoint{{Host: replica.Host(), Port: replica.Port()}},
+		ReadFrom:                  client.Replica,
+		ReplicaRefreshInterval:    time.Hour,
+		CommandTimeout:            150 * time.Millisecond,
+		MaintenanceNotifications:  client.MaintenanceAuto,
+		MaintenanceRelaxedTimeout: 5 * time.Second,
+		HedgedReads:               &client.HedgedReadOptions{Delay: 10 * time.Millisecond, MaximumExtraLoadPercent: 100},
+	})
+	ctx := ctxT(t)
+	waitReplicaFor(t, 5*time.Second, "the replica validated", func() bool {
+		v, _, err := c.Get(ctx, "k")
+		return err == nil && v == "v"
+	})
+
+	// read runs one GET in mode m, once the replica answered every earlier one (a timed-out
+	// read's GET still holds the connection until its reply), and checks that the replica ran
+	// it on the hedged path.
+	read := func(m int32) (string, time.Duration, error) {
+		t.Helper()
+		waitReplicaFor(t, 5*time.Second, "the replica answered the earlier GETs", func() bool { return served.Load() == gets.Load() })
+		mode.Store(m)
+		before, watched := gets.Load(), c.HedgeStats().Watched
+		start := time.Now()
+		v, _, err := c.Get(ctx, "k")
+		took := time.Since(start)
+		if n := gets.Load() - before; n != 1 {
+			t.Fatalf("mode %d: %d GETs reached the replica, want 1", m, n)
+		}
+		if w := c.HedgeStats().Watched - watched; w != 1 {
+			t.Fatalf("mode %d: %d reads watched for a hedge, want 1: the read did not take the hedged path", m, w)
+		}
+		return v, took, err
+	}
+	var te *client.TimeoutError
+
+	v, took, err := read(1)
+	if err != nil || v != "v" {
+		t.Fatalf("a relaxed hedged read: %q %v after %v", v, err, took)
+	}
+	if took < 450*time.Millisecond {
+		t.Fatalf("the read took %v: the slow reply never happened", took)
+	}
+
+	_, took, err = read(2)
+	if !errors.As(err, &te) || took >= 600*time.Millisecond {
+		t.Fatalf("after MIGRATED: %v after %v, want a timeout before the reply", err, took)
+	}
+
+	_, took, err = read(3)
+	if !errors.As(err, &te) || took >= 600*time.Millisecond {
+		t.Fatalf("MIGRATED during the relaxed wait: %v after %v, want a timeout before the reply", err, took)
+	}
+	if took < 250*time.Millisecond {
+		t.Fatalf("the read timed out after %v, before MIGRATED: the window never kept it alive", took)
+	}
+}
