@@ -14,7 +14,7 @@ import (
 // hedgeMaintFake starts a scripted RESP3 replica, linked as replicaMaintFake's is, whose GET
 // follows the current mode: 0 replies at once; 1 sends MIGRATING and replies 500 ms later; 2
 // sends MIGRATING and MIGRATED and replies 600 ms later; 3 sends MIGRATING, MIGRATED 300 ms
-// later, and replies 300 ms after that. gets counts the GETs received, served those answered.
+// later, and replies 300 ms after that; 4 replies 1 s later, with no notice. gets counts the GETs received, served those answered.
 func hedgeMaintFake(t *testing.T, mode, gets, served *atomic.Int32) *redistest.Fake {
 	return redistest.StartFake(t, func(c *redistest.FakeConn, args []string) {
 		if c.Standard(args) {
@@ -43,6 +43,8 @@ func hedgeMaintFake(t *testing.T, mode, gets, served *atomic.Int32) *redistest.F
 				time.Sleep(300 * time.Millisecond)
 				c.Reply(maintPush("MIGRATED", n, -1))
 				time.Sleep(300 * time.Millisecond)
+			case 4:
+				time.Sleep(time.Second)
 			}
 			c.Reply(resp.BulkString("v"))
 			served.Add(1)
@@ -123,5 +125,62 @@ func TestHedgedReplicaReadMaintenanceRelaxation(t *testing.T) {
 	}
 	if took < 250*time.Millisecond {
 		t.Fatalf("the read timed out after %v, before MIGRATED: the window never kept it alive", took)
+	}
+}
+
+// TestHedgedReadRelaxedByEitherAttempt: the relaxation that keeps a hedged read alive may be the
+// hedge's connection's as well as the original attempt's. Of two replicas, plain answers a GET
+// after 1 s with no notice, and relaxed sends MIGRATING and answers after 500 ms. The router
+// rotates the original attempt between them, so of two reads one starts on each, and each is
+// hedged to the other 10 ms later. Both complete with relaxed's reply, past CommandTimeout:
+// the one that started on plain lives only by its hedge's window, and that hedge wins.
+func TestHedgedReadRelaxedByEitherAttempt(t *testing.T) {
+	var plainMode, plainGets, plainServed, relaxedMode, relaxedGets, relaxedServed atomic.Int32
+	plain := hedgeMaintFake(t, &plainMode, &plainGets, &plainServed)
+	relaxed := hedgeMaintFake(t, &relaxedMode, &relaxedGets, &relaxedServed)
+	primary, _ := maintFake(t, func() []resp.Value { return nil })
+	c := maintClient(t, primary, client.Options{
+		ReplicaEndpoints: []client.Endpoint{
+			{Host: plain.Host(), Port: plain.Port()}, {Host: relaxed.Host(), Port: relaxed.Port()}},
+		ReadFrom:                  client.Replica,
+		ReplicaRefreshInterval:    time.Hour,
+		CommandTimeout:            150 * time.Millisecond,
+		MaintenanceNotifications:  client.MaintenanceAuto,
+		MaintenanceRelaxedTimeout: 5 * time.Second,
+		HedgedReads:               &client.HedgedReadOptions{Delay: 10 * time.Millisecond, MaximumExtraLoadPercent: 100},
+	})
+	ctx := ctxT(t)
+	waitReplicaFor(t, 5*time.Second, "both replicas validated", func() bool {
+		v, _, err := c.Get(ctx, "k")
+		s := c.ReadRoutingSnapshot()
+		return err == nil && v == "v" && s != nil && len(s.EligibleEndpoints) == 2
+	})
+
+	plainMode.Store(4)
+	relaxedMode.Store(1)
+	stats := c.HedgeStats()
+	for i := range 2 {
+		waitReplicaFor(t, 5*time.Second, "the replicas answered the earlier GETs", func() bool {
+			return plainServed.Load() == plainGets.Load() && relaxedServed.Load() == relaxedGets.Load()
+		})
+		pg, rg := plainGets.Load(), relaxedGets.Load()
+		start := time.Now()
+		v, _, err := c.Get(ctx, "k")
+		took := time.Since(start)
+		if err != nil || v != "v" {
+			t.Fatalf("read %d: %q %v after %v, want relaxed's reply", i, v, err, took)
+		}
+		if took < 450*time.Millisecond || took >= 900*time.Millisecond {
+			t.Fatalf("read %d took %v, want relaxed's slow reply (500 ms), not plain's", i, took)
+		}
+		if plainGets.Load() != pg+1 || relaxedGets.Load() != rg+1 {
+			t.Fatalf("read %d: %d GETs on plain, %d on relaxed, want one each (an original and its hedge)",
+				i, plainGets.Load()-pg, relaxedGets.Load()-rg)
+		}
+	}
+	now := c.HedgeStats()
+	if now.Sent-stats.Sent != 2 || now.Won-stats.Won != 1 {
+		t.Fatalf("hedges: %d sent, %d won, want 2 sent and 1 won (the read that started on plain)",
+			now.Sent-stats.Sent, now.Won-stats.Won)
 	}
 }
