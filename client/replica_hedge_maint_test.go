@@ -184,3 +184,53 @@ func TestHedgedReadRelaxedByEitherAttempt(t *testing.T) {
 			now.Sent-stats.Sent, now.Won-stats.Won)
 	}
 }
+
+// TestClusterHedgedReplicaReadMaintenanceRelaxation: a Cluster client's hedged read waits by
+// the same rule: a MIGRATING notice on the replica node's connection lets a reply slower than
+// CommandTimeout complete it; after MIGRATED it times out before its reply. Both reads took the
+// hedged path (the shard's router counts them watched), and every GET ran on the replica.
+func TestClusterHedgedReplicaReadMaintenanceRelaxation(t *testing.T) {
+	var mode, gets atomic.Int32
+	primary, _ := clusterMaintFakes(t, &mode, &gets, nil)
+	c := maintClient(t, primary, client.Options{
+		UseCluster:                true,
+		ReadFrom:                  client.Replica,
+		ReplicaRefreshInterval:    time.Hour,
+		CommandTimeout:            150 * time.Millisecond,
+		MaintenanceNotifications:  client.MaintenanceAuto,
+		MaintenanceRelaxedTimeout: 5 * time.Second,
+		HedgedReads:               &client.HedgedReadOptions{Delay: 10 * time.Millisecond, MaximumExtraLoadPercent: 100},
+	})
+	ctx := ctxT(t)
+	waitReplicaFor(t, 5*time.Second, "the replica validated", func() bool {
+		v, _, err := c.Get(ctx, "k")
+		return err == nil && v == "v"
+	})
+
+	mode.Store(1)
+	before, watched := gets.Load(), c.HedgeStats().Watched
+	start := time.Now()
+	v, _, err := c.Get(ctx, "k")
+	took := time.Since(start)
+	if err != nil || v != "v" {
+		t.Fatalf("a relaxed Cluster hedged read: %q %v after %v", v, err, took)
+	}
+	if took < 450*time.Millisecond || gets.Load() != before+1 {
+		t.Fatalf("the read took %v (%d GETs on the replica): the slow reply never happened", took, gets.Load()-before)
+	}
+
+	mode.Store(2)
+	start = time.Now()
+	_, _, err = c.Get(ctx, "k")
+	took = time.Since(start)
+	var te *client.TimeoutError
+	if !errors.As(err, &te) || took >= 600*time.Millisecond {
+		t.Fatalf("after MIGRATED: %v after %v, want a timeout before the reply", err, took)
+	}
+	if gets.Load() != before+2 {
+		t.Fatalf("%d GETs reached the replica, want 2", gets.Load()-before)
+	}
+	if w := c.HedgeStats().Watched - watched; w != 2 {
+		t.Fatalf("%d reads watched for a hedge, want 2: the reads did not take the hedged path", w)
+	}
+}
