@@ -21,21 +21,8 @@ import (
 func (c *Client) executeClusterHedged(ctx context.Context, cl *call, pick engine.ReadPick, w *engine.ReadWatch) (engine.ReadPick, bool, error) {
 	h := engine.NewClusterHedgedRead(pick, w, &cl.cmd)
 	h.Start(pick.Candidate())
-	timeout := c.armTimeout(cl)
-	for !h.Step() {
-		select {
-		case <-h.Wake():
-		case <-ctx.Done():
-			if cl.timer != nil {
-				cl.timer.Stop()
-			}
-			return pick, false, c.leaveHedged(cl, h, ctx.Err(), siblingsOf(pick))
-		case <-timeout:
-			return pick, false, c.leaveHedged(cl, h, nil, siblingsOf(pick))
-		}
-	}
-	if cl.timer != nil {
-		cl.timer.Stop()
+	if settled, ctxErr := c.awaitHedged(ctx, cl, h); !settled {
+		return pick, false, c.leaveHedged(cl, h, ctxErr, siblingsOf(pick))
 	}
 	h.Release()
 	x, target := h.Result()

@@ -99,23 +99,80 @@ func (c *Client) HedgeStats() HedgeStats {
 func (c *Client) executeHedged(ctx context.Context, cl *call, g *replicaGen, rt *engine.ReadRoute, w *engine.ReadWatch, target int) error {
 	h := engine.NewHedgedRead(rt, w, &cl.cmd)
 	h.Start(target)
+	if settled, ctxErr := c.awaitHedged(ctx, cl, h); !settled {
+		return c.leaveHedged(cl, h, ctxErr, c.readEndpointsOf(g))
+	}
+	return c.settleHedged(cl, g, h)
+}
+
+// awaitHedged drives h until its router settles it (true), ctx ends (false and ctx's error) or
+// its timeout passes (false, nil), and stops the call's timer. The timeout is awaitReply's rule
+// applied to every attempt still in flight: when CommandTimeout fires, an attempt whose
+// connection is in a maintenance window keeps the read alive until its relaxed deadline, counted
+// from the read's start (relaxHedged). While it is kept alive, the read asks again when one of
+// those windows shrinks (engine.Relax.Shrunk) or an attempt ends, and times out at once when no
+// attempt in flight keeps it alive any more. Standalone, Sentinel and Cluster hedged reads wait
+// here.
+func (c *Client) awaitHedged(ctx context.Context, cl *call, h *engine.HedgedRead) (settled bool, ctxErr error) {
 	timeout := c.armTimeout(cl)
-	for !h.Step() {
+	cl.relaxStart = time.Time{} // set when the own timeout fired: the read's start
+	var shrunk [2]<-chan struct{}
+	ask := false
+wait:
+	for {
+		if settled = h.Step(); settled {
+			break
+		}
+		if ask {
+			ask = false
+			if !c.relaxHedged(cl, h, &shrunk) {
+				break
+			}
+		}
 		select {
 		case <-h.Wake():
+			// An attempt may have ended: the one whose window kept the read alive, say.
+			ask = !cl.relaxStart.IsZero()
 		case <-ctx.Done():
-			if cl.timer != nil {
-				cl.timer.Stop()
+			ctxErr = ctx.Err()
+			break wait
+		case fired := <-timeout:
+			if cl.relaxStart.IsZero() { // the own timeout: later firings are relaxed wakes
+				cl.relaxStart = fired.Add(-c.opts.CommandTimeout)
 			}
-			return c.leaveHedged(cl, h, ctx.Err(), c.readEndpointsOf(g))
-		case <-timeout:
-			return c.leaveHedged(cl, h, nil, c.readEndpointsOf(g))
+			ask = true
+		case <-shrunk[0]:
+			ask = true
+		case <-shrunk[1]:
+			ask = true
 		}
 	}
 	if cl.timer != nil {
 		cl.timer.Stop()
 	}
-	return c.settleHedged(cl, g, h)
+	return settled, ctxErr
+}
+
+// relaxHedged is relaxTimer's rule for a hedged read started at cl.relaxStart: each attempt of h
+// still in flight asks its connection's relaxation (relaxAt), and the read lives while one of
+// them keeps it alive, until the latest time one of them says to ask again. It re-arms the
+// call's timer for then, stores in shrunk the channels closed when those windows shrink, and
+// reports true; false when the read times out now.
+func (c *Client) relaxHedged(cl *call, h *engine.HedgedRead, shrunk *[2]<-chan struct{}) bool {
+	now := time.Now()
+	var wake time.Time
+	for i := range shrunk {
+		at, ch, ok := relaxAt(h.Relax(i), now, cl.relaxStart, c.opts.CommandTimeout)
+		shrunk[i] = ch
+		if ok && at.After(wake) {
+			wake = at
+		}
+	}
+	if wake.IsZero() {
+		return false
+	}
+	cl.timer.Reset(wake.Sub(now))
+	return true
 }
 
 // settleHedged completes cl with the settled attempt's outcome and lets the other go.

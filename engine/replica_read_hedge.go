@@ -184,3 +184,18 @@ func (h *HedgedRead) Sent() bool {
 	}
 	return false
 }
+
+// Relax returns the relaxation host of the connection that attempt i (0: the original, 1: the
+// hedge) was handed to, or nil when there is no such attempt, it has ended, or its connection
+// has none. A caller whose timeout fired asks it for each attempt, as a single command's caller
+// asks Command.Relax. Call it from the goroutine that drives the read.
+func (h *HedgedRead) Relax(i int) *Relax {
+	if i < 0 || i >= h.n {
+		return nil
+	}
+	a := &h.att[i]
+	if a.done.Load() {
+		return nil
+	}
+	return a.cmd.Relax()
+}
