@@ -173,6 +173,10 @@ type clusterNode struct {
 	// forgetAt.
 	retired  bool
 	forgetAt time.Duration
+	// lingering: the grace ended while a connection of its pool was rented; its command slots
+	// are disposed, and it is forgotten when no connection of its pool is rented any more
+	// (cluster_linger.go).
+	lingering bool
 	// movingTo is the endpoint a MOVING notice announced for one of the node's connections,
 	// until a handoff publishes a replacement (cluster_moving.go); zero otherwise.
 	movingTo Endpoint
@@ -363,6 +367,9 @@ func (c *Cluster) stepConn(ev *Event, out *Outbox) {
 		return
 	}
 	pool := m == MachineNodePool
+	if c.stepLingering(n, pool, ev, out) {
+		return
+	}
 	lost := ev.Kind == ConnLost && !pool && !n.retired && n.kind == nodeMember && n.role == RolePrimary &&
 		n.mux.readyConn(ev.Conn)
 	start := len(out.Effects)
@@ -381,7 +388,7 @@ func (c *Cluster) stepTimer(ev *Event, out *Outbox) {
 		return
 	}
 	if m := MachineOf(uint64(ev.Timer)); isNodeMachine(m) {
-		if n := c.node(NodeOf(uint64(ev.Timer))); n != nil {
+		if n := c.node(NodeOf(uint64(ev.Timer))); n != nil && !c.stepLingering(n, m == MachineNodePool, ev, out) {
 			c.forward(n, m == MachineNodePool, ev, out)
 		}
 		return

@@ -302,7 +302,7 @@ func (c *Cluster) armSweep(ev *Event, out *Outbox) {
 		}
 	}
 	for _, n := range c.nodes {
-		if n.retired {
+		if n.retired && !n.lingering {
 			consider(n.forgetAt)
 			if n.forgetAt <= ev.At {
 				next, ok = ev.At, true
@@ -327,24 +327,25 @@ func (c *Cluster) armSweep(ev *Event, out *Outbox) {
 	f.Timer, f.After = c.sweep, next-ev.At
 }
 
-// sweepRetired forgets the retired nodes whose grace is over (disposing what they still hold)
-// and retires the strangers at endpoints whose grace is over.
+// sweepRetired forgets the retired nodes whose grace is over (disposing what they still hold,
+// except a pool with rented connections: the node lingers until they are returned,
+// cluster_linger.go) and retires the strangers at endpoints whose grace is over.
 func (c *Cluster) sweepRetired(now time.Duration, out *Outbox) {
 	ev := Event{Kind: Disposed, At: now}
 	kept := c.nodes[:0]
 	var gone []*clusterNode
 	for _, n := range c.nodes {
-		if n.retired && n.forgetAt <= now {
+		if n.retired && !n.lingering && n.forgetAt <= now {
 			gone = append(gone, n)
-			continue
+			if n.rentedConns() == 0 {
+				continue
+			}
 		}
 		kept = append(kept, n)
 	}
 	c.nodes = kept
 	for _, n := range gone {
-		c.forward(n, false, &ev, out)
-		c.forward(n, true, &ev, out)
-		c.dirty = true
+		c.forget(n, &ev, out)
 	}
 	for _, n := range slices.Clone(c.nodes) {
 		if !n.retired && n.kind == nodeStranger && !c.dialAllowed(n.addr, now) {

@@ -41,6 +41,10 @@ type clusterWorld struct {
 	published   *ClusterMap
 	ready       []ConnID
 	closed      map[ConnID]bool
+	// rented are the dedicated connections granted to callers and not returned yet.
+	rented []ConnID
+	// rents are the waiters of dedicated rents.
+	rents map[WaiterID]bool
 }
 
 type scheduled struct {
@@ -60,6 +64,7 @@ func newClusterWorld(t *rapid.T, cfg ClusterConfig) *clusterWorld {
 		order:   []NodeID{"a", "b", "c"},
 		up:      map[Endpoint]bool{}, named: map[Endpoint]bool{}, departed: map[Endpoint]time.Duration{},
 		retiredNode: map[uint32]bool{}, waiters: map[WaiterID]bool{}, closed: map[ConnID]bool{},
+		rents: map[WaiterID]bool{},
 	}
 	for _, a := range worldAddrs {
 		w.up[a] = true
@@ -139,6 +144,9 @@ func (w *clusterWorld) effects(ev *Event, effects []Effect) {
 		case CancelTimer:
 			w.unschedule(f.Timer)
 		case Close:
+			if slices.Contains(w.rented, f.Conn) {
+				t.Fatalf("t=%v: rented connection %v closed before its return", w.now, f.Conn)
+			}
 			w.closed[f.Conn] = true
 			w.ready = slices.DeleteFunc(w.ready, func(c ConnID) bool { return c == f.Conn })
 		case Route:
@@ -169,6 +177,12 @@ func (w *clusterWorld) effects(ev *Event, effects []Effect) {
 				t.Fatalf("t=%v: waiter %d completed twice", w.now, f.Waiter)
 			}
 			w.waiters[f.Waiter] = true
+			if f.Machine == MachineNodePool && f.Outcome == OutcomeGranted {
+				if w.retiredNode[f.Node] {
+					t.Fatalf("t=%v: rent granted on node %d, whose slots retired", w.now, f.Node)
+				}
+				w.rented = append(w.rented, f.Conn)
+			}
 		case Record:
 			if p := w.cfg.Policy; p != nil && f.Metric.Source == SourceClusterDiscovery &&
 				f.Metric.Instrument == InstrumentAttempt && p.MaxAttempts > 0 && int(f.Metric.Value) > p.MaxAttempts {
@@ -225,6 +239,16 @@ func (w *clusterWorld) deliverUntil(limit time.Duration) bool {
 	return true
 }
 
+// giveBack returns the oldest rented connection, healthy or not.
+func (w *clusterWorld) giveBack(healthy bool) {
+	if len(w.rented) == 0 {
+		return
+	}
+	c := w.rented[0]
+	w.rented = w.rented[1:]
+	w.step(Event{Kind: Returned, Conn: c, Healthy: healthy})
+}
+
 func (w *clusterWorld) demand(ev Event) {
 	w.nextWaiter++
 	ev.Kind, ev.Waiter = Demanded, w.nextWaiter
@@ -237,8 +261,11 @@ func (w *clusterWorld) demand(ev Event) {
 // connections, MOVED redirects and every kind of demand. It checks on every step that no dial
 // reaches a retired node's machines or an endpoint past its grace, that an empty reply never
 // changes the topology, that discovery attempts stay within the budget, and that every caller
-// demand completes exactly once, all of them within three quiet minutes; and at the end that
-// replaying the journal into a fresh machine reproduces every effect.
+// demand completes exactly once, all of them within three quiet minutes, that no rent is granted
+// on a retired node and no rented connection is closed before its return (a departed node's
+// rented connections outlive its grace); and at the end that, once every rented connection is
+// returned, no retired node outlives its grace, and that replaying the journal into a fresh
+// machine reproduces every effect.
 func TestPropCluster(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := ClusterConfig{Seeds: []Endpoint{worldAddrs[0], worldAddrs[4]}, Slots: rapid.IntRange(1, 2).Draw(t, "slots"),
@@ -251,7 +278,7 @@ func TestPropCluster(t *testing.T) {
 		w := newClusterWorld(t, cfg)
 		steps := rapid.IntRange(1, 120).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
-			switch rapid.IntRange(0, 12).Draw(t, "action") {
+			switch rapid.IntRange(0, 14).Draw(t, "action") {
 			case 0, 1, 2, 3:
 				if !w.deliver() {
 					w.now += time.Second
@@ -309,16 +336,45 @@ func TestPropCluster(t *testing.T) {
 					id := rapid.SampledFrom(open).Draw(t, "withdraw")
 					w.step(Event{Kind: Withdrew, Machine: MachineCluster, Waiter: id})
 				}
+			case 13:
+				w.rents[w.nextWaiter+1] = true
+				w.demand(Event{Machine: MachineNodePool, Slot: rapid.IntRange(0, SlotCount-1).Draw(t, "slot")})
+			case 14:
+				w.giveBack(rapid.Bool().Draw(t, "healthy"))
 			}
 		}
 		// Quiet: every endpoint answers, the replies are whole, and everything settles.
 		w.garbage = false
+		// A rent of a node that stays down retries as long as its policy allows (forever with
+		// MaxAttempts 0): its caller gives up.
+		var pending []WaiterID
+		for id := range w.rents {
+			if !w.waiters[id] {
+				pending = append(pending, id)
+			}
+		}
+		slices.Sort(pending)
+		for _, id := range pending {
+			w.step(Event{Kind: Withdrew, Machine: MachineCluster, Waiter: id})
+		}
 		quiet := w.now + 3*time.Minute
 		for w.deliverUntil(quiet) {
 		}
 		for id, done := range w.waiters {
 			if !done {
 				t.Fatalf("waiter %d never completed", id)
+			}
+		}
+		// Every rented connection comes back; then no retired node past its grace is tracked.
+		for len(w.rented) > 0 {
+			w.giveBack(true)
+		}
+		settled := w.now + time.Minute
+		for w.deliverUntil(settled) {
+		}
+		for _, n := range w.c.nodes {
+			if n.lingering || (n.retired && n.forgetAt <= w.now) {
+				t.Fatalf("node %d still tracked after its grace with nothing rented", n.num)
 			}
 		}
 		// Replay.
