@@ -117,23 +117,12 @@ func (c *Client) rentNode(ctx context.Context, pick engine.ReadPick) (*Dedicated
 	ep := endpointOf(pick.Endpoint)
 	answer := make(chan engine.Grant, 1)
 	id := c.eng.RentNode(pick.Node, func(g engine.Grant) { answer <- g })
-	var g engine.Grant
-	select {
-	case g = <-answer:
-	case <-ctx.Done():
-		c.eng.Cancel(fsm.MachinePool, id)
-		g = <-answer
-		if g.Outcome == fsm.OutcomeGranted {
-			c.eng.Return(g.ConnID, true)
-		}
-		return nil, ctx.Err()
+	g, err := awaitGrant(ctx, c.eng, id, answer)
+	if err != nil {
+		return nil, err
 	}
-	if g.Outcome != fsm.OutcomeGranted {
-		return nil, acquireFailure(ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
-	}
-	if g.Conn == nil {
-		c.eng.Return(g.ConnID, false)
-		return nil, &ConnectionError{Endpoint: ep, Err: errors.New("respire: granted dedicated connection is gone")}
+	if err := c.granted(c.eng, g, ep); err != nil {
+		return nil, err
 	}
 	// eng set: the connection is a replica's (its endpoint is ep, and a cancelled blocking
 	// read discards it rather than sending CLIENT UNBLOCK).

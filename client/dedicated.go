@@ -97,6 +97,35 @@ func (c *Client) Dedicated(ctx context.Context) (*DedicatedConn, error) {
 	return c.dedicatedSlot(ctx, engine.Keyless)
 }
 
+// awaitGrant waits for the answer to eng's rent id. When ctx ends first the rent is withdrawn: the
+// machine answers every rent exactly once, so the answer comes (cancelled, or whatever won the
+// race), and a connection granted meanwhile is returned.
+func awaitGrant(ctx context.Context, eng *engine.Engine, id fsm.WaiterID, answer <-chan engine.Grant) (engine.Grant, error) {
+	select {
+	case g := <-answer:
+		return g, nil
+	case <-ctx.Done():
+		eng.Cancel(fsm.MachinePool, id)
+		if g := <-answer; g.Outcome == fsm.OutcomeGranted {
+			eng.Return(g.ConnID, true)
+		}
+		return engine.Grant{}, ctx.Err()
+	}
+}
+
+// granted checks the answer to a rent of eng: an error naming ep unless it granted a live
+// connection (a granted connection already gone is returned).
+func (c *Client) granted(eng *engine.Engine, g engine.Grant, ep Endpoint) error {
+	if g.Outcome != fsm.OutcomeGranted {
+		return acquireFailure(ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
+	}
+	if g.Conn == nil {
+		eng.Return(g.ConnID, false)
+		return &ConnectionError{Endpoint: ep, Err: errors.New("respire: granted dedicated connection is gone")}
+	}
+	return nil
+}
+
 // dedicatedSlot rents a dedicated connection to the Cluster node serving slot (any primary for
 // engine.Keyless, and the endpoint of a standalone client).
 func (c *Client) dedicatedSlot(ctx context.Context, slot int) (*DedicatedConn, error) {
@@ -115,25 +144,13 @@ func (c *Client) dedicatedSlot(ctx context.Context, slot int) (*DedicatedConn, e
 			return nil, err
 		}
 	} else {
-		select {
-		case g = <-answer:
-		case <-ctx.Done():
-			// Withdraw the rent; the machine answers every rent exactly once, so the answer
-			// comes (cancelled, or whatever won the race).
-			c.eng.Cancel(fsm.MachinePool, id)
-			g = <-answer
-			if g.Outcome == fsm.OutcomeGranted {
-				c.eng.Return(g.ConnID, true)
-			}
-			return nil, ctx.Err()
+		var err error
+		if g, err = awaitGrant(ctx, c.eng, id, answer); err != nil {
+			return nil, err
 		}
 	}
-	if g.Outcome != fsm.OutcomeGranted {
-		return nil, acquireFailure(c.ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
-	}
-	if g.Conn == nil {
-		c.eng.Return(g.ConnID, false)
-		return nil, &ConnectionError{Endpoint: c.ep, Err: errors.New("respire: granted dedicated connection is gone")}
+	if err := c.granted(c.eng, g, c.ep); err != nil {
+		return nil, err
 	}
 	d := &DedicatedConn{c: c, id: g.ConnID, conn: g.Conn}
 	d.Commands = Commands{x: d}

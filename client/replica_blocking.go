@@ -98,23 +98,12 @@ func (c *Client) rentOn(ctx context.Context, eng *engine.Engine, ep Endpoint) (*
 	}
 	answer := make(chan engine.Grant, 1)
 	id := eng.Rent(func(g engine.Grant) { answer <- g })
-	var g engine.Grant
-	select {
-	case g = <-answer:
-	case <-ctx.Done():
-		eng.Cancel(fsm.MachinePool, id)
-		g = <-answer
-		if g.Outcome == fsm.OutcomeGranted {
-			eng.Return(g.ConnID, true)
-		}
-		return nil, ctx.Err()
+	g, err := awaitGrant(ctx, eng, id, answer)
+	if err != nil {
+		return nil, err
 	}
-	if g.Outcome != fsm.OutcomeGranted {
-		return nil, acquireFailure(ep, c.opts.ConnectTimeout, &engine.AcquireError{Outcome: g.Outcome, Err: g.Err})
-	}
-	if g.Conn == nil {
-		eng.Return(g.ConnID, false)
-		return nil, &ConnectionError{Endpoint: ep, Err: errors.New("respire: granted dedicated connection is gone")}
+	if err := c.granted(eng, g, ep); err != nil {
+		return nil, err
 	}
 	d := &DedicatedConn{c: c, id: g.ConnID, conn: g.Conn, eng: eng, ep: ep}
 	d.Commands = Commands{x: d}
