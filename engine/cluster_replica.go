@@ -10,7 +10,6 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio/topo"
 )
 
 // Replica reads of a Cluster client.
@@ -542,51 +541,10 @@ func (sh *shardReads) probe(i int) {
 // validate asks candidate i its ROLE, whether it serves stale data and its availability zone,
 // pipelined; the ROLE answer decides (the other two are advisory, as for standalone replicas).
 func (sh *shardReads) validate(i int) {
-	var (
-		mu   sync.Mutex
-		left = 3
-		ev   = fsm.RouterEvent{Kind: fsm.RoleFailed, Target: i, ServeStale: true}
-	)
-	finish := func() {
-		mu.Lock()
-		left--
-		done := left == 0
-		mu.Unlock()
-		if done {
-			sh.step(ev)
-		}
-	}
-	role := sh.pinned("ROLE", roleFrame, func(c *Command) {
-		if c.Err == nil {
-			if rr, err := topo.ParseRole(c.Reply); err == nil && !rr.Sentinel {
-				mu.Lock()
-				ev.Kind, ev.Replica, ev.Link = fsm.RoleAnswered, rr.Role == fsm.RoleReplica, fsm.ParseLink(rr.LinkState)
-				mu.Unlock()
-			}
-		}
-		finish()
-	})
-	stale := sh.pinned("CONFIG", serveStaleFrame, func(c *Command) {
-		if c.Err == nil && !c.Reply.IsError() {
-			if v, ok := configValue(&c.Reply); ok {
-				mu.Lock()
-				ev.ServeStale = v != "no"
-				mu.Unlock()
-			}
-		}
-		finish()
-	})
-	info := sh.pinned("INFO", infoServerFrame, func(c *Command) {
-		if c.Err == nil && !c.Reply.IsError() {
-			text, err := c.Reply.AsString()
-			if zone, ok := infoField(text, "availability_zone"); err == nil && ok && zone != "" {
-				mu.Lock()
-				ev.Zone, ev.ZoneKnown = zone, true
-				mu.Unlock()
-			}
-		}
-		finish()
-	})
+	v := newValidation(i, sh.step)
+	role := sh.pinned("ROLE", roleFrame, v.role)
+	stale := sh.pinned("CONFIG", serveStaleFrame, v.stale)
+	info := sh.pinned("INFO", infoServerFrame, v.info)
 	for _, c := range []*Command{role, stale, info} {
 		sh.submit(i, c)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/netio/resp"
-	"github.com/respire-go/respire/netio/topo"
 )
 
 // ReplicaJournalMax bounds a ReplicaRouter's journal: it keeps the first ReplicaJournalMax
@@ -437,56 +436,10 @@ func (r *ReplicaRouter) probe(i int) {
 // steps RoleAnswered when ROLE answered (the other two are advisory: a refusal leaves
 // serve-stale on, Redis's default, and the zone unknown), RoleFailed otherwise.
 func (r *ReplicaRouter) validate(i int) {
-	var (
-		mu   sync.Mutex
-		left = 3
-		ev   = fsm.RouterEvent{Kind: fsm.RoleFailed, Target: i, ServeStale: true}
-	)
-	finish := func() {
-		mu.Lock()
-		left--
-		done := left == 0
-		mu.Unlock()
-		if done {
-			r.step(ev)
-		}
-	}
-	role := &Command{Name: "ROLE", Frame: roleFrame}
-	role.Done = func(c *Command) {
-		if c.Err == nil {
-			if rr, err := topo.ParseRole(c.Reply); err == nil && !rr.Sentinel {
-				mu.Lock()
-				ev.Kind = fsm.RoleAnswered
-				ev.Replica = rr.Role == fsm.RoleReplica
-				ev.Link = fsm.ParseLink(rr.LinkState)
-				mu.Unlock()
-			}
-		}
-		finish()
-	}
-	stale := &Command{Name: "CONFIG", Frame: serveStaleFrame}
-	stale.Done = func(c *Command) {
-		if c.Err == nil && !c.Reply.IsError() {
-			if v, ok := configValue(&c.Reply); ok {
-				mu.Lock()
-				ev.ServeStale = v != "no"
-				mu.Unlock()
-			}
-		}
-		finish()
-	}
-	info := &Command{Name: "INFO", Frame: infoServerFrame}
-	info.Done = func(c *Command) {
-		if c.Err == nil && !c.Reply.IsError() {
-			text, err := c.Reply.AsString()
-			if zone, ok := infoField(text, "availability_zone"); err == nil && ok && zone != "" {
-				mu.Lock()
-				ev.Zone, ev.ZoneKnown = zone, true
-				mu.Unlock()
-			}
-		}
-		finish()
-	}
+	v := newValidation(i, r.step)
+	role := &Command{Name: "ROLE", Frame: roleFrame, Done: v.role}
+	stale := &Command{Name: "CONFIG", Frame: serveStaleFrame, Done: v.stale}
+	info := &Command{Name: "INFO", Frame: infoServerFrame, Done: v.info}
 	for _, c := range []*Command{role, stale, info} {
 		c.Reset()
 		r.targets[i].Submit(c)
