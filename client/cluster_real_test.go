@@ -349,6 +349,18 @@ func TestClusterRealNodeReplaced(t *testing.T) {
 		}
 	}
 	rc.Reshard(t, old, keep, 16384/3+1)
+	// The client learns the moved slots from MOVED replies and its refresh. Until its map has
+	// dropped the emptied node, a write may still be in flight there, and the kill below (the
+	// test's, not the client's doing) would leave it with an unknown outcome: wait for the map
+	// first, so that any failure below is the client's.
+	waitUntil(t, "the client's map to drop the emptied node", func() bool {
+		for _, e := range c.ClusterPrimaries() {
+			if e.String() == oldAddr {
+				return false
+			}
+		}
+		return true
+	})
 	rc.RemoveNode(t, rc.Index(old))
 	removedAt := time.Now()
 	fresh := rc.AddPrimary(t)
