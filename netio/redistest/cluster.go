@@ -49,7 +49,8 @@ type Cluster struct {
 // 127.0.0.1, creates a cluster of them with
 // redis-cli --cluster create ... --cluster-replicas 1 --cluster-yes, and
 // returns once every node reports cluster_state:ok with all slots covered,
-// sees all the others connected, and every replica is in sync. Everything is
+// sees all the others connected, and every replica is in sync and known as
+// one by every node. Everything is
 // killed when the test finishes.
 func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	t.Helper()
@@ -150,7 +151,8 @@ func (c *Cluster) byRole(t testing.TB, role string) []*Server {
 // WaitOK waits, for up to 60 s, until every running node reports
 // cluster_state:ok with all 16384 slots ok, lists every running node as
 // connected and not failing, assigns no slot to a stopped node, and, if it
-// is a replica, has its replication link up. Use it after [Cluster.Restart],
+// is a replica, has its replication link up and is listed by every running
+// node as a replica of that primary. Use it after [Cluster.Restart],
 // or after killing a primary to wait for its replica to take over.
 func (c *Cluster) WaitOK(t testing.TB) {
 	t.Helper()
