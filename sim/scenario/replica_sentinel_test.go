@@ -1,0 +1,71 @@
+package scenario
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/fsm"
+)
+
+const sentinelReplicaBase = `
+name: s
+duration: 5s
+topology:
+  kind: sentinel
+  nodes: [{id: r1}, {id: r2}, {id: s1}]
+  sentinel: {primary: r1, replicas: [r2], sentinels: [s1]}
+client:
+  read_from: Replica
+  replica_refresh_interval: 200ms
+workload: {callers: 1, rate: 10/s, keys: 2}
+`
+
+// TestSentinelReplicaSection: a Sentinel topology's read_from makes the Sentinels the replica
+// source; the options resolve with the client's resolver (no endpoints: the Sentinels name
+// them), and what the simulated source does not cover is refused on its field.
+func TestSentinelReplicaSection(t *testing.T) {
+	sc, err := Parse([]byte(sentinelReplicaBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.SentinelReplicaReads() || !sc.ReplicaReads() || sc.IsReplicated() {
+		t.Fatalf("sentinel reads %v, replica reads %v, replicated %v", sc.SentinelReplicaReads(), sc.ReplicaReads(), sc.IsReplicated())
+	}
+	cfg, err := sc.RouterConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Default != fsm.ReadReplica || cfg.RefreshInterval != 200_000_000 || len(cfg.Endpoints) != 0 {
+		t.Fatalf("router configuration %+v", cfg)
+	}
+	if c := sc.SentinelReplicaConfig("r2"); c.Endpoint.Host != "r2" || c.Sentinel != nil {
+		t.Fatalf("replica engine configuration: endpoint %v, sentinel %v", c.Endpoint, c.Sentinel)
+	}
+	if c := sc.SentinelQueryConfig(sc.SentinelEndpoints()[0]); c.Endpoint.Host != "s1" || c.Slots != 1 || c.Sentinel != nil {
+		t.Fatalf("query engine configuration: endpoint %v, slots %d", c.Endpoint, c.Slots)
+	}
+	for _, c := range []struct{ old, new, field string }{
+		{"read_from: Replica", "read_from: Replica\n  hedged_reads: {}", "client.hedged_reads"},
+		{"read_from: Replica", "read_from: Farthest", "client.read_from"},
+		{"replica_refresh_interval: 200ms", "replica_refresh_interval: 2h", "client.replica_refresh_interval"},
+		{"workload:", "replica_events: [{at: 1s, promote: r2}]\nworkload:", "replica_events"},
+		{"workload:", "actions: [{at: 1s, close: {}}]\nworkload:", "actions"},
+		{"workload:", "faults: [{at: 1s, drop: {client_slot: 0}}]\nworkload:", "faults[0]"},
+	} {
+		src := strings.Replace(sentinelReplicaBase, c.old, c.new, 1)
+		if src == sentinelReplicaBase {
+			t.Fatalf("%q is not in the base scenario", c.old)
+		}
+		_, err := Parse([]byte(src))
+		var se *Error
+		if !errors.As(err, &se) || se.Field != c.field {
+			t.Errorf("%q: %v, want an error on %s", c.new, err, c.field)
+		}
+	}
+	// Under Primary the Sentinel client reads nothing from replicas.
+	sc, err = Parse([]byte(strings.Replace(sentinelReplicaBase, "read_from: Replica", "read_from: Primary", 1)))
+	if err != nil || sc.ReplicaReads() {
+		t.Fatalf("read_from Primary: %v, replica reads %v", err, sc != nil && sc.ReplicaReads())
+	}
+}
