@@ -71,6 +71,8 @@ type routedRead struct {
 	cmd  *engine.Command
 	done func(*engine.Command)
 	read bool
+	// policy is the read's policy: its caller's view's, or the client's default.
+	policy fsm.ReadFrom
 	// eng is the engine the command was last submitted to.
 	eng   *engine.Engine
 	route engine.ReadRoute
@@ -349,14 +351,14 @@ func isRead(name string) bool { return name == "GET" || name == "MGET" }
 // Submit sends a caller's command: a read through the router, a write to the primary.
 func (rw *replicaWorld) Submit(cmd *engine.Command) {
 	w := rw.w
-	rd := &routedRead{rw: rw, cmd: cmd, done: cmd.Done, read: isRead(cmd.Name), eng: rw.engines[0]}
+	rd := &routedRead{rw: rw, cmd: cmd, done: cmd.Done, read: isRead(cmd.Name), eng: rw.engines[0], policy: rw.policyOf(cmd)}
 	rw.live[cmd] = rd
 	cmd.Done = rd.completed
-	if rd.read && rw.src != nil && rw.policy != fsm.ReadPrimary {
+	if rd.read && rw.src != nil && rd.policy != fsm.ReadPrimary {
 		rw.src.route(rd)
 		return
 	}
-	if !rd.read || rw.policy == fsm.ReadPrimary {
+	if !rd.read || rd.policy == fsm.ReadPrimary {
 		if !rd.read && w.sc.Planted(scenario.PlantReplicaWrite) && !rw.plantedWrite && len(rw.engines) > 1 {
 			rw.plantedWrite = true
 			w.tr.Plant(string(scenario.PlantReplicaWrite), cmd.ID)
@@ -365,9 +367,19 @@ func (rw *replicaWorld) Submit(cmd *engine.Command) {
 		rd.eng.Submit(cmd)
 		return
 	}
-	rd.route = rw.router.Route(rw.policy, rw.hedging)
+	rd.route = rw.router.Route(rd.policy, rw.hedging)
 	rd.routed = true
 	rd.selectNext()
+}
+
+// policyOf returns the read policy of a caller's command: its caller's (a view's, or the
+// client's default; scenario.ReadPolicyOf).
+func (rw *replicaWorld) policyOf(cmd *engine.Command) fsm.ReadFrom {
+	res := rw.w.res
+	if i := int(cmd.ID) - 1 - res.OpBase; rw.w.sc.Workload.View != nil && i >= 0 && i < len(res.Ops) && res.Ops[i].ID == cmd.ID {
+		return rw.w.sc.ReadPolicyOf(res.Ops[i].Caller)
+	}
+	return rw.policy
 }
 
 // selectNext asks the router for the read's next candidate.

@@ -52,6 +52,7 @@ type sentinelSource struct {
 	sentinels                         []engine.Endpoint
 	queries                           []*engine.Engine // by Sentinel, created on first use
 	qrts                              []*simRuntime
+	started                           bool            // the loop runs
 	first                             bool            // the first refresh ended
 	held                              []*routedRead   // reads waiting for the first refresh
 	delay                             time.Duration   // the last wait between refreshes
@@ -104,7 +105,10 @@ func (w *world) attachSentinelReplicas() {
 	s.delay = s.interval
 	rw.src = s
 	w.env.Client = rw
-	w.k.after(0, sourceTick{s}, 0)
+	if rw.policy != fsm.ReadPrimary {
+		s.started = true
+		w.k.after(0, sourceTick{s}, 0)
+	}
 }
 
 // sourceTick is the source's loop: a refresh when one is due or the primary changed.
@@ -343,15 +347,20 @@ func (s *sentinelSource) done(failed bool) {
 // read waits for it.
 func (s *sentinelSource) route(rd *routedRead) {
 	rw := s.rw
+	if !s.started {
+		// A client whose default is Primary starts asking on its view's first replica read.
+		s.started = true
+		s.w.k.after(0, sourceTick{s}, 0)
+	}
 	switch {
 	case !s.first:
 		rd.held = true
 		s.held = append(s.held, rd)
 	case rw.router != nil:
-		rd.route = rw.router.Route(rw.policy, false)
+		rd.route = rw.router.Route(rd.policy, false)
 		rd.routed = true
 		rd.selectNext()
-	case rw.policy == fsm.ReadReplica:
+	case rd.policy == fsm.ReadReplica:
 		rd.finish()
 		rd.cmd.Complete(&engine.ReadRefusal{Reason: fsm.NoCandidate})
 	default:

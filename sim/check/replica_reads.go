@@ -128,7 +128,8 @@ func (ReplicaNoWrite) Check(r *record.Result) []Violation {
 
 // ReplicaPolicy checks that the reads honour the read policy where the policy alone decides:
 // under Primary every read goes to the primary's engine; under Replica none does (Replica
-// never falls back to the primary). The other policies' choices depend on measurements and
+// never falls back to the primary). Each read's policy is its caller's: workload.view's for
+// the view's callers, the client's read_from for the others. The other policies' choices depend on measurements and
 // health, which the scenario tests assert (Nearest, bands, zones).
 type ReplicaPolicy struct{}
 
@@ -141,7 +142,6 @@ func (ReplicaPolicy) Check(r *record.Result) []Violation {
 	if sc == nil || !sc.ReplicaReads() {
 		return nil
 	}
-	policy, _ := scenario.ParseReadFrom(sc.Client.ReadFrom)
 	ops := opsByID(r)
 	nodes := connNodes(r)
 	var out []Violation
@@ -150,6 +150,7 @@ func (ReplicaPolicy) Check(r *record.Result) []Violation {
 		if op == nil || !readCommands[op.Name] {
 			continue
 		}
+		policy := sc.ReadPolicyOf(op.Caller) // its caller's view's, or the client's
 		k := record.CandidateOf(s.Conn)
 		switch {
 		case policy == fsm.ReadPrimary && k != 0:

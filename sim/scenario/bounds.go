@@ -79,6 +79,9 @@ func (sc *Scenario) validateBounds() error {
 		count("workload.mix.mget", m.MGet, MaxWeight),
 		count("workload.mix.mset", m.MSet, MaxWeight),
 	}
+	if v := w.View; v != nil {
+		list = append(list, count("workload.view.callers", v.Callers, MaxCallers))
+	}
 	if d := w.Dedicated; d != nil {
 		dm := d.Mix
 		list = append(list,

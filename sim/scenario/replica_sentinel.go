@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
 )
 
 // Replicas named by the Sentinels (issue 17): a Sentinel topology whose client reads from
@@ -15,9 +16,16 @@ import (
 // replica checkers judge it, with the roles of the Sentinel failovers.
 
 // SentinelReplicaReads reports whether the client of a Sentinel topology reads from the
-// replicas the Sentinels name: its read_from is a policy other than Primary.
+// replicas the Sentinels name: its read_from, or its view's (workload.view), is a policy other
+// than Primary.
 func (sc *Scenario) SentinelReplicaReads() bool {
-	return sc.IsSentinel() && sc.Topology.Sentinel != nil && sc.Client.ReadFrom != "" && sc.Client.ReadFrom != "Primary"
+	if !sc.IsSentinel() || sc.Topology.Sentinel == nil {
+		return false
+	}
+	if p, ok := sc.viewPolicy(); ok && p != fsm.ReadPrimary {
+		return true // a view reads from replicas: the source starts on its first read
+	}
+	return sc.Client.ReadFrom != "" && sc.Client.ReadFrom != "Primary"
 }
 
 // ReplicaReads reports whether the client reads from replicas: replicas of a standalone

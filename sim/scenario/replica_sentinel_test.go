@@ -69,3 +69,37 @@ func TestSentinelReplicaSection(t *testing.T) {
 		t.Fatalf("read_from Primary: %v, replica reads %v", err, sc != nil && sc.ReplicaReads())
 	}
 }
+
+// TestViewSection: workload.view resolves each caller's read policy, and its errors name
+// their field.
+func TestViewSection(t *testing.T) {
+	src := strings.Replace(sentinelReplicaBase, "read_from: Replica", "read_from: Primary", 1)
+	src = strings.Replace(src, "workload: {callers: 1, rate: 10/s, keys: 2}", "workload: {callers: 3, rate: 10/s, keys: 2, view: {read_from: Replica, callers: 2}}", 1)
+	sc, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.ReadPolicyOf(0) != fsm.ReadReplica || sc.ReadPolicyOf(1) != fsm.ReadReplica || sc.ReadPolicyOf(2) != fsm.ReadPrimary {
+		t.Fatalf("policies %v %v %v", sc.ReadPolicyOf(0), sc.ReadPolicyOf(1), sc.ReadPolicyOf(2))
+	}
+	if !sc.SentinelReplicaReads() {
+		t.Fatal("a Sentinel client with a Replica view does not read from replicas")
+	}
+	plain := "name: p\nduration: 5s\n"
+	for _, c := range []struct{ src, field string }{
+		{strings.Replace(src, "read_from: Replica, callers: 2", "read_from: Farthest, callers: 2", 1), "workload.view.read_from"},
+		{strings.Replace(src, "read_from: Replica, callers: 2", "read_from: Replica, callers: 4", 1), "workload.view.callers"},
+		{strings.Replace(src, "read_from: Replica, callers: 2", "read_from: Replica, callers: 0", 1), "workload.view.callers"},
+		{strings.Replace(src, "read_from: Replica, callers: 2", "read_from: AzAffinity, callers: 2", 1), "workload.view.read_from"},
+		{plain + "workload: {callers: 2, rate: 10/s, keys: 2, view: {read_from: Replica, callers: 1}}\n", "workload.view.read_from"},
+	} {
+		_, err := Parse([]byte(c.src))
+		var se *Error
+		if !errors.As(err, &se) || se.Field != c.field {
+			t.Errorf("%v, want an error on %s", err, c.field)
+		}
+	}
+	if _, err := Parse([]byte(plain + "workload: {callers: 2, rate: 10/s, keys: 2, view: {read_from: Primary, callers: 1}}\n")); err != nil {
+		t.Errorf("a Primary view without replicas: %v", err)
+	}
+}

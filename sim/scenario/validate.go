@@ -49,6 +49,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateMaint(); err != nil {
 		return err
 	}
+	if err := sc.validateView(); err != nil {
+		return err
+	}
 	if err := sc.validateReplication(); err != nil {
 		return err
 	}

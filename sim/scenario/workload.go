@@ -33,6 +33,9 @@ type Workload struct {
 	// Batches describes batchers sending pipelines or MULTI/EXEC batches on the command slots
 	// (batch.go); omitted means none.
 	Batches *BatchWorkload `yaml:"batches,omitempty"`
+	// View gives the first callers a view of the client with a read policy of its own
+	// (client.Client.WithReadFrom; replica_view.go); omitted means none.
+	View *ViewSpec `yaml:"view,omitempty"`
 }
 
 // Mix weighs the workload's command kinds (non-negative integers; each operation draws its kind
