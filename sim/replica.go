@@ -62,6 +62,8 @@ type replicaWorld struct {
 	opening openKind
 	// closed are the replica engines closed before the run's end (their replica left).
 	closed map[*engine.Engine]bool
+	// rents are the blocking reads whose selection waits for a probe (replica_blocking.go).
+	rents []*blockingRent
 }
 
 // routedRead is one caller's command through the replica client: a read through the router,
@@ -155,6 +157,7 @@ func (w *world) attachReplicas() {
 	router.SetOnStep(w.routerOnStep(0))
 	rw.router = router
 	w.env.Client = rw
+	w.env.Reads = rw
 	router.Start()
 	w.settle()
 	for i := range sc.ReplicaEvents {
@@ -491,6 +494,7 @@ var errRouterClosed = errors.New("sim: the read router closed")
 // something to handle. It reports whether any moved.
 func (rw *replicaWorld) poll() bool {
 	moved := rw.src != nil && rw.src.poll()
+	moved = rw.pollRents() || moved
 	for i := 0; i < len(rw.waiting); {
 		rd := rw.waiting[i]
 		switch {

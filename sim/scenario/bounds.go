@@ -93,6 +93,7 @@ func (sc *Scenario) validateBounds() error {
 			count("workload.dedicated.mix.brpop", dm.BRPop, MaxWeight),
 			count("workload.dedicated.mix.push", dm.Push, MaxWeight),
 			count("workload.dedicated.mix.tx", dm.Tx, MaxWeight),
+			count("workload.dedicated.mix.xread", dm.XRead, MaxWeight),
 		)
 	}
 	if b := w.Batches; b != nil {

@@ -52,6 +52,8 @@ func TestSentinelReplicaSection(t *testing.T) {
 		{"workload:", "replica_events: [{at: 1s, promote: r2}]\nworkload:", "replica_events"},
 		{"workload:", "actions: [{at: 1s, close: {}}]\nworkload:", "actions"},
 		{"workload:", "faults: [{at: 1s, drop: {client_slot: 0}}]\nworkload:", "faults[0]"},
+		{"keys: 2}", "keys: 2, dedicated: {renters: 1, mix: {xread: 1}}}", "workload.dedicated.mix.xread"},
+		{"keys: 2}", "keys: 2, dedicated: {renters: 1, mix: {xread: -1, push: 1}}}", "workload.dedicated.mix"},
 	} {
 		src := strings.Replace(sentinelReplicaBase, c.old, c.new, 1)
 		if src == sentinelReplicaBase {
