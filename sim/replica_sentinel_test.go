@@ -159,18 +159,21 @@ func TestSentinelReplicaReadsPlants(t *testing.T) {
 	}
 }
 
-// TestSentinelReplicaReadsDeterministic: the same seed gives the same trace.
+// TestSentinelReplicaReadsDeterministic: the same seed gives the same trace, for each
+// scenario of Sentinel replica reads.
 func TestSentinelReplicaReadsDeterministic(t *testing.T) {
-	sc := mustLoad(t, "../scenarios/sentinel-replica-reads.yaml")
-	a, err := Run(sc, 5, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Run(sc, 5, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.TraceHash != b.TraceHash {
-		t.Fatalf("trace hashes %x and %x for one seed", a.TraceHash, b.TraceHash)
+	for _, path := range []string{"../scenarios/sentinel-replica-reads.yaml", "../scenarios/sentinel-replica-view.yaml"} {
+		sc := mustLoad(t, path)
+		a, err := Run(sc, 5, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Run(sc, 5, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.TraceHash != b.TraceHash {
+			t.Fatalf("%s: trace hashes %x and %x for one seed", path, a.TraceHash, b.TraceHash)
+		}
 	}
 }
