@@ -7,7 +7,6 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
-	"github.com/respire-go/respire/netio/topo"
 )
 
 // Blocking reads on replicas (a Cluster client's: cluster_replica_blocking.go): a read-only
@@ -19,7 +18,7 @@ import (
 // sent twice.
 
 // errReplicaRole: a replica's dedicated connection did not answer ROLE as a replica.
-var errReplicaRole = errors.New("respire: the replica's connection did not answer ROLE as a replica")
+var errReplicaRole = engine.ErrReplicaRole
 
 // routesBlockingRead reports whether a blocking call rents its connection through the read
 // router.
@@ -117,13 +116,10 @@ func (d *DedicatedConn) checkReplicaRole(ctx context.Context) error {
 	if err := d.exchange(ctx, cl); err != nil {
 		return err
 	}
-	r, err := topo.ParseRole(cl.cmd.Reply)
+	err := engine.CheckReplicaRole(cl.cmd.Reply) // the rule the simulator runs too
 	d.c.putCall(cl)
-	switch {
-	case err != nil:
+	if err != nil {
 		return &ConnectionError{Endpoint: d.endpoint(), Err: err}
-	case r.Role != fsm.RoleReplica:
-		return &ConnectionError{Endpoint: d.endpoint(), Err: errReplicaRole}
 	}
 	return nil
 }

@@ -186,13 +186,9 @@ func (s *sentinelReplicas) run() {
 	}
 }
 
-// refreshDelay returns the wait before the next refresh: the interval after a success, and
-// after a failure the previous wait doubled, at most ceiling (never below the interval).
+// refreshDelay returns the wait before the next refresh (engine.SentinelRefreshDelay).
 func refreshDelay(prev, interval, ceiling time.Duration, failed bool) time.Duration {
-	if !failed {
-		return interval
-	}
-	return max(min(2*prev, ceiling), interval)
+	return engine.SentinelRefreshDelay(prev, interval, ceiling, failed)
 }
 
 // refresh asks the Sentinels for the replicas and publishes a new generation when the set
@@ -214,22 +210,13 @@ func (s *sentinelReplicas) refresh() error {
 	return s.publish(set)
 }
 
-// replicaEndpoints returns the replicas a SENTINEL REPLICAS answer offers for reads: those the
-// Sentinel does not flag down (s_down, o_down) or disconnected, without repeats, sorted, at
-// most MaxReplicaEndpoints.
+// replicaEndpoints returns the replicas a SENTINEL REPLICAS answer offers for reads, by the
+// rules of engine.SentinelReadReplicas (not flagged down or disconnected, without repeats,
+// sorted, at most MaxReplicaEndpoints).
 func replicaEndpoints(reps []topo.SentinelReplica) []Endpoint {
 	var out []Endpoint
-	seen := make(map[fsm.Endpoint]bool, len(reps))
-	for _, r := range reps {
-		if r.Flags.Down() || seen[r.Addr] {
-			continue
-		}
-		seen[r.Addr] = true
-		out = append(out, Endpoint{Host: r.Addr.Host, Port: r.Addr.Port})
-	}
-	slices.SortFunc(out, compareEndpoints)
-	if len(out) > MaxReplicaEndpoints {
-		out = out[:MaxReplicaEndpoints]
+	for _, ep := range engine.SentinelReadReplicas(reps, MaxReplicaEndpoints) {
+		out = append(out, Endpoint{Host: ep.Host, Port: ep.Port})
 	}
 	return out
 }

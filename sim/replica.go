@@ -56,6 +56,14 @@ type replicaWorld struct {
 	waiting []*routedRead
 	// planted says which one-shot plant already acted.
 	plantedWrite, plantedRead bool
+	// src is the Sentinel replica source (replica_sentinel.go), nil for topology.replication;
+	// opening says which kind of connection a candidate's engine is opening.
+	src     *sentinelSource
+	opening openKind
+	// closed are the replica engines closed before the run's end (their replica left).
+	closed map[*engine.Engine]bool
+	// rents are the blocking reads whose selection waits for a probe (replica_blocking.go).
+	rents []*blockingRent
 }
 
 // routedRead is one caller's command through the replica client: a read through the router,
@@ -65,9 +73,15 @@ type routedRead struct {
 	cmd  *engine.Command
 	done func(*engine.Command)
 	read bool
+	// policy is the read's policy: its caller's view's, or the client's default.
+	policy fsm.ReadFrom
 	// eng is the engine the command was last submitted to.
 	eng   *engine.Engine
 	route engine.ReadRoute
+	// routed: the read goes through route (a router took it).
+	routed bool
+	// held: the read waits for the Sentinel source's first answer (replica_sentinel.go).
+	held bool
 	// selecting: a selection waits for a probe; h: the router watches the read.
 	selecting bool
 	h         *engine.HedgedRead
@@ -78,11 +92,16 @@ type routedRead struct {
 // topology has one.
 func (w *world) buildReplication() {
 	sc := w.sc
+	if sc.SentinelReplicaReads() {
+		w.rep = &replicaWorld{w: w, group: w.sentinel.group, extra: map[*server]time.Duration{}, live: map[*engine.Command]*routedRead{},
+			closed: map[*engine.Engine]bool{}}
+		return
+	}
 	if !sc.IsReplicated() {
 		return
 	}
 	spec := sc.Topology.Replication
-	rw := &replicaWorld{w: w, extra: map[*server]time.Duration{}, live: map[*engine.Command]*routedRead{}}
+	rw := &replicaWorld{w: w, extra: map[*server]time.Duration{}, live: map[*engine.Command]*routedRead{}, closed: map[*engine.Engine]bool{}}
 	primary := w.nodeByID(sc.Topology.Nodes[0].ID)
 	var replicas []*node.Node
 	for _, r := range spec.Replicas {
@@ -116,14 +135,18 @@ func (w *world) attachReplicas() {
 		return
 	}
 	sc := w.sc
+	if rw.group != nil && sc.SentinelReplicaReads() {
+		w.attachSentinelReplicas()
+		return
+	}
 	cfg, err := sc.RouterConfig()
 	if err != nil {
 		panic("sim: run of an invalid scenario: " + err.Error())
 	}
 	rw.policy, rw.hedging = cfg.Default, sc.HedgedReadsOn()
 	rw.engines = []*engine.Engine{w.eng}
-	for k, id := range sc.Candidates()[1:] {
-		rw.engines = append(rw.engines, w.newCandidateEngine(k+1, id))
+	for k := range sc.Candidates()[1:] {
+		rw.engines = append(rw.engines, w.newCandidateEngine(k+1, sc.CandidateConfig(k+1)))
 	}
 	rw.rrt = &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: 1}
 	stream.Init(&rw.rrt.rng, w.seed, stream.Engine, routerStream)
@@ -131,9 +154,10 @@ func (w *world) attachReplicas() {
 	if err != nil {
 		panic("sim: read router of a valid scenario: " + err.Error())
 	}
-	router.SetOnStep(w.onRouterStep)
+	router.SetOnStep(w.routerOnStep(0))
 	rw.router = router
 	w.env.Client = rw
+	w.env.Reads = rw
 	router.Start()
 	w.settle()
 	for i := range sc.ReplicaEvents {
@@ -167,31 +191,47 @@ func (a replicaEventActor) Run(arg uint64) bool {
 	return true
 }
 
-// newCandidateEngine builds replica k's engine (node id), in stepper mode on a runtime of its
-// own and the world's network.
-func (w *world) newCandidateEngine(k int, id string) *engine.Engine {
+// newCandidateEngine builds replica k's engine (configuration cfg), in stepper mode on a runtime
+// of its own and the world's network.
+func (w *world) newCandidateEngine(k int, cfg engine.Config) *engine.Engine {
 	rt := &simRuntime{w: w, timers: make(map[fsm.TimerID]*simTimer), scale: w.rt.scale}
 	stream.Init(&rt.rng, w.seed, stream.Engine, uint64(candidateGen(k)))
 	w.rep.rts = append(w.rep.rts, rt)
-	tp := candidateTransport{t: w.tp, gen: candidateGen(k)}
+	tp := candidateTransport{t: w.tp, gen: candidateGen(k), kind: openReplica}
 	onStep := func(ev *fsm.Event, effects []fsm.Effect) { w.onCandidateStep(k, ev, effects) }
-	return engine.New(w.sc.CandidateConfig(k), engine.Deps{Runtime: rt, Transport: tp, OnStep: onStep, Plants: w.shared})
+	return engine.New(cfg, engine.Deps{Runtime: rt, Transport: tp, OnStep: onStep, Plants: w.shared})
 }
 
-// candidateTransport opens a replica engine's connections on the world's transport, with the
-// candidate's generation offset on their identifiers.
+// candidateTransport opens a replica engine's connections (or a Sentinel query's) on the
+// world's transport, with the engine's generation offset on their identifiers.
 type candidateTransport struct {
-	t   *transport
-	gen int
+	t    *transport
+	gen  int
+	kind openKind
 }
+
+// openKind says what a connection of an engine beside the primary's is for.
+type openKind uint8
+
+const (
+	// openReplica: a replica's data connection; a Sentinel client checks no primary ROLE on it.
+	// The zero kind is a connection of the primary's engine (the world's).
+	openReplica openKind = iota + 1
+	// openSentinelQuery: a connection to a Sentinel asking SENTINEL REPLICAS: the Sentinel
+	// handshake.
+	openSentinelQuery
+)
 
 // Open implements engine.Transport.
 func (c candidateTransport) Open(ctx context.Context, req engine.OpenRequest) {
 	w := c.t.w
-	saved := w.gen
-	w.gen = c.gen
+	saved, savedKind := w.gen, w.rep.opening
+	w.gen, w.rep.opening = c.gen, c.kind
+	if c.kind == openSentinelQuery {
+		req.Sentinel = true
+	}
 	c.t.Open(ctx, req)
-	w.gen = saved
+	w.gen, w.rep.opening = saved, savedKind
 }
 
 // onCandidateStep records a step of replica k's engine, with its identifiers offset, in
@@ -214,11 +254,21 @@ func (w *world) onCandidateStep(k int, ev *fsm.Event, effects []fsm.Effect) {
 	w.tr.End(b)
 }
 
-// onRouterStep records a step of the read router in Result.Router and the trace.
-func (w *world) onRouterStep(ev *fsm.RouterEvent, effects []fsm.RouterEffect) {
-	st := record.RouterStep{Event: *ev, Effects: append([]fsm.RouterEffect(nil), effects...)}
+// routerOnStep returns the step observer of the read router of generation gen: it records each
+// step in Result.Router and the trace (gen 0's lines start with "router", later generations'
+// with "router g<gen>").
+func (w *world) routerOnStep(gen int) func(ev *fsm.RouterEvent, effects []fsm.RouterEffect) {
+	return func(ev *fsm.RouterEvent, effects []fsm.RouterEffect) { w.onRouterStep(gen, ev, effects) }
+}
+
+// onRouterStep records a step of the read router of generation gen.
+func (w *world) onRouterStep(gen int, ev *fsm.RouterEvent, effects []fsm.RouterEffect) {
+	st := record.RouterStep{Event: *ev, Effects: append([]fsm.RouterEffect(nil), effects...), Gen: gen}
 	w.res.Router = append(w.res.Router, st)
 	b := append(w.tr.Raw(), "router "...)
+	if gen > 0 {
+		b = append(strconv.AppendInt(append(b, 'g'), int64(gen), 10), ' ')
+	}
 	b = ev.AppendTo(b)
 	for i := range effects {
 		b = append(b, " | "...)
@@ -239,6 +289,9 @@ func (rw *replicaWorld) runPending() bool {
 			any = true
 		}
 	}
+	if rw.src != nil && rw.src.runPending() {
+		any = true
+	}
 	return any
 }
 
@@ -252,7 +305,7 @@ func (rw *replicaWorld) pending() bool {
 			return true
 		}
 	}
-	return false
+	return rw.src != nil && rw.src.pending()
 }
 
 // closeEngines closes the replicas' engines at the end of the run, before the primary's: their
@@ -262,6 +315,17 @@ func (rw *replicaWorld) pending() bool {
 // would leave such a read without a settlement, and the caller without the attempts' stages.
 func (rw *replicaWorld) closeEngines() {
 	for _, e := range rw.engines[1:] {
+		rw.closeEngine(e)
+	}
+	if rw.src != nil {
+		rw.src.closeQueries()
+	}
+}
+
+// closeEngine closes a replica's engine once.
+func (rw *replicaWorld) closeEngine(e *engine.Engine) {
+	if !rw.closed[e] {
+		rw.closed[e] = true
 		e.Close()
 	}
 }
@@ -273,7 +337,11 @@ func (rw *replicaWorld) closeRouter() {
 	for rw.poll() {
 		w.settleNow()
 	}
-	rw.router.Close()
+	if rw.src != nil {
+		rw.src.closeRouters()
+	} else {
+		rw.router.Close()
+	}
 	for rw.poll() {
 		w.settleNow()
 	}
@@ -286,11 +354,15 @@ func isRead(name string) bool { return name == "GET" || name == "MGET" }
 // Submit sends a caller's command: a read through the router, a write to the primary.
 func (rw *replicaWorld) Submit(cmd *engine.Command) {
 	w := rw.w
-	rd := &routedRead{rw: rw, cmd: cmd, done: cmd.Done, read: isRead(cmd.Name), eng: rw.engines[0]}
+	rd := &routedRead{rw: rw, cmd: cmd, done: cmd.Done, read: isRead(cmd.Name), eng: rw.engines[0], policy: rw.policyOf(cmd)}
 	rw.live[cmd] = rd
 	cmd.Done = rd.completed
-	if !rd.read || rw.policy == fsm.ReadPrimary {
-		if !rd.read && w.sc.Planted(scenario.PlantReplicaWrite) && !rw.plantedWrite {
+	if rd.read && rw.src != nil && rd.policy != fsm.ReadPrimary {
+		rw.src.route(rd)
+		return
+	}
+	if !rd.read || rd.policy == fsm.ReadPrimary {
+		if !rd.read && w.sc.Planted(scenario.PlantReplicaWrite) && !rw.plantedWrite && len(rw.engines) > 1 {
 			rw.plantedWrite = true
 			w.tr.Plant(string(scenario.PlantReplicaWrite), cmd.ID)
 			rd.eng = rw.engines[1]
@@ -298,8 +370,19 @@ func (rw *replicaWorld) Submit(cmd *engine.Command) {
 		rd.eng.Submit(cmd)
 		return
 	}
-	rd.route = rw.router.Route(rw.policy, rw.hedging)
+	rd.route = rw.router.Route(rd.policy, rw.hedging)
+	rd.routed = true
 	rd.selectNext()
+}
+
+// policyOf returns the read policy of a caller's command: its caller's (a view's, or the
+// client's default; scenario.ReadPolicyOf).
+func (rw *replicaWorld) policyOf(cmd *engine.Command) fsm.ReadFrom {
+	res := rw.w.res
+	if i := int(cmd.ID) - 1 - res.OpBase; rw.w.sc.Workload.View != nil && i >= 0 && i < len(res.Ops) && res.Ops[i].ID == cmd.ID {
+		return rw.w.sc.ReadPolicyOf(res.Ops[i].Caller)
+	}
+	return rw.policy
 }
 
 // selectNext asks the router for the read's next candidate.
@@ -348,7 +431,7 @@ func (rd *routedRead) finish() {
 // completed is the Done of a command the replica client submitted: a read whose connection
 // could not be acquired (nothing sent) selects again; everything else completes the caller's.
 func (rd *routedRead) completed(cmd *engine.Command) {
-	if rd.read && rd.rw.policy != fsm.ReadPrimary && !rd.left && rd.route.Completed(cmd, false) {
+	if rd.routed && !rd.left && rd.route.Completed(cmd, false) {
 		cmd.Reset()
 		rd.selectNext()
 		return
@@ -367,6 +450,11 @@ func (rw *replicaWorld) Abandon(cmd *engine.Command) engine.Abandonment {
 	}
 	rd.left = true
 	switch {
+	case rd.held:
+		rd.held = false
+		rw.src.unhold(rd)
+		rd.finish()
+		return engine.Abandonment{Verdict: engine.VerdictFailed, Stage: engine.StageQueued, Owned: true}
 	case rd.selecting:
 		rd.selecting = false
 		rw.unwait(rd)
@@ -405,7 +493,8 @@ var errRouterClosed = errors.New("sim: the read router closed")
 // poll moves on the reads that wait for the router: a selection answered, a hedged read with
 // something to handle. It reports whether any moved.
 func (rw *replicaWorld) poll() bool {
-	moved := false
+	moved := rw.src != nil && rw.src.poll()
+	moved = rw.pollRents() || moved
 	for i := 0; i < len(rw.waiting); {
 		rd := rw.waiting[i]
 		switch {

@@ -53,6 +53,7 @@ func (w *world) buildSentinel() {
 		n.MakeSentinel(spec.PrimaryName, scenario.SentinelPort, node.SentinelView{Primary: spec.Primary, Epoch: 1}, peers)
 		n.SetSentinelNoEpoch(spec.NoEpoch)
 		n.SetSentinelAddresses(w.announcedAddr)
+		n.SetSentinelGroup(sw.group)
 	}
 	w.sentinel = sw
 }
@@ -136,6 +137,8 @@ func (w *world) sentinelOpen(ctx context.Context, req *engine.OpenRequest) *wire
 		return nil
 	case req.Sentinel:
 		return &w.sentinel.hs
+	case w.rep != nil && w.rep.opening == openReplica:
+		return nil // a replica's connection: no primary ROLE check (replica_sentinel.go)
 	case req.Machine != fsm.MachineSentinel && !w.sc.Planted(scenario.PlantSentinelSkipRoleCheck):
 		req.Sink = &roleCheck{w: w, ctx: ctx, inner: req.Sink}
 	}

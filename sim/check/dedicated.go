@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"sort"
 	"strings"
 	"time"
 
@@ -283,8 +284,47 @@ const (
 	pcIdle
 )
 
-// Check implements Checker.
+// Check implements Checker. Each engine's pool is judged on its own steps: the client's, and
+// with replication each replica engine's (a blocking read on a replica rents from that
+// replica's pool), with the same configuration.
 func (c Pool) Check(r *record.Result) []Violation {
+	// holds are, per connection, the intervals during which a rent held it.
+	holds := map[fsm.ConnID][]holdInterval{}
+	out := c.checkSteps(r.Steps, r.End, holds)
+	for _, steps := range candidateSteps(r) {
+		out = append(out, c.checkSteps(steps, r.End, holds)...)
+	}
+	for _, op := range r.Dedicated {
+		if op.Outcome == "" {
+			out = append(out, violation(CheckPool, op.Call, "op "+itoa(op.ID)+" "+op.Kind+" never ended"))
+		}
+	}
+	out = append(out, checkHolders(r, holds)...)
+	return out
+}
+
+// candidateSteps returns the steps of each replica engine of a run with replication, by
+// candidate in increasing order.
+func candidateSteps(r *record.Result) [][]record.Step {
+	by := map[int][]record.Step{}
+	var order []int
+	for i := range r.Candidates {
+		k := r.Candidates[i].Candidate
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r.Candidates[i].Step)
+	}
+	sort.Ints(order)
+	out := make([][]record.Step, 0, len(order))
+	for _, k := range order {
+		out = append(out, by[k])
+	}
+	return out
+}
+
+// checkSteps runs the pool model over one engine's steps, and adds the holds it sees to holds.
+func (c Pool) checkSteps(steps []record.Step, end time.Duration, holds map[fsm.ConnID][]holdInterval) []Violation {
 	var out []Violation
 	state := map[fsm.ConnID]int{}
 	owner := map[fsm.ConnID]fsm.WaiterID{}
@@ -295,10 +335,8 @@ func (c Pool) Check(r *record.Result) []Violation {
 	// overCharged and overIdle are the excesses already reported: a bound is reported when it is
 	// first exceeded and whenever the excess grows, not at every step it lasts.
 	overCharged, overIdle := 0, 0
-	// holds are, per connection, the intervals during which a rent held it.
-	holds := map[fsm.ConnID][]holdInterval{}
-	for i := range r.Steps {
-		st := &r.Steps[i]
+	for i := range steps {
+		st := &steps[i]
 		ev := &st.Event
 		at := ev.At
 		pool := fsm.MachineOf(uint64(ev.Conn)) == fsm.MachinePool
@@ -426,15 +464,9 @@ func (c Pool) Check(r *record.Result) []Violation {
 	}
 	for w := range demanded {
 		if !answered[w] {
-			out = append(out, violation(CheckPool, r.End, "rent "+u(uint64(w))+" was never answered"))
+			out = append(out, violation(CheckPool, end, "rent "+u(uint64(w))+" was never answered"))
 		}
 	}
-	for _, op := range r.Dedicated {
-		if op.Outcome == "" {
-			out = append(out, violation(CheckPool, op.Call, "op "+itoa(op.ID)+" "+op.Kind+" never ended"))
-		}
-	}
-	out = append(out, checkHolders(r, holds)...)
 	return out
 }
 

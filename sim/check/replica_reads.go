@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
@@ -92,7 +93,7 @@ func (ReplicaNoWrite) Name() string { return scenario.CheckReplicaNoWrite }
 // Check implements Checker.
 func (ReplicaNoWrite) Check(r *record.Result) []Violation {
 	sc := r.Scenario
-	if sc == nil || !sc.IsReplicated() {
+	if sc == nil || !sc.ReplicaReads() {
 		return nil
 	}
 	ops := opsByID(r)
@@ -107,6 +108,9 @@ func (ReplicaNoWrite) Check(r *record.Result) []Violation {
 			out = append(out, violation(scenario.CheckReplicaNoWrite, s.At, "op "+u(op.ID)+" "+op.Name+" sent on conn "+
 				u(uint64(s.Conn))+" of replica candidate "+itoa(k)+" ("+nodes[s.Conn]+")"))
 		}
+	}
+	if sc.SentinelReplicaReads() {
+		return out // a Sentinel deployment's applies: replica-writes and the Sentinel checkers
 	}
 	roles := rolesOf(sc)
 	for _, a := range r.Applies {
@@ -124,7 +128,8 @@ func (ReplicaNoWrite) Check(r *record.Result) []Violation {
 
 // ReplicaPolicy checks that the reads honour the read policy where the policy alone decides:
 // under Primary every read goes to the primary's engine; under Replica none does (Replica
-// never falls back to the primary). The other policies' choices depend on measurements and
+// never falls back to the primary). Each read's policy is its caller's: workload.view's for
+// the view's callers, the client's read_from for the others. The other policies' choices depend on measurements and
 // health, which the scenario tests assert (Nearest, bands, zones).
 type ReplicaPolicy struct{}
 
@@ -134,10 +139,9 @@ func (ReplicaPolicy) Name() string { return scenario.CheckReplicaPolicy }
 // Check implements Checker.
 func (ReplicaPolicy) Check(r *record.Result) []Violation {
 	sc := r.Scenario
-	if sc == nil || !sc.IsReplicated() {
+	if sc == nil || !sc.ReplicaReads() {
 		return nil
 	}
-	policy, _ := scenario.ParseReadFrom(sc.Client.ReadFrom)
 	ops := opsByID(r)
 	nodes := connNodes(r)
 	var out []Violation
@@ -146,6 +150,7 @@ func (ReplicaPolicy) Check(r *record.Result) []Violation {
 		if op == nil || !readCommands[op.Name] {
 			continue
 		}
+		policy := sc.ReadPolicyOf(op.Caller) // its caller's view's, or the client's
 		k := record.CandidateOf(s.Conn)
 		switch {
 		case policy == fsm.ReadPrimary && k != 0:
@@ -175,7 +180,7 @@ func (ReplicaHedges) Name() string { return scenario.CheckReplicaHedges }
 // Check implements Checker.
 func (ReplicaHedges) Check(r *record.Result) []Violation {
 	sc := r.Scenario
-	if sc == nil || !sc.IsReplicated() {
+	if sc == nil || !sc.ReplicaReads() {
 		return nil
 	}
 	pct := 0
@@ -294,7 +299,7 @@ func (ReplicaReplay) Name() string { return scenario.CheckReplicaReplay }
 // Check implements Checker.
 func (ReplicaReplay) Check(r *record.Result) []Violation {
 	sc := r.Scenario
-	if sc == nil || !sc.IsReplicated() {
+	if sc == nil || !sc.ReplicaReads() {
 		return nil
 	}
 	var out []Violation
@@ -304,7 +309,15 @@ func (ReplicaReplay) Check(r *record.Result) []Violation {
 		cs := &r.Candidates[i]
 		f := folds[cs.Candidate]
 		if f == nil {
-			f = Replay{Config: sc.CandidateConfig(cs.Candidate)}.fold()
+			cfg := sc.CandidateConfig
+			if sc.SentinelReplicaReads() {
+				if cs.Candidate < 1 || cs.Candidate > len(r.CandidateNodes) {
+					return append(out, violation(scenario.CheckReplicaReplay, cs.Step.Event.At, "steps of replica engine "+
+						itoa(cs.Candidate)+", whose node the run did not record"))
+				}
+				cfg = func(k int) engine.Config { return sc.SentinelReplicaConfig(r.CandidateNodes[k-1]) }
+			}
+			f = Replay{Config: cfg(cs.Candidate)}.fold()
 			folds[cs.Candidate] = f
 		}
 		clients := []record.ClientGen{{Gen: record.CandidateGenBase + cs.Candidate, Step: 0}}
@@ -327,12 +340,27 @@ func (ReplicaReplay) Check(r *record.Result) []Violation {
 	if err != nil {
 		return append(out, violation(scenario.CheckReplicaReplay, 0, "the router's configuration does not resolve: "+err.Error()))
 	}
-	m := fsm.NewRouter(cfg)
+	// One fresh router per generation: a standalone primary's one, with the scenario's
+	// candidates, or each Sentinel replica set's, with the candidates the run published.
+	machines := map[int]*fsm.Router{}
 	var box fsm.RouterOutbox
 	var a, b []byte
 	for i := range r.Router {
 		st := &r.Router[i]
 		ev := st.Event
+		m := machines[st.Gen]
+		if m == nil {
+			c := cfg
+			if sc.SentinelReplicaReads() {
+				if st.Gen < 0 || st.Gen >= len(r.RouterConfigs) {
+					return append(out, violation(scenario.CheckReplicaReplay, ev.At, "steps of router generation "+itoa(st.Gen)+
+						", whose configuration the run did not record"))
+				}
+				c = r.RouterConfigs[st.Gen]
+			}
+			m = fsm.NewRouter(c)
+			machines[st.Gen] = m
+		}
 		box.Reset()
 		m.Step(&ev, &box)
 		a, b = a[:0], b[:0]

@@ -41,7 +41,7 @@ func Checkers(r *record.Result) []Checker {
 		if sc.IsSentinel() {
 			names = append(names, CheckReplicaWrites)
 		}
-		if sc.IsReplicated() {
+		if sc.ReplicaReads() {
 			names = append(names, replicaCheckers...)
 		}
 	default:

@@ -529,6 +529,8 @@ func (n *Node) execKnown(c *Conn, name string, args [][]byte, id uint64) bool {
 		n.client(c, args)
 	case "LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN", "BLPOP", "BRPOP", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH":
 		return n.execLists(c, name, args, id)
+	case "XREAD":
+		return n.xread(c, args, id)
 	case "GET":
 		n.get(c, args[1], id)
 	case "SET":

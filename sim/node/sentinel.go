@@ -116,6 +116,8 @@ type sentinelRole struct {
 	addrOf func(id string) string
 	// replica is a data node's replication state as a replica sees it (replica.go).
 	replica replicaState
+	// monitored, on a Sentinel, is the group SENTINEL REPLICAS lists (sentinel_replicas.go).
+	monitored *Group
 }
 
 // MakeSentinel makes n a Sentinel listening on port, monitoring the primary named name, with
@@ -245,6 +247,8 @@ func (n *Node) sentinelIntercept(c *Conn, cmd command, known bool) bool {
 				"runid", NodeID(p), "flags", "sentinel"))
 		}
 		n.reply(c, resp.ArrayOf(peers...))
+	case eqFold(args[1], "REPLICAS") || eqFold(args[1], "SLAVES"):
+		n.reply(c, s.replicasReply())
 	default:
 		n.errorReply(c, "ERR Unknown sentinel subcommand '"+string(args[1])+"'")
 	}

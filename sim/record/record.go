@@ -39,6 +39,12 @@ type Result struct {
 	// (replica.go); Router the read router's steps.
 	Candidates []CandidateStep
 	Router     []RouterStep
+	// RouterConfigs are the configurations of the routers of a run whose replicas the Sentinels
+	// name, by generation (RouterStep.Gen), and CandidateNodes the node of each replica's engine
+	// (CandidateNodes[k-1] for CandidateStep.Candidate k). Both are nil for a standalone
+	// primary's replicas, whose one router and candidates the scenario gives.
+	RouterConfigs  []fsm.RouterConfig
+	CandidateNodes []string
 	// Clients marks where each client generation after the first starts in Steps, in order
 	// (clients.go); empty when the run kept its first client throughout.
 	Clients []ClientGen

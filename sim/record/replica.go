@@ -16,6 +16,10 @@ type CandidateStep struct {
 type RouterStep struct {
 	Event   fsm.RouterEvent
 	Effects []fsm.RouterEffect
+	// Gen is the router's generation: 0 for a standalone primary's one router; with replicas
+	// named by the Sentinels, each replica set the client published has a router of its own,
+	// numbered from 0 in order (Result.RouterConfigs).
+	Gen int
 }
 
 // CandidateGenBase is the generation the runner gives replica k's engine, plus k: a run with

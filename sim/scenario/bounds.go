@@ -79,6 +79,9 @@ func (sc *Scenario) validateBounds() error {
 		count("workload.mix.mget", m.MGet, MaxWeight),
 		count("workload.mix.mset", m.MSet, MaxWeight),
 	}
+	if v := w.View; v != nil {
+		list = append(list, count("workload.view.callers", v.Callers, MaxCallers))
+	}
 	if d := w.Dedicated; d != nil {
 		dm := d.Mix
 		list = append(list,
@@ -90,6 +93,7 @@ func (sc *Scenario) validateBounds() error {
 			count("workload.dedicated.mix.brpop", dm.BRPop, MaxWeight),
 			count("workload.dedicated.mix.push", dm.Push, MaxWeight),
 			count("workload.dedicated.mix.tx", dm.Tx, MaxWeight),
+			count("workload.dedicated.mix.xread", dm.XRead, MaxWeight),
 		)
 	}
 	if b := w.Batches; b != nil {

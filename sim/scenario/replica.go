@@ -150,7 +150,7 @@ func (sc *Scenario) NodeLatency(id string) time.Duration {
 // replicaOptions returns the client's replica-read options as the resolver takes them.
 func (sc *Scenario) replicaOptions() (config.Replicas, error) {
 	c := &sc.Client
-	o := config.Replicas{Primaries: 1, RefreshInterval: c.ReplicaRefreshInterval,
+	o := config.Replicas{Primaries: 1, Sentinel: sc.IsSentinel(), RefreshInterval: c.ReplicaRefreshInterval,
 		ClientAvailabilityZone: c.ClientAvailabilityZone, LatencyTolerance: c.ReplicaLatencyTolerance}
 	if c.ReadFrom != "" {
 		p, ok := ParseReadFrom(c.ReadFrom)
@@ -228,6 +228,9 @@ func (sc *Scenario) replicaExtraNodeOK(string) bool { return sc.Topology.Replica
 func (sc *Scenario) validateReplication() error {
 	r := sc.Topology.Replication
 	c := &sc.Client
+	if r == nil && sc.IsSentinel() {
+		return sc.validateSentinelReplicas()
+	}
 	if r == nil {
 		switch {
 		case c.ReadFrom != "" && c.ReadFrom != "Primary":

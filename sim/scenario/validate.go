@@ -49,6 +49,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateMaint(); err != nil {
 		return err
 	}
+	if err := sc.validateView(); err != nil {
+		return err
+	}
 	if err := sc.validateReplication(); err != nil {
 		return err
 	}
@@ -379,10 +382,12 @@ func (sc *Scenario) validateDedicated() error {
 			return fieldErr("workload.dedicated.lists", "must be at least 1")
 		case d.Keys < 1:
 			return fieldErr("workload.dedicated.keys", "must be at least 1")
-		case m.BLPop < 0 || m.BRPop < 0 || m.Push < 0 || m.Tx < 0:
+		case m.BLPop < 0 || m.BRPop < 0 || m.Push < 0 || m.Tx < 0 || m.XRead < 0:
 			return fieldErr("workload.dedicated.mix", "weights must not be negative")
 		case m.total() == 0:
 			return fieldErr("workload.dedicated.mix", "needs at least one positive weight")
+		case m.XRead > 0 && sc.SentinelReplicaReads():
+			return fieldErr("workload.dedicated.mix.xread", "blocking reads are not simulated with replicas named by the Sentinels")
 		case *d.Block < 0:
 			return fieldErr("workload.dedicated.block", "must not be negative (zero blocks indefinitely)")
 		case d.Deadline <= 0:

@@ -33,6 +33,9 @@ type Workload struct {
 	// Batches describes batchers sending pipelines or MULTI/EXEC batches on the command slots
 	// (batch.go); omitted means none.
 	Batches *BatchWorkload `yaml:"batches,omitempty"`
+	// View gives the first callers a view of the client with a read policy of its own
+	// (client.Client.WithReadFrom; replica_view.go); omitted means none.
+	View *ViewSpec `yaml:"view,omitempty"`
 }
 
 // Mix weighs the workload's command kinds (non-negative integers; each operation draws its kind
@@ -100,9 +103,13 @@ type DedicatedMix struct {
 	Push int `yaml:"push,omitempty"`
 	// Tx: WATCH t, GET t, then MULTI, SET t <unique value>, EXEC.
 	Tx int `yaml:"tx,omitempty"`
+	// XRead: XREAD BLOCK <block> STREAMS s<i> $, a blocking read: under a replica policy it
+	// rents from a replica validated by ROLE (replica_blocking.go). The simulated nodes hold
+	// no streams, so it ends by its block time (or its connection's loss).
+	XRead int `yaml:"xread,omitempty"`
 }
 
-func (m DedicatedMix) total() int { return m.BLPop + m.BRPop + m.Push + m.Tx }
+func (m DedicatedMix) total() int { return m.BLPop + m.BRPop + m.Push + m.Tx + m.XRead }
 
 // PubSubWorkload describes the pub/sub side of a scenario's workload: subscribers, each owning
 // one subscription at a time, and a publisher posting uniquely numbered messages through the

@@ -33,7 +33,7 @@ type Renters struct {
 	renters    []*renter
 	lists      []string
 	keys       []string
-	cumulative [4]int
+	cumulative [5]int
 	think      float64
 	nextCmd    uint64
 	stopped    bool
@@ -66,6 +66,11 @@ type dedicatedRun struct {
 	cancelling bool
 	conn       engine.Conn
 	connID     fsm.ConnID
+	// eng is the engine the connection came from (nil: the client's, Env.Engine) and retID its
+	// id there (connID is the run's); cancelRead withdraws a blocking read's rent (Env.Reads).
+	eng        *engine.Engine
+	retID      fsm.ConnID
+	cancelRead func()
 	step       int
 	cmds       []*engine.Command
 	pending    int
@@ -78,7 +83,7 @@ type dedicatedRun struct {
 	rt        uint64
 }
 
-var dedicatedKinds = [...]string{"BLPOP", "BRPOP", "PUSH", "TX"}
+var dedicatedKinds = [...]string{"BLPOP", "BRPOP", "PUSH", "TX", "XREAD"}
 
 // NewRenters schedules the renters of w's scenario, or returns nil when it has none.
 func NewRenters(w *Env) *Renters {
@@ -96,7 +101,7 @@ func NewRenters(w *Env) *Renters {
 		dw.keys = append(dw.keys, "t"+strconv.Itoa(i))
 	}
 	sum := 0
-	for i, v := range [4]int{spec.Mix.BLPop, spec.Mix.BRPop, spec.Mix.Push, spec.Mix.Tx} {
+	for i, v := range [5]int{spec.Mix.BLPop, spec.Mix.BRPop, spec.Mix.Push, spec.Mix.Tx, spec.Mix.XRead} {
 		sum += v
 		dw.cumulative[i] = sum
 	}
@@ -130,15 +135,18 @@ func (r *renter) issue() bool {
 	if dw.stopped || w.Sched.Now() >= dw.spec.Stop || r.cur != nil {
 		return false
 	}
-	v := r.rng.IntN(dw.cumulative[3])
+	v := r.rng.IntN(dw.cumulative[4])
 	kind := 0
 	for v >= dw.cumulative[kind] {
 		kind++
 	}
 	op := record.DedicatedOp{ID: len(w.Result.Dedicated) + 1, Renter: r.idx, Kind: dedicatedKinds[kind], Call: w.Sched.Now()}
-	if op.Kind == "TX" {
+	switch op.Kind {
+	case "TX":
 		op.Key = dw.keys[r.rng.IntN(len(dw.keys))]
-	} else {
+	case "XREAD":
+		op.Key = "s" + strconv.Itoa(r.rng.IntN(len(dw.lists)))
+	default:
 		op.Key = dw.lists[r.rng.IntN(len(dw.lists))]
 	}
 	w.Result.Dedicated = append(w.Result.Dedicated, op)
@@ -163,24 +171,64 @@ func (r *renter) issue() bool {
 
 func (run *dedicatedRun) op() *record.DedicatedOp { return &run.r.dw.w.Result.Dedicated[run.idx] }
 
-// rent asks the engine's pool for a connection.
+// engine returns the engine the run's connection came from.
+func (run *dedicatedRun) engine() *engine.Engine {
+	if run.eng != nil {
+		return run.eng
+	}
+	return run.r.dw.w.Engine
+}
+
+// rent asks the engine's pool for a connection; a blocking read asks the client's read path
+// (Env.Reads) when it has one.
 func (run *dedicatedRun) rent() {
 	w := run.r.dw.w
 	run.renting = true
+	if op := run.op(); op.Kind == "XREAD" && w.Reads != nil {
+		w.Trace.End(w.Trace.Begin("dop rent-read").Int("id", op.ID))
+		run.cancelRead = w.Reads.RentRead(run.readGranted)
+		return
+	}
 	run.waiter = w.Engine.Rent(run.granted)
 	op := run.op()
 	op.Waiters = append(op.Waiters, run.waiter)
 	w.Trace.End(w.Trace.Begin("dop rent").Int("id", op.ID).Uint("waiter", uint64(run.waiter)))
 }
 
+// readGranted receives the answer to a blocking read's rent (Env.Reads).
+func (run *dedicatedRun) readGranted(rg ReadGrant) {
+	run.cancelRead = nil
+	op := run.op()
+	op.Waiters = append(op.Waiters, rg.Waiters...)
+	if rg.Engine == nil {
+		run.renting = false
+		switch {
+		case run.ended:
+		case run.cancelling:
+			run.end(record.DedicatedCancelled, "deadline")
+		default:
+			run.end(rentOutcome(rg.Grant.Outcome), rg.Err)
+		}
+		return
+	}
+	run.grantedOn(rg.Engine, rg.Grant, rg.RunConn)
+}
+
 // granted receives the pool's answer to the rent.
-func (run *dedicatedRun) granted(g engine.Grant) {
+func (run *dedicatedRun) granted(g engine.Grant) { run.grantedOn(nil, g, g.ConnID) }
+
+// grantedOn receives the answer of engine eng's pool (nil: the client's), whose connection the
+// run's records name runConn.
+func (run *dedicatedRun) grantedOn(eng *engine.Engine, g engine.Grant, runConn fsm.ConnID) {
 	dw := run.r.dw
 	w := dw.w
 	run.renting = false
+	if eng == nil {
+		eng = w.Engine
+	}
 	if run.ended || run.cancelling {
 		if g.Outcome == fsm.OutcomeGranted {
-			w.Engine.Return(g.ConnID, true)
+			eng.Return(g.ConnID, true)
 		}
 		if !run.ended {
 			run.end(record.DedicatedCancelled, "deadline")
@@ -188,10 +236,10 @@ func (run *dedicatedRun) granted(g engine.Grant) {
 		return
 	}
 	if g.Outcome == fsm.OutcomeGranted {
-		run.conn, run.connID = g.Conn, g.ConnID
+		run.conn, run.connID, run.eng, run.retID = g.Conn, runConn, eng, g.ConnID
 		op := run.op()
-		op.Conns = append(op.Conns, g.ConnID)
-		w.Trace.End(w.Trace.Begin("dop granted").Int("id", op.ID).Uint("conn", uint64(g.ConnID)))
+		op.Conns = append(op.Conns, runConn)
+		w.Trace.End(w.Trace.Begin("dop granted").Int("id", op.ID).Uint("conn", uint64(runConn)))
 		run.step = 0
 		run.start()
 		return
@@ -235,6 +283,9 @@ func (run *dedicatedRun) start() {
 		run.send([]string{"WATCH", op.Key}, []string{"GET", op.Key})
 	case op.Kind == "TX":
 		run.send([]string{"MULTI"}, []string{"SET", op.Key, "t" + id}, []string{"EXEC"})
+	case op.Kind == "XREAD":
+		block := strconv.FormatInt(run.r.dw.spec.Block.Milliseconds(), 10)
+		run.send([]string{"XREAD", "BLOCK", block, "STREAMS", op.Key, "$"})
 	default:
 		block := strconv.FormatFloat(run.r.dw.spec.Block.Seconds(), 'f', -1, 64)
 		run.send([]string{op.Kind, op.Key, block})
@@ -278,11 +329,12 @@ func (run *dedicatedRun) cmdDone(cmd *engine.Command) {
 		if v == engine.VerdictUnknown {
 			outcome = record.DedicatedUnknown
 		}
-		if dw.resend && !run.resent && outcome == record.DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" || cmd.Name == "EXEC") {
+		if dw.resend && !run.resent && outcome == record.DedicatedUnknown && (cmd.Name == "BLPOP" || cmd.Name == "BRPOP" ||
+			cmd.Name == "EXEC" || cmd.Name == "XREAD") {
 			// Planted bug: the accepted command is sent again on a new connection.
 			run.resent = true
 			w.Trace.Plant("resend-blocking", cmd.ID)
-			w.Engine.Return(run.connID, false)
+			run.engine().Return(run.retID, false)
 			run.conn, run.connID, run.cmds, run.pending = nil, 0, run.cmds[:0], 0
 			run.rent()
 			return
@@ -349,6 +401,10 @@ func (r *renter) deadline(idx int) bool {
 		}
 		run.cancelling = true
 		w.Trace.End(w.Trace.Begin("dop cancel").Int("id", idx+1).Uint("waiter", uint64(run.waiter)))
+		if run.cancelRead != nil {
+			run.cancelRead() // its answer ends the operation
+			return true
+		}
 		w.Engine.Cancel(fsm.MachinePool, run.waiter)
 		return true
 	}
@@ -373,7 +429,7 @@ func (run *dedicatedRun) end(outcome, errText string) {
 	r.returned = nil
 	if run.conn != nil {
 		healthy := outcome == record.DedicatedOK || outcome == record.DedicatedTimeout || outcome == record.DedicatedConflict
-		w.Engine.Return(run.connID, healthy)
+		run.engine().Return(run.retID, healthy)
 		if healthy {
 			r.returned, r.returnedID, r.returnedOp = run.conn, run.connID, run.idx
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/record"
 	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/sim/trace"
@@ -53,10 +54,38 @@ type Env struct {
 	// reads to replicas (sim/replica.go) and follows the caller protocol on the engine that
 	// holds each command.
 	Client Client
+	// Reads, when set, rents the renters' blocking reads (XREAD) where the read policy sends
+	// them, instead of Engine's pool.
+	Reads ReadRenter
 	// SegmentOps, when positive, says the runner hands the records over in segments of about
 	// that many operations (sim.RunOptions.Sink): the workload sizes its records for one segment
 	// instead of the whole run.
 	SegmentOps int
+}
+
+// ReadRenter rents the dedicated connection of a blocking read (a renter's XREAD) where the
+// client's read policy sends it: the replica client of a run with replication, which selects
+// through the read router and checks a replica's connection with ROLE before handing it over,
+// as client.Client's blocking reads do.
+type ReadRenter interface {
+	// RentRead starts a rent; done receives its one answer. Cancel withdraws it: done then
+	// receives a cancelled answer unless the rent was answered already.
+	RentRead(done func(ReadGrant)) (cancel func())
+}
+
+// ReadGrant is the answer to a ReadRenter's rent.
+type ReadGrant struct {
+	// Engine is the engine the connection came from, which takes it back (Return); nil when no
+	// server could take the read (Grant.Outcome then says why, Err the reason).
+	Engine *engine.Engine
+	// Grant is the pool's answer, its connection id the engine's own.
+	Grant engine.Grant
+	// RunConn is the connection's id in the run's records (the engine's offset added).
+	RunConn fsm.ConnID
+	// Waiters are the rents the read made, as the run's records number them.
+	Waiters []fsm.WaiterID
+	// Err is the failure's text when the read got no connection.
+	Err string
 }
 
 // Client is what the callers need of a client that is more than one engine.
