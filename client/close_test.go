@@ -3,7 +3,6 @@ package client_test
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/respire-go/respire/client"
 	"github.com/respire-go/respire/netio/redistest"
@@ -12,13 +11,17 @@ import (
 // TestCloseFailsInFlightCommandsWithErrClosed: commands that were sent when Close ran (on the
 // shared connections and on a dedicated one) fail with an *UnknownOutcomeError that matches both
 // ErrUnknownOutcome and ErrClosed. The server is paused so that the replies cannot arrive first.
+// Close runs once the four GETs are on the wire (a recording dialer counts them): a fixed sleep
+// stood for that before, and a goroutine of a loaded machine that had not written its GET by
+// then failed as closed before sending, not as an unknown outcome.
 func TestCloseFailsInFlightCommandsWithErrClosed(t *testing.T) {
 	redistest.Require(t)
 	checkNoLeaks(t)
 	srv := redistest.Start(t, redistest.Config{})
 	ctx := ctxT(t)
+	rec := &wireRecorder{}
 	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{endpointOf(srv)}, Connections: 2,
-		CommandTimeout: client.NoTimeout})
+		CommandTimeout: client.NoTimeout, Dialer: rec.dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +43,7 @@ func TestCloseFailsInFlightCommandsWithErrClosed(t *testing.T) {
 		_, err := d.Do(ctx, "GET", "in-flight")
 		errs <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // the commands are written; the paused server cannot reply
+	waitUntil(t, "the four GETs written", func() bool { return rec.writtenNamed("GET") == 4 })
 	must(t, c.Close())
 	for i := 0; i < 4; i++ {
 		err := <-errs
@@ -64,7 +67,8 @@ func TestCloseFailsInFlightCommandsWithErrClosed(t *testing.T) {
 		_, err := c2.Do(ctx, "BLPOP", "never-pushed", "0")
 		errs <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// The kill must meet the BLPOP blocked on the server, not an idle connection before it.
+	waitUntil(t, "the BLPOP blocked", func() bool { return containsField(srv.Do(t, "INFO", "clients"), "blocked_clients:1") })
 	srv.Do(t, "CLIENT", "KILL", "TYPE", "normal")
 	err = <-errs
 	if !errors.Is(err, client.ErrUnknownOutcome) || errors.Is(err, client.ErrClosed) {

@@ -78,9 +78,15 @@ func TestErrorTextsNameTheEndpointOnce(t *testing.T) {
 	srv.Resume()
 	var timeoutErr *client.TimeoutError
 	check("command timeout", err, ep, &timeoutErr)
+	// The kill must meet the BLPOP blocked on the server, not its connection before it is sent
+	// (a definite failure): it waits until the server holds a blocked client.
 	go func() {
-		time.Sleep(200 * time.Millisecond)
-		srv.Do(t, "CLIENT", "KILL", "TYPE", "normal")
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if out, err := srv.TryDo("INFO", "clients"); err == nil && containsField(out, "blocked_clients:1") {
+				break
+			}
+		}
+		_, _ = srv.TryDo("CLIENT", "KILL", "TYPE", "normal")
 	}()
 	_, err = c.Do(ctx, "BLPOP", "never-pushed", "0")
 	var unknown *client.UnknownOutcomeError

@@ -31,6 +31,8 @@ type recordedConn struct {
 	dead    bool     // a read failed or the client closed the connection
 	args    [][]byte
 	reply   resp.Value
+
+	named map[string]int // complete commands written, by name as sent
 }
 
 func (c *recordedConn) Write(p []byte) (int, error) {
@@ -42,6 +44,10 @@ func (c *recordedConn) Write(p []byte) (int, error) {
 			break
 		}
 		c.written++
+		if c.named == nil {
+			c.named = make(map[string]int)
+		}
+		c.named[string(c.args[0])]++
 		if len(c.args) == 2 && string(c.args[0]) == "INCR" {
 			c.keys = append(c.keys, string(c.args[1]))
 		}
@@ -108,6 +114,20 @@ func (w *wireRecorder) pending() int {
 		if !c.dead {
 			n += c.written - c.replies
 		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// writtenNamed returns how many commands called name (as sent) were written in full, on every
+// connection.
+func (w *wireRecorder) writtenNamed(name string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, c := range w.conns {
+		c.mu.Lock()
+		n += c.named[name]
 		c.mu.Unlock()
 	}
 	return n

@@ -46,7 +46,7 @@ func TestSentinelReplicaRemovalDrainsBlockingReal(t *testing.T) {
 		Endpoints:              sentinelEndpoints(t, g),
 		SentinelPrimaryName:    g.MasterName(),
 		ReadFrom:               client.Replica,
-		ReplicaRefreshInterval: 100 * time.Millisecond,
+		ReplicaRefreshInterval: replicaTestRefresh,
 		ConnectTimeout:         time.Second,
 		CommandTimeout:         300 * time.Millisecond,
 	})

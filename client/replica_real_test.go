@@ -55,12 +55,21 @@ func getCalls(t *testing.T, s *redistest.Server) int {
 	return 0
 }
 
+// replicaTestRefresh is the ReplicaRefreshInterval of the real-server tests whose Replica reads
+// must never fail. A replica takes reads only while its last ROLE answer is younger than two
+// intervals (the staleness bound), and the revalidation falls due one interval after that
+// answer: a test process stalled for longer than one interval (a loaded 2-core CI machine
+// under the race detector) wakes up with its reads stepped before the overdue revalidation, and
+// they fail with no-candidate. At 100 ms that took a stall of about 100 ms; at one second (the
+// default) it takes one of a second.
+const replicaTestRefresh = time.Second
+
 func replicaClient(t *testing.T, primary *redistest.Server, replicas []*redistest.Server, policy client.ReadFrom) *client.Client {
 	t.Helper()
 	opts := client.Options{
 		Endpoints:              []client.Endpoint{endpointOf(primary)},
 		ReadFrom:               policy,
-		ReplicaRefreshInterval: 100 * time.Millisecond,
+		ReplicaRefreshInterval: replicaTestRefresh,
 		ConnectTimeout:         time.Second,
 	}
 	for _, r := range replicas {

@@ -22,7 +22,7 @@ func TestSentinelReplicaReadsReal(t *testing.T) {
 		Endpoints:              sentinelEndpoints(t, g),
 		SentinelPrimaryName:    g.MasterName(),
 		ReadFrom:               client.Replica,
-		ReplicaRefreshInterval: 100 * time.Millisecond,
+		ReplicaRefreshInterval: replicaTestRefresh,
 		ConnectTimeout:         time.Second,
 		CommandTimeout:         2 * time.Second,
 	})
@@ -119,7 +119,7 @@ func TestSentinelReplicaViewReal(t *testing.T) {
 	c, err := client.Connect(ctxT(t), client.Options{
 		Endpoints:              sentinelEndpoints(t, g),
 		SentinelPrimaryName:    g.MasterName(),
-		ReplicaRefreshInterval: 100 * time.Millisecond,
+		ReplicaRefreshInterval: replicaTestRefresh,
 		ConnectTimeout:         time.Second,
 	})
 	if err != nil {
@@ -151,7 +151,8 @@ func TestSentinelReplicaViewReal(t *testing.T) {
 		s.Kill()
 	}
 	before := getCalls(t, nodes[1])
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+	// Two refresh intervals: the source asks the dead Sentinels at least once meanwhile.
+	for end := time.Now().Add(2 * replicaTestRefresh); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		if _, _, err := view.Get(ctx, "k"); err != nil {
 			t.Fatalf("a replica read with every Sentinel down: %v", err)
 		}
@@ -174,7 +175,7 @@ func TestSentinelReplicaLearnedSentinelsReal(t *testing.T) {
 		Endpoints:              sentinelEndpoints(t, g)[:1],
 		SentinelPrimaryName:    g.MasterName(),
 		ReadFrom:               client.Replica,
-		ReplicaRefreshInterval: 100 * time.Millisecond,
+		ReplicaRefreshInterval: replicaTestRefresh,
 		ConnectTimeout:         time.Second,
 		CommandTimeout:         2 * time.Second,
 	})

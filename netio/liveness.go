@@ -40,6 +40,7 @@ func (r idleReader) Read(p []byte) (int, error) {
 		c.armRead(time.Now())
 	}
 	c.fmu.Unlock()
+	last := false
 	for {
 		n, err := c.nc.Read(p)
 		if n > 0 {
@@ -51,11 +52,26 @@ func (r idleReader) Read(p []byte) (int, error) {
 		if err == nil || !isTimeout(err) {
 			return n, err
 		}
-		if !c.staleDeadline() {
+		if last {
 			return n, &LivenessError{Op: "read", Budget: c.idleRead, Err: err}
+		}
+		if !c.staleDeadline() {
+			// No byte was read for the bound, which does not mean none arrived: a process that
+			// did not run meanwhile (a loaded or throttled machine) finds the deadline expired
+			// and its replies in the socket buffer. One more read, with a deadline a moment
+			// away, takes them; only a socket with nothing to read fails the connection.
+			last = true
+			c.fmu.Lock()
+			c.readArmed = time.Now().Add(lastReadWait)
+			_ = c.nc.SetReadDeadline(c.readArmed)
+			c.fmu.Unlock()
 		}
 	}
 }
+
+// lastReadWait is how long the read that confirms an idle-read failure waits for bytes: they
+// are in the socket buffer already when the process, not the peer, was late.
+const lastReadWait = time.Millisecond
 
 // armRead makes the read deadline at least the bound away from now, moving it to 1.25 times the
 // bound when less than the bound remains. Call it with fmu held.

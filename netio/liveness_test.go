@@ -81,13 +81,20 @@ func TestIdleReadTimeoutOffWaitsForever(t *testing.T) {
 
 // TestIdleReadTimeoutKeepsAnsweringConnectionAlive: replies that keep arriving, each within the
 // bound, never trip it, even though the connection always has replies pending.
+//
+// The bound is ten times the server's 50 ms answer: at three times (150 ms) the test failed on
+// a loaded machine ("no reply byte for 150ms with replies pending", 1 of 15 runs with the
+// machine's load at 9), where the server or the test process can be left without a CPU for
+// 100 ms. The run lasts four bounds, so the connection still has replies pending for far
+// longer than the bound.
 func TestIdleReadTimeoutKeepsAnsweringConnectionAlive(t *testing.T) {
+	const bound = 500 * time.Millisecond
 	srv := redistest.Start(t, redistest.Config{})
-	tr := netio.NewTransport(netio.TransportConfig{IdleReadTimeout: 150 * time.Millisecond})
+	tr := netio.NewTransport(netio.TransportConfig{IdleReadTimeout: bound})
 	conn, s := mustConnect(t, tr, tcp(t, srv.Addr()))
-	deadline := time.Now().Add(600 * time.Millisecond)
+	deadline := time.Now().Add(4 * bound)
 	for time.Now().Before(deadline) {
-		// DEBUG SLEEP answers after 50 ms: pending the whole time, never idle for 150 ms.
+		// DEBUG SLEEP answers after 50 ms: pending the whole time, never idle for the bound.
 		c := newCmd("DEBUG", "SLEEP", "0.05")
 		conn.Send(&c.Command)
 		if c.wait(t); c.Err != nil {

@@ -49,7 +49,8 @@ type Cluster struct {
 // 127.0.0.1, creates a cluster of them with
 // redis-cli --cluster create ... --cluster-replicas 1 --cluster-yes, and
 // returns once every node reports cluster_state:ok with all slots covered,
-// sees all the others connected, and every replica is in sync. Everything is
+// sees all the others connected, and every replica is in sync and known as
+// one by every node. Everything is
 // killed when the test finishes.
 func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	t.Helper()
@@ -150,7 +151,8 @@ func (c *Cluster) byRole(t testing.TB, role string) []*Server {
 // WaitOK waits, for up to 60 s, until every running node reports
 // cluster_state:ok with all 16384 slots ok, lists every running node as
 // connected and not failing, assigns no slot to a stopped node, and, if it
-// is a replica, has its replication link up. Use it after [Cluster.Restart],
+// is a replica, has its replication link up and is listed by every running
+// node as a replica of that primary. Use it after [Cluster.Restart],
 // or after killing a primary to wait for its replica to take over.
 func (c *Cluster) WaitOK(t testing.TB) {
 	t.Helper()
@@ -214,6 +216,52 @@ func (c *Cluster) healthy() (bool, string) {
 		}
 		if len(r.elems) >= 4 && r.elems[0].String() == "slave" && r.elems[3].String() != "connected" {
 			return false, fmt.Sprintf("replica %s: link state %s", n.Addr(), r.elems[3].String())
+		}
+	}
+	return c.replicasAgreed(running)
+}
+
+// replicasAgreed reports whether every running node's CLUSTER NODES lists each running replica
+// as a replica of the primary its ROLE names. A replica's ROLE and link are up before gossip
+// has told the other nodes (its own primary included, whose CLUSTER REPLICAS is then empty).
+func (c *Cluster) replicasAgreed(running map[string]bool) (bool, string) {
+	primaryOf := map[string]string{} // replica address -> its primary's address, from ROLE
+	for _, n := range c.nodes {
+		if !running[n.Addr()] {
+			continue
+		}
+		r, err := n.command(pollTimeout, "ROLE")
+		if err != nil {
+			return false, fmt.Sprintf("%s: ROLE: %v", n.Addr(), err)
+		}
+		if len(r.elems) >= 3 && r.elems[0].String() == "slave" {
+			primaryOf[n.Addr()] = net.JoinHostPort(r.elems[1].String(), r.elems[2].String())
+		}
+	}
+	for _, n := range c.nodes {
+		if !running[n.Addr()] {
+			continue
+		}
+		r, err := n.command(pollTimeout, "CLUSTER", "NODES")
+		if err != nil {
+			return false, fmt.Sprintf("%s: CLUSTER NODES: %v", n.Addr(), err)
+		}
+		ids := map[string]string{}      // address -> node id
+		flags := map[string][2]string{} // address -> flags, primary id
+		for _, l := range strings.Split(strings.TrimSpace(r.String()), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 8 {
+				return false, fmt.Sprintf("%s: CLUSTER NODES line %q", n.Addr(), l)
+			}
+			addr := nodeAddr(f[1])
+			ids[addr] = f[0]
+			flags[addr] = [2]string{f[2], f[3]}
+		}
+		for replica, primary := range primaryOf {
+			got := flags[replica]
+			if !strings.Contains(got[0], "slave") || got[1] != ids[primary] {
+				return false, fmt.Sprintf("%s sees the replica %s of %s as %s of %s", n.Addr(), replica, primary, got[0], got[1])
+			}
 		}
 	}
 	return true, ""
