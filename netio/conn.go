@@ -133,6 +133,9 @@ type Conn struct {
 
 	// cr is the caller-reads mode (conn_callread.go); its side fields are guarded by fmu.
 	cr callRead
+	// replies holds the replies paired under one hold of fmu (conn_run.go); nil when replies are
+	// paired one at a time. Reader-owned.
+	replies *replyRun
 
 	writerDone chan struct{}
 	announced  chan struct{} // closed once Sink.Ready returned: Lost may follow
@@ -316,6 +319,7 @@ func (c *Conn) ioError(op string, err error) error {
 func (c *Conn) start() {
 	c.watching = c.idleRead > 0
 	c.cr.init(c)
+	c.initRun()
 	go c.writeLoop()
 	go c.run()
 }
@@ -363,6 +367,9 @@ func (c *Conn) handle() error {
 			c.push(c.scratch)
 		}
 		return nil
+	}
+	if c.replies != nil && c.rd.Buffered() > 0 {
+		return c.handleRun() // more replies may be whole in the buffer (conn_run.go)
 	}
 	cmd, err := c.next()
 	if err != nil {

@@ -86,14 +86,7 @@ func (r *Reader) Read(v *Value) error {
 	if r.err != nil {
 		return r.err
 	}
-	if !r.partial {
-		if r.pend == nil {
-			r.pend = new(store)
-		}
-		r.dec.begin(r.pend.tape, &r.lim, false, true)
-		r.start = r.off
-		r.partial = true
-	}
+	r.begin()
 	for {
 		if r.w > r.r {
 			n, err := r.dec.feed(r.buf[r.r:r.w])
@@ -123,6 +116,56 @@ func (r *Reader) Read(v *Value) error {
 			return err
 		}
 	}
+}
+
+// ReadBuffered is Read without the underlying reader: it decodes the next
+// value from the bytes already buffered only. It reports true with the value
+// in *v when they hold a whole value; it reports false, leaving *v
+// unchanged, when they hold none or only the beginning of one, which it then
+// keeps decoded so that the next Read (or ReadBuffered) continues it. It
+// never blocks. Errors follow the rules of Read; an error of the underlying
+// reader is left for the next Read to return.
+//
+// A driver that pairs replies with requests uses it to take, after a
+// blocking Read, every reply that the same read brought, and to do the
+// pairing for all of them at once.
+func (r *Reader) ReadBuffered(v *Value) (bool, error) {
+	if r.err != nil {
+		return false, r.err
+	}
+	if r.w == r.r {
+		return false, nil
+	}
+	r.begin()
+	n, err := r.dec.feed(r.buf[r.r:r.w])
+	r.consume(n)
+	switch {
+	case err == nil:
+		r.deliver(v)
+		return true, nil
+	case err == errMore:
+		return false, nil
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		pe.Offset += r.start
+	}
+	r.err = err
+	r.abandon()
+	return false, err
+}
+
+// begin starts decoding the next value unless one is partly decoded.
+func (r *Reader) begin() {
+	if r.partial {
+		return
+	}
+	if r.pend == nil {
+		r.pend = new(store)
+	}
+	r.dec.begin(r.pend.tape, &r.lim, false, true)
+	r.start = r.off
+	r.partial = true
 }
 
 // deliver hands the decoded value to *v, whose previous storage becomes the
