@@ -49,6 +49,8 @@ type Reader struct {
 	dec     decoder
 	pend    *store // storage the next value is decoded into
 	partial bool   // dec holds the value that starts at start
+	ahead   int    // the buffer may grow to this size when reads fill it (SetReadAhead)
+	filled  bool   // the last read filled all the free space of the buffer
 	err     error  // sticky *ProtocolError
 	rerr    error  // pending error from the underlying reader
 }
@@ -67,6 +69,19 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.abandon()
 	r.err, r.rerr = nil, nil
 }
+
+// MaxReadAhead bounds SetReadAhead.
+const MaxReadAhead = readerRetainedSize
+
+// SetReadAhead lets the buffer grow up to n bytes (at most MaxReadAhead;
+// zero or less: off, the default) for a stream that keeps it full: when a
+// read of the underlying reader fills all the free space of the buffer,
+// the next read goes into a buffer twice as large, until it reaches n. A
+// busy stream of small values then takes one read of the underlying
+// reader for up to n bytes instead of one per 4 KiB, and a quiet one keeps
+// its 4 KiB. The buffer never shrinks below what it grew to this way, so n
+// is memory the Reader may keep for as long as it lives.
+func (r *Reader) SetReadAhead(n int) { r.ahead = min(n, MaxReadAhead) }
 
 // Buffered returns the number of bytes read from the underlying reader
 // but not yet consumed by Read or ReadCommand.
@@ -312,13 +327,21 @@ func (r *Reader) more() error {
 		copy(nb, r.buf[:r.w])
 		r.buf = nb
 	}
+	if r.filled && len(r.buf) < r.ahead {
+		// The last read filled the buffer: more is likely waiting (SetReadAhead).
+		nb := make([]byte, min(2*len(r.buf), r.ahead))
+		copy(nb, r.buf[:r.w])
+		r.buf = nb
+	}
 	for range maxEmptyReads {
+		free := len(r.buf) - r.w
 		n, err := r.rd.Read(r.buf[r.w:])
-		if n < 0 || n > len(r.buf)-r.w {
+		if n < 0 || n > free {
 			r.err = errors.New("respire: underlying reader returned an invalid count")
 			return r.err
 		}
 		r.w += n
+		r.filled = n == free
 		if err != nil {
 			if n > 0 {
 				r.rerr = err

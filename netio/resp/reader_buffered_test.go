@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +88,60 @@ func TestReaderReadBufferedLeavesReadErrorToRead(t *testing.T) {
 	}
 	if err := r.Read(&v); err != errTimeout {
 		t.Fatalf("Read = %v, want the underlying reader's error", err)
+	}
+}
+
+// TestReaderReadAheadGrowsForAFullStream checks SetReadAhead: a stream that keeps the buffer
+// full is read in fewer, larger reads, the buffer never exceeds the bound, every value arrives
+// intact, and a Reader without read-ahead keeps reading 4 KiB at a time.
+func TestReaderReadAheadGrowsForAFullStream(t *testing.T) {
+	const values = 20000 // ":12345\r\n", 8 bytes each: 160,000 bytes
+	stream := strings.Repeat(":12345\r\n", values)
+	read := func(ahead int) (calls, size int) {
+		src := &countingReader{r: strings.NewReader(stream)}
+		r := NewReader(src, nil)
+		r.SetReadAhead(ahead)
+		var v Value
+		for i := range values {
+			if err := r.Read(&v); err != nil || v.Int != 12345 {
+				t.Fatalf("value %d: %v, %v", i, v, err)
+			}
+			size = max(size, len(r.buf))
+		}
+		return src.calls, size
+	}
+	calls, size := read(0)
+	if size != readerInitialSize || calls < len(stream)/readerInitialSize {
+		t.Fatalf("without read-ahead: %d reads, buffer %d; want 4 KiB reads", calls, size)
+	}
+	calls, size = read(32 << 10)
+	if size != 32<<10 {
+		t.Fatalf("buffer grew to %d, want 32 KiB", size)
+	}
+	if want := 4 + len(stream)/(32<<10) + 1; calls > want {
+		t.Fatalf("%d reads with read-ahead, want at most %d", calls, want)
+	}
+	if _, size = read(1 << 30); size != MaxReadAhead {
+		t.Fatalf("read-ahead of 1 GiB grew the buffer to %d, want the bound %d", size, MaxReadAhead)
+	}
+}
+
+// TestReaderReadAheadStaysSmallForAQuietStream checks that reads which do not fill the buffer
+// never grow it.
+func TestReaderReadAheadStaysSmallForAQuietStream(t *testing.T) {
+	steps := make([]step, 300)
+	for i := range steps {
+		steps[i] = step{data: strings.Repeat(":1\r\n", 500)} // 2,000 bytes per read
+	}
+	r := NewReader(&scriptReader{steps: steps}, nil)
+	r.SetReadAhead(32 << 10)
+	var v Value
+	for range 300 * 500 {
+		if err := r.Read(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.buf) != readerInitialSize {
+		t.Fatalf("buffer grew to %d for reads of 2,000 bytes", len(r.buf))
 	}
 }
