@@ -145,3 +145,70 @@ func TestReaderReadAheadStaysSmallForAQuietStream(t *testing.T) {
 		t.Fatalf("buffer grew to %d for reads of 2,000 bytes", len(r.buf))
 	}
 }
+
+// cutReader returns its stream in pieces of the lengths sizes gives, cycling through them.
+type cutReader struct {
+	data  []byte
+	sizes []int
+	i     int
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.data), c.sizes[c.i%len(c.sizes)])
+	c.i++
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// TestReaderReadBufferedMatchesParse reads every valid case as one stream, cut into pieces of
+// many sizes, taking after each blocking Read every value ReadBuffered gives: the values are
+// those Parse gives on the concatenation, in order, whatever the cuts.
+func TestReaderReadBufferedMatchesParse(t *testing.T) {
+	var stream []byte
+	for _, tc := range validCases {
+		stream = append(stream, tc.in...)
+	}
+	var want []Value
+	for off := 0; off < len(stream); {
+		var v Value
+		n, err := Parse(stream[off:], &v, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, v)
+		off += n
+	}
+	for _, sizes := range [][]int{{1}, {2, 3}, {7}, {64, 1, 5}, {4096}} {
+		r := NewReader(&cutReader{data: stream, sizes: sizes}, nil)
+		r.SetReadAhead(16 << 10)
+		var got Value
+		for i := 0; i < len(want); {
+			if err := r.Read(&got); err != nil {
+				t.Fatalf("sizes %v, value %d: %v", sizes, i, err)
+			}
+			for {
+				if !strictEqual(want[i], got) {
+					t.Fatalf("sizes %v, value %d: Reader %v, Parse %v", sizes, i, got, want[i])
+				}
+				i++
+				if i == len(want) {
+					break
+				}
+				ok, err := r.ReadBuffered(&got)
+				if err != nil {
+					t.Fatalf("sizes %v, value %d: %v", sizes, i, err)
+				}
+				if !ok {
+					break
+				}
+			}
+		}
+		if err := r.Read(&got); err != io.EOF {
+			t.Fatalf("sizes %v: after the last value: %v, want io.EOF", sizes, err)
+		}
+	}
+}
