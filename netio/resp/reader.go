@@ -49,6 +49,8 @@ type Reader struct {
 	dec     decoder
 	pend    *store // storage the next value is decoded into
 	partial bool   // dec holds the value that starts at start
+	ahead   int    // the buffer may grow to this size when reads fill it (SetReadAhead)
+	filled  bool   // the last read filled all the free space of the buffer
 	err     error  // sticky *ProtocolError
 	rerr    error  // pending error from the underlying reader
 }
@@ -68,6 +70,19 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.err, r.rerr = nil, nil
 }
 
+// MaxReadAhead bounds SetReadAhead.
+const MaxReadAhead = readerRetainedSize
+
+// SetReadAhead lets the buffer grow up to n bytes (at most MaxReadAhead;
+// zero or less: off, the default) for a stream that keeps it full: when a
+// read of the underlying reader fills all the free space of the buffer,
+// the next read goes into a buffer twice as large, until it reaches n. A
+// busy stream of small values then takes one read of the underlying
+// reader for up to n bytes instead of one per 4 KiB, and a quiet one keeps
+// its 4 KiB. The buffer never shrinks below what it grew to this way, so n
+// is memory the Reader may keep for as long as it lives.
+func (r *Reader) SetReadAhead(n int) { r.ahead = min(n, MaxReadAhead) }
+
 // Buffered returns the number of bytes read from the underlying reader
 // but not yet consumed by Read or ReadCommand.
 func (r *Reader) Buffered() int { return r.w - r.r }
@@ -86,14 +101,7 @@ func (r *Reader) Read(v *Value) error {
 	if r.err != nil {
 		return r.err
 	}
-	if !r.partial {
-		if r.pend == nil {
-			r.pend = new(store)
-		}
-		r.dec.begin(r.pend.tape, &r.lim, false, true)
-		r.start = r.off
-		r.partial = true
-	}
+	r.begin()
 	for {
 		if r.w > r.r {
 			n, err := r.dec.feed(r.buf[r.r:r.w])
@@ -123,6 +131,56 @@ func (r *Reader) Read(v *Value) error {
 			return err
 		}
 	}
+}
+
+// ReadBuffered is Read without the underlying reader: it decodes the next
+// value from the bytes already buffered only. It reports true with the value
+// in *v when they hold a whole value; it reports false, leaving *v
+// unchanged, when they hold none or only the beginning of one, which it then
+// keeps decoded so that the next Read (or ReadBuffered) continues it. It
+// never blocks. Errors follow the rules of Read; an error of the underlying
+// reader is left for the next Read to return.
+//
+// A driver that pairs replies with requests uses it to take, after a
+// blocking Read, every reply that the same read brought, and to do the
+// pairing for all of them at once.
+func (r *Reader) ReadBuffered(v *Value) (bool, error) {
+	if r.err != nil {
+		return false, r.err
+	}
+	if r.w == r.r {
+		return false, nil
+	}
+	r.begin()
+	n, err := r.dec.feed(r.buf[r.r:r.w])
+	r.consume(n)
+	switch {
+	case err == nil:
+		r.deliver(v)
+		return true, nil
+	case err == errMore:
+		return false, nil
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		pe.Offset += r.start
+	}
+	r.err = err
+	r.abandon()
+	return false, err
+}
+
+// begin starts decoding the next value unless one is partly decoded.
+func (r *Reader) begin() {
+	if r.partial {
+		return
+	}
+	if r.pend == nil {
+		r.pend = new(store)
+	}
+	r.dec.begin(r.pend.tape, &r.lim, false, true)
+	r.start = r.off
+	r.partial = true
 }
 
 // deliver hands the decoded value to *v, whose previous storage becomes the
@@ -269,13 +327,21 @@ func (r *Reader) more() error {
 		copy(nb, r.buf[:r.w])
 		r.buf = nb
 	}
+	if r.filled && len(r.buf) < r.ahead {
+		// The last read filled the buffer: more is likely waiting (SetReadAhead).
+		nb := make([]byte, min(2*len(r.buf), r.ahead))
+		copy(nb, r.buf[:r.w])
+		r.buf = nb
+	}
 	for range maxEmptyReads {
+		free := len(r.buf) - r.w
 		n, err := r.rd.Read(r.buf[r.w:])
-		if n < 0 || n > len(r.buf)-r.w {
+		if n < 0 || n > free {
 			r.err = errors.New("respire: underlying reader returned an invalid count")
 			return r.err
 		}
 		r.w += n
+		r.filled = n == free
 		if err != nil {
 			if n > 0 {
 				r.rerr = err

@@ -1,0 +1,154 @@
+package netio
+
+import (
+	"sync/atomic"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/netio/resp"
+	"github.com/respire-go/respire/netio/wire"
+)
+
+// Replies in runs.
+//
+// One read of the socket usually brings many replies: a batch of 100 GETs comes back in a few
+// reads of several KiB. Pairing each reply with its command under its own hold of the flight
+// lock (fmu) costs a lock and an atomic per reply, on a lock that the writer takes for every
+// write, so the lock's cache line travels between the reader's core and the writers'. The read
+// side therefore pairs a run: after the blocking read of a reply, it also decodes the replies
+// that are already whole in the read buffer (resp.Reader.ReadBuffered, which never reads the
+// socket), up to runMax in all, takes their commands from the flight under one hold of fmu, and
+// then completes them in order, outside the lock, exactly as it completes a single reply.
+//
+// What stays the same:
+//   - Order: replies pair with the flight strictly in FIFO order, and commands complete in that
+//     order.
+//   - Stages: a command leaves the flight only when its reply has been decoded, so the reply
+//     proves its write complete (wire.Pipeline.Next marks it written), as before. Nothing the
+//     reader holds is ever waiting for a reply: a run is paired and completed within one call of
+//     handle, so a failure later in the stream finds every command without a reply still in the
+//     flight, where finish completes it once.
+//   - Failure within a run: a reply that does not fit its command (Deliver's misfit) stops the
+//     connection before that command completes; the commands of the run after it, whose
+//     replies arrived but can no longer be trusted to pair, complete with the connection's
+//     error, before everything still in the flight (finish), so each completes exactly once and
+//     in order. A protocol error in a buffered reply, or a reply with nothing in flight, fails
+//     the connection after the replies before it completed, as a blocking read would.
+//   - Pushes: runs are used only on connections without a push handler and without
+//     maintenance notices, whose pushes are dropped; a push in a run is dropped too. A
+//     connection that hands pushes on pairs one reply at a time, so that pushes and
+//     completions keep their order.
+//   - Drain, Close and the caller-reads hand-over see the same counts: the count of replies
+//     delivered (completed) advances once per completed command.
+//
+// Bounds: runMax replies per run. The run's values keep the storage of the replies they last
+// held (the commands' previous replies, swapped out by Deliver), like the scratch value does:
+// at most runMax-1 storages besides the scratch value's, reused by the next runs.
+
+// runMax is the most replies the read side pairs under one hold of the flight lock.
+const runMax = 32
+
+// replyRun is the read side's storage for a run (owned by whoever holds the read side).
+type replyRun struct {
+	// vals are the replies after the first (which is the Conn's scratch value).
+	vals [runMax - 1]resp.Value
+	// cmds are the commands the run took from the flight, in order.
+	cmds [runMax]*engine.Command
+	// runs counts the runs of more than one reply (tests).
+	runs atomic.Uint64
+}
+
+// initRun decides whether the connection pairs replies in runs. Called by start, after the
+// handshake decided on maintenance notices.
+func (c *Conn) initRun() {
+	if c.push == nil && c.relax == nil {
+		c.replies = new(replyRun)
+	}
+}
+
+// reply returns the i-th reply of the current run.
+func (c *Conn) reply(i int) *resp.Value {
+	if i == 0 {
+		return &c.scratch
+	}
+	return &c.replies.vals[i-1]
+}
+
+// handleRun pairs and completes the reply in c.scratch (not a push) and the whole replies behind
+// it in the read buffer, up to runMax. It returns the error that fails the connection. It runs
+// on whoever holds the read side.
+func (c *Conn) handleRun() error {
+	r := c.replies
+	n := 1
+	var readErr error
+	for n < runMax {
+		ok, err := c.rd.ReadBuffered(&r.vals[n-1])
+		if err != nil {
+			readErr = c.ioError("read", err)
+			break
+		}
+		if !ok {
+			break
+		}
+		if c.p.Unsolicited(&r.vals[n-1]) {
+			continue // nobody takes pushes on this connection (initRun): dropped, as by handle
+		}
+		n++
+	}
+
+	if n > 1 {
+		r.runs.Add(1)
+	}
+	c.fmu.Lock()
+	k := 0
+	var pairErr error
+	for k < n {
+		cmd, err := c.p.Next()
+		if err != nil {
+			pairErr = err
+			break
+		}
+		r.cmds[k] = cmd
+		k++
+	}
+	c.inFlight.Add(-int64(k))
+	c.fmu.Unlock()
+
+	for i := 0; i < k; i++ {
+		cmd := r.cmds[i]
+		r.cmds[i] = nil
+		err := wire.Deliver(cmd, c.reply(i))
+		c.nread++
+		c.completed.Store(c.nread)
+		if err != nil {
+			// As in handle: the connection stops taking commands before the caller learns of
+			// the failure; the rest of the run cannot be trusted to pair either.
+			ioErr := c.ioError("read", err)
+			c.shutdown(ioErr, false)
+			cmd.Complete(err)
+			c.failRun(r.cmds[i+1 : k])
+			return ioErr
+		}
+		if c.draining.Load() && c.drained(c.nread) {
+			c.shutdown(c.closedErr, true)
+		}
+	}
+	if pairErr != nil {
+		return c.ioError("read", pairErr)
+	}
+	return readErr
+}
+
+// failRun completes cmds, the rest of a run after a reply that failed the connection, with the
+// error the connection stopped with, in order: they left the flight, so finish will not.
+func (c *Conn) failRun(cmds []*engine.Command) {
+	if len(cmds) == 0 {
+		return
+	}
+	c.qmu.Lock()
+	err, _ := c.p.Err()
+	c.qmu.Unlock()
+	for i, cmd := range cmds {
+		cmds[i] = nil
+		cmd.Complete(err)
+	}
+}

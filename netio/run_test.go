@@ -1,0 +1,266 @@
+package netio_test
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/netio"
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// answerInOneWrite returns a fake server's handler that reads n commands, then writes replies,
+// all of them in one write, and then holds the connection open until the peer closes it.
+func answerInOneWrite(n int, replies string) func(net.Conn) {
+	return func(c net.Conn) {
+		rd := resp.NewReader(c, nil)
+		var args [][]byte
+		for range n {
+			if err := rd.ReadCommand(&args); err != nil {
+				return
+			}
+		}
+		if _, err := c.Write([]byte(replies)); err != nil {
+			return
+		}
+		stall(c)
+	}
+}
+
+// completions records the order in which commands complete and fails the test on a second
+// completion of one command.
+type completions struct {
+	mu    sync.Mutex
+	order []int
+	seen  map[int]int
+}
+
+// group builds n GET commands whose completions c records; cmds[i] reports as i.
+func (c *completions) group(n int) []*cmd {
+	c.seen = map[int]int{}
+	cmds := make([]*cmd, n)
+	for i := range cmds {
+		cm := newCmd("GET", "k"+strconv.Itoa(i))
+		i := i
+		cm.Done = func(*engine.Command) {
+			c.mu.Lock()
+			c.order = append(c.order, i)
+			c.seen[i]++
+			again := c.seen[i] > 1
+			c.mu.Unlock()
+			if !again {
+				close(cm.done)
+			}
+		}
+		cmds[i] = cm
+	}
+	return cmds
+}
+
+// check fails unless every command completed exactly once, in the order they were sent.
+func (c *completions) check(t *testing.T, n int) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, k := range c.seen {
+		if k != 1 {
+			t.Errorf("command %d completed %d times", i, k)
+		}
+	}
+	if len(c.order) != n {
+		t.Fatalf("%d completions, want %d", len(c.order), n)
+	}
+	for i, k := range c.order {
+		if i != k {
+			t.Fatalf("completion order %v, want the order of the sends", c.order)
+		}
+	}
+}
+
+func offerAll(t *testing.T, conn *netio.Conn, cmds []*cmd) {
+	t.Helper()
+	group := make([]*engine.Command, len(cmds))
+	for i, c := range cmds {
+		group[i] = &c.Command
+	}
+	if !conn.OfferGroup(group) {
+		t.Fatal("OfferGroup refused the group")
+	}
+}
+
+// TestRepliesOfOneReadPairInRuns: replies that arrive together are paired in runs of at most
+// runMax (32) under one hold of the flight lock, each with its own command, in order. 70 replies
+// in one write take at least 3 runs (32 + 32 + 6) and far fewer than one per reply; the
+// connection stays healthy.
+func TestRepliesOfOneReadPairInRuns(t *testing.T) {
+	const n = 70
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("$" + strconv.Itoa(len("v"+strconv.Itoa(i))) + "\r\nv" + strconv.Itoa(i) + "\r\n")
+	}
+	_, ep := startFake(t, answerInOneWrite(n, b.String()))
+	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+	defer conn.Close()
+
+	var rec completions
+	cmds := rec.group(n)
+	offerAll(t, conn, cmds)
+	for i, c := range cmds {
+		c.wait(t)
+		if c.Err != nil || string(c.Reply.Str) != "v"+strconv.Itoa(i) {
+			t.Fatalf("command %d: reply %q, err %v", i, c.Reply.Str, c.Err)
+		}
+		if c.FinalStage() != engine.StageAwaitingReply {
+			t.Fatalf("command %d ended at %v, want awaiting-reply", i, c.FinalStage())
+		}
+	}
+	rec.check(t, n)
+	if runs := netio.ReplyRuns(conn); runs < 3 || runs >= n/2 {
+		t.Fatalf("%d runs of replies for %d replies read together, want between 3 and %d", runs, n, n/2-1)
+	}
+	if conn.Err() != nil || s.losts.Load() != 0 {
+		t.Fatalf("the connection failed: %v", conn.Err())
+	}
+}
+
+// TestMisfitInARunFailsTheRestOnce: a reply in the middle of a run that does not fit its
+// command fails the connection. The commands before it complete with their replies, it
+// completes with a *resp.ProtocolError, and the commands after it, whose replies were read in
+// the same run, complete with the connection's *IOError as unknown outcomes, before the
+// commands still in flight; each exactly once, in order; Lost is reported once.
+func TestMisfitInARunFailsTheRestOnce(t *testing.T) {
+	const n = 8
+	const bad = 3
+	replies := strings.Repeat("$1\r\nv\r\n", bad) + "+OK\r\n" + strings.Repeat("$1\r\nv\r\n", n-bad-1)
+	// The server answers only the first n commands: the two sent after stay in flight.
+	_, ep := startFake(t, answerInOneWrite(n, replies))
+	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+	defer conn.Close()
+
+	var rec completions
+	cmds := rec.group(n + 2)
+	for _, c := range cmds {
+		c.Expect = engine.ShapeOf(resp.KindBulkString, resp.KindNull)
+	}
+	offerAll(t, conn, cmds)
+	for _, c := range cmds {
+		c.wait(t)
+	}
+	for i, c := range cmds {
+		var pe *resp.ProtocolError
+		var ioe *netio.IOError
+		switch {
+		case i < bad:
+			if c.Err != nil || string(c.Reply.Str) != "v" {
+				t.Fatalf("command %d: reply %q, err %v; want its reply", i, c.Reply.Str, c.Err)
+			}
+		case i == bad:
+			if !errors.As(c.Err, &pe) || errors.As(c.Err, &ioe) {
+				t.Fatalf("command %d (the misfit): err %v, want the bare *resp.ProtocolError", i, c.Err)
+			}
+		default:
+			if !errors.As(c.Err, &ioe) || !errors.As(c.Err, &pe) || !c.MaybeSent() {
+				t.Fatalf("command %d: err %v (maybe sent %v), want the connection's *IOError, an unknown outcome", i, c.Err, c.MaybeSent())
+			}
+		}
+	}
+	rec.check(t, n+2)
+	if netio.ReplyRuns(conn) == 0 {
+		t.Fatal("the replies were not paired in a run: the test did not exercise the run's failure")
+	}
+	if err := s.awaitLost(t); err == nil {
+		t.Fatal("Lost reported no error")
+	}
+	if got := s.losts.Load(); got != 1 {
+		t.Fatalf("Lost reported %d times, want once", got)
+	}
+}
+
+// TestBrokenReplyInARunFailsAfterTheRepliesBeforeIt: a malformed reply behind whole ones in the
+// same read fails the connection only after the replies before it completed their commands; the
+// rest complete with the connection's *IOError, each once, in order.
+func TestBrokenReplyInARunFailsAfterTheRepliesBeforeIt(t *testing.T) {
+	const n = 6
+	replies := strings.Repeat(":1\r\n", 4) + "?x\r\n"
+	_, ep := startFake(t, answerInOneWrite(n, replies))
+	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+	defer conn.Close()
+
+	var rec completions
+	cmds := rec.group(n)
+	offerAll(t, conn, cmds)
+	for i, c := range cmds {
+		c.wait(t)
+		var pe *resp.ProtocolError
+		if i < 4 {
+			if c.Err != nil || c.Reply.Int != 1 {
+				t.Fatalf("command %d: reply %v, err %v; want its reply", i, c.Reply, c.Err)
+			}
+		} else if !errors.As(c.Err, &pe) || !c.MaybeSent() {
+			t.Fatalf("command %d: err %v, want the protocol failure as an unknown outcome", i, c.Err)
+		}
+	}
+	rec.check(t, n)
+	if netio.ReplyRuns(conn) == 0 {
+		t.Fatal("the replies were not paired in a run")
+	}
+	s.awaitLost(t)
+}
+
+// TestSurplusReplyInARunFailsTheConnection: a run holding more replies than commands in flight
+// completes every command with its reply and then fails the connection (a reply without a
+// pending command), reporting Lost once.
+func TestSurplusReplyInARunFailsTheConnection(t *testing.T) {
+	const n = 3
+	_, ep := startFake(t, answerInOneWrite(n, strings.Repeat("+OK\r\n", n+1)))
+	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+	defer conn.Close()
+
+	var rec completions
+	cmds := rec.group(n)
+	offerAll(t, conn, cmds)
+	for i, c := range cmds {
+		if c.wait(t); c.Err != nil || string(c.Reply.Str) != "OK" {
+			t.Fatalf("command %d: reply %v, err %v", i, c.Reply, c.Err)
+		}
+	}
+	rec.check(t, n)
+	err := s.awaitLost(t)
+	var pe *resp.ProtocolError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Lost with %v, want a protocol error", err)
+	}
+	if netio.ReplyRuns(conn) == 0 {
+		t.Fatal("the replies were not paired in a run")
+	}
+}
+
+// TestPushInARunIsDropped: on a connection without a push handler, a RESP3 push between replies
+// read together completes nothing; the replies still pair with their own commands.
+func TestPushInARunIsDropped(t *testing.T) {
+	const n = 4
+	replies := ":0\r\n>2\r\n+invalidate\r\n:9\r\n:1\r\n:2\r\n>1\r\n+x\r\n:3\r\n"
+	_, ep := startFake(t, answerInOneWrite(n, replies))
+	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+	defer conn.Close()
+
+	var rec completions
+	cmds := rec.group(n)
+	offerAll(t, conn, cmds)
+	for i, c := range cmds {
+		if c.wait(t); c.Err != nil || c.Reply.Kind != resp.KindInteger || c.Reply.Int != int64(i) {
+			t.Fatalf("command %d: reply %v, err %v", i, c.Reply, c.Err)
+		}
+	}
+	rec.check(t, n)
+	if netio.ReplyRuns(conn) == 0 {
+		t.Fatal("the replies were not paired in a run")
+	}
+	if conn.Err() != nil || s.losts.Load() != 0 {
+		t.Fatalf("the connection failed: %v", conn.Err())
+	}
+}
