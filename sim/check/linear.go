@@ -231,7 +231,7 @@ func workloadOps(r *record.Result, groundTruth bool) []porcupine.Operation {
 	for _, id := range SplitLosses(r) {
 		diverged[id] = true
 	}
-	stale := StaleReplicaReads(r) // replica reads served from a stale copy (replica_reads.go)
+	stale := staleReads(r) // replica reads served from a stale copy (linear_stale.go)
 	for _, op := range r.Ops {
 		if op.Outcome == record.OpFailed || (op.Outcome == record.OpOK && op.ServerError != "") || diverged[op.ID] {
 			continue
@@ -250,8 +250,11 @@ func workloadOps(r *record.Result, groundTruth bool) []porcupine.Operation {
 			}
 		}
 		call := callTick(op.Call)
-		if from, ok := stale[op.ID]; ok {
-			call = callTick(from) // a stale replica read: explained by a state since its link went down
+		if s, ok := stale[op.ID]; ok {
+			call = callTick(s.from) // a stale replica read: explained by a state since its link went down
+			if s.pinned {
+				ret = returnTick(s.from) // by the state at that instant alone
+			}
 		}
 		if applied {
 			call = ret // pinned at its apply time
