@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/respire-go/respire/fsm"
 	"github.com/respire-go/respire/sim/record"
 )
@@ -101,6 +103,37 @@ func staleReads(r *record.Result) map[uint64]staleRead {
 		if s, ok := out[id]; ok && len(digests[id]) != 1 {
 			s.pinned = false
 			out[id] = s
+		}
+	}
+	return out
+}
+
+// undecided is the message of the linearizability violation of a history porcupine could not
+// decide within LinearizabilityTimeout: no proven violation, but no pass either.
+func undecided() string {
+	return "porcupine timed out after " + LinearizabilityTimeout.String() + ": the history is undecidable within the checker's " +
+		"budget (not a proven violation; fewer operations open at once on a key, such as fewer callers, a lower rate or " +
+		"shorter command timeouts, make it decidable)"
+}
+
+// illegalBudget is illegalParts' time for all the parts it checks (a variable for tests).
+var illegalBudget = LinearizabilityTimeout
+
+// illegalParts returns the indexes of the parts that porcupine proves not linearizable, in order, within one
+// LinearizabilityTimeout for them all: a part it cannot decide in the time left is not listed,
+// and once the time is spent the rest are not checked. The checks a failure report runs
+// after a run's check (IllegalKeys, a violation's culprit) are bounded so, never left to run
+// without end on a history the run's own check already gave up on.
+func illegalParts(parts [][]porcupine.Operation) []int {
+	var out []int
+	deadline := time.Now().Add(illegalBudget)
+	for i, part := range parts {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		if porcupine.CheckOperationsTimeout(registerModel, part, left) == porcupine.Illegal {
+			out = append(out, i)
 		}
 	}
 	return out

@@ -64,3 +64,19 @@ func TestLostHedgeIsNoStaleRead(t *testing.T) {
 		t.Fatalf("a read either copy may have answered: %s", names(v))
 	}
 }
+
+// TestIllegalPartsBudget: the checks a report runs after a failed check list the keys porcupine
+// proves illegal, and stop when their one budget is spent (a key left undecided is not
+// listed), so that a report never runs porcupine without end.
+func TestIllegalPartsBudget(t *testing.T) {
+	reads := []record.Op{getOp(3, "k", "v1", ms(30), ms(32))}
+	r := staleRun(t, reads, []record.Apply{{Node: "r1", CmdID: 3, At: ms(31)}})
+	if keys := IllegalKeys(r); len(keys) != 1 || keys[0] != "k" {
+		t.Fatalf("want key k illegal, got %v", keys)
+	}
+	defer func(b time.Duration) { illegalBudget = b }(illegalBudget)
+	illegalBudget = 0
+	if keys := IllegalKeys(r); len(keys) != 0 {
+		t.Fatalf("with no budget left, want no key checked, got %v", keys)
+	}
+}
