@@ -8,14 +8,15 @@ import (
 )
 
 // TestReplicaLostHedgesCheckEnds: rapid's shrunk case of a replica run whose linearizability
-// check did not end (testdata/replica_lost_hedges.yaml): r2's link goes down at 588ms for the
+// check did not end (testdata/rapid/replica_lost_hedges.yaml): r2's link goes down at 588ms for the
 // rest of the run, and the hedged reads that reach it do so after the primary already
 // answered them. Those hedges are no stale reads (their callers saw the primary's reply), and
 // the reads r2 alone served are explained by its copy's state at 588ms, so the check ends at
 // once and passes. Before, each such read was open from 588ms until its return and the check
-// gave up after LinearizabilityTimeout, reporting a violation.
+// gave up after LinearizabilityTimeout, reporting a violation. (The file is in a folder of its
+// own: the tests over testdata/*.yaml model a single node, without hedges or stale copies.)
 func TestReplicaLostHedgesCheckEnds(t *testing.T) {
-	sc := mustLoad(t, "testdata/replica_lost_hedges.yaml")
+	sc := mustLoad(t, "testdata/rapid/replica_lost_hedges.yaml")
 	res, err := Run(sc, sc.Seed, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
