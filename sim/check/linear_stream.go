@@ -88,8 +88,7 @@ func (h *keyHistory) check(part []porcupine.Operation, r *record.Result, last bo
 	switch res {
 	case porcupine.Unknown:
 		h.failed = true
-		return violation(CheckLinearizable, r.End, "porcupine timed out after "+LinearizabilityTimeout.String()+
-			" on key "+part[0].Input.(linIn).key), false
+		return violation(CheckLinearizable, r.End, "key "+part[0].Input.(linIn).key+": "+undecided()), false
 	case porcupine.Illegal:
 		h.failed = true
 		var partials [][]porcupine.Operation

@@ -385,13 +385,43 @@ func (ReplicaReplay) Check(r *record.Result) []Violation {
 // staleness rule instead, that some instant between the link going down and the read's
 // return explains its reply (its window opens at the link's loss instead of its call).
 func StaleReplicaReads(r *record.Result) map[uint64]time.Duration {
+	spans := staleSpans(r)
+	if spans == nil {
+		return nil
+	}
+	ops := opsByID(r)
+	out := map[uint64]time.Duration{}
+	for _, a := range r.Applies {
+		op := ops[a.CmdID]
+		if op == nil || !readCommands[op.Name] {
+			continue
+		}
+		for _, s := range spans {
+			if s.node == a.Node && a.At >= s.from && a.At < s.to {
+				if prev, ok := out[a.CmdID]; !ok || s.from < prev {
+					out[a.CmdID] = s.from
+				}
+			}
+		}
+	}
+	return out
+}
+
+// staleSpan is a time a replica served its own copy of the dataset: its link to the primary
+// went down at from (the copy is the dataset as it was then) and came back, or the replica was
+// promoted, at to.
+type staleSpan struct {
+	node     string
+	from, to time.Duration
+}
+
+// staleSpans returns the spans of r's replica timeline in which a replica's link was down
+// (replica_events link_down until link_up or its promotion; one still down at the end lasts
+// past r.End), or nil for a run without replication events.
+func staleSpans(r *record.Result) []staleSpan {
 	sc := r.Scenario
 	if sc == nil || !sc.IsReplicated() || len(sc.ReplicaEvents) == 0 {
 		return nil
-	}
-	type span struct {
-		node     string
-		from, to time.Duration
 	}
 	order := make([]int, len(sc.ReplicaEvents))
 	for i := range order {
@@ -399,10 +429,10 @@ func StaleReplicaReads(r *record.Result) map[uint64]time.Duration {
 	}
 	sort.SliceStable(order, func(a, b int) bool { return sc.ReplicaEvents[order[a]].At < sc.ReplicaEvents[order[b]].At })
 	down := map[string]time.Duration{}
-	var spans []span
+	spans := []staleSpan{}
 	end := func(node string, at time.Duration) {
 		if from, ok := down[node]; ok {
-			spans = append(spans, span{node, from, at})
+			spans = append(spans, staleSpan{node, from, at})
 			delete(down, node)
 		}
 	}
@@ -421,25 +451,15 @@ func StaleReplicaReads(r *record.Result) map[uint64]time.Duration {
 			primary = e.Promote
 		}
 	}
+	nodes := make([]string, 0, len(down))
 	for node := range down {
-		spans = append(spans, span{node, down[node], r.End + 1})
+		nodes = append(nodes, node)
 	}
-	ops := opsByID(r)
-	out := map[uint64]time.Duration{}
-	for _, a := range r.Applies {
-		op := ops[a.CmdID]
-		if op == nil || !readCommands[op.Name] {
-			continue
-		}
-		for _, s := range spans {
-			if s.node == a.Node && a.At >= s.from && a.At < s.to {
-				if prev, ok := out[a.CmdID]; !ok || s.from < prev {
-					out[a.CmdID] = s.from
-				}
-			}
-		}
+	sort.Strings(nodes)
+	for _, node := range nodes {
+		spans = append(spans, staleSpan{node, down[node], r.End + 1})
 	}
-	return out
+	return spans
 }
 
 // hedgePairings returns, for each hedged read sent twice (hedgedRead), when each connection it
