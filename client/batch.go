@@ -66,6 +66,8 @@ type Batch struct {
 	slabs []any
 	// grp signals the completion of a run's calls, once for all of them (callGroup).
 	grp *callGroup
+	// texts packs the short string results of the batch's runs (batch_text.go).
+	texts *textPack
 }
 
 // callGroup counts the calls of a batch's run that have not completed yet. Each call completes
@@ -141,19 +143,21 @@ type batchEntry struct {
 
 // settler receives an entry's outcome.
 type settler interface {
-	// settle decodes a reply (a server error reply becomes the entry's *ServerError) and
-	// returns the entry's error.
-	settle(v *resp.Value, name string, ep Endpoint) error
+	// settle decodes a reply (a server error reply becomes the entry's *ServerError), its
+	// short strings packed by t, and returns the entry's error.
+	settle(v *resp.Value, name string, ep Endpoint, t *textPack) error
 	// fail records an error that replaces the reply.
 	fail(err error)
 }
 
 // Future is the result of a command queued in a Batch, available once the batch has run.
 type Future[T any] struct {
-	val  T
-	err  error
-	dec  func(*resp.Value) (T, error)
-	done bool
+	val T
+	err error
+	dec func(*resp.Value) (T, error)
+	// packed, when set, decodes instead of dec, with the batch's string pack (queuePacked).
+	packed func(*resp.Value, *textPack) (T, error)
+	done   bool
 }
 
 // Result returns the command's value and error. Before the batch has run, the error is
@@ -177,13 +181,17 @@ func (f *Future[T]) Err() error {
 	return f.err
 }
 
-func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint) error {
+func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint, t *textPack) error {
 	f.done = true
 	if v.IsError() {
 		f.err = serverError(v, name, ep, "")
 		return f.err
 	}
-	f.val, f.err = f.dec(v)
+	if f.packed != nil {
+		f.val, f.err = f.packed(v, t)
+	} else {
+		f.val, f.err = f.dec(v)
+	}
 	return f.err
 }
 
@@ -604,6 +612,7 @@ func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut
 	}
 	var first error
 	if mode == modePipeline {
+		texts := b.pack()
 		sentinel := c.opts.SentinelPrimaryName != ""
 		for i, cl := range cls {
 			ent := &b.ents[i]
@@ -623,7 +632,7 @@ func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut
 				if ent.keys != replyNoKeys {
 					v = b.reply(i, v)
 				}
-				err = ent.out.settle(v, ent.name, c.ep)
+				err = ent.out.settle(v, ent.name, c.ep, texts)
 			}
 			if first == nil {
 				first = err
@@ -683,7 +692,7 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 		e = x
 		c.noteReadOnly(&e)
 		r := b.reply(i, &e)
-		err := b.ents[i].out.settle(r, b.ents[i].name, c.ep)
+		err := b.ents[i].out.settle(r, b.ents[i].name, c.ep, b.pack())
 		if raw != nil {
 			(*raw)[i] = r.Clone()
 		}
