@@ -46,9 +46,9 @@ type Batch struct {
 	ents []batchEntry
 	// err is the first error of a queued command (an invalid argument): the batch is not sent.
 	err error
-	// run-time storage, kept for reuse: cls holds the calls the batch owns (batch_calls.go).
-	cls    []*call
-	cmds   []*engine.Command
+	// run-time storage: blk holds the calls of the run in progress (batch_calls.go); marks and
+	// stages are kept for reuse.
+	blk    *callBlock
 	marks  []bool
 	stages []Stage
 	// lent: a call of the last run was left to its connection, which may still write it from

@@ -5,17 +5,27 @@ import (
 	"github.com/respire-go/respire/netio/resp"
 )
 
-// A Batch owns the calls of its runs: it keeps them from one run to the next instead of taking
-// each from the client's pool and putting it back, and their frames are views of the batch's
-// buffer rather than copies. What a Batch keeps this way is bounded: the calls of at most
-// maxOwnedCalls commands, each with at most maxOwnedReply bytes of reply storage.
+// A batch's run takes its calls from the client as one block (callBlock), from a pool of its
+// own, instead of one pooled call per command: one pool round trip per run. A block goes back
+// to the pool when the run is settled, so a Batch keeps no call between runs, and a new Batch
+// per request reuses the blocks of earlier ones. The calls' frames are views of the batch's
+// buffer rather than copies. What a pooled block keeps is bounded: at most maxBlockCalls
+// calls, each with at most maxBlockReply bytes of reply storage (and the pool is emptied by
+// the garbage collector, as every sync.Pool).
 const (
-	// maxOwnedCalls bounds the calls a Batch keeps between runs; the calls of a larger run
-	// beyond it go back to the client's pool.
-	maxOwnedCalls = 512
-	// maxOwnedReply bounds the reply storage a kept call retains; a larger one is dropped.
-	maxOwnedReply = 4 << 10
+	// maxBlockCalls bounds the calls a block keeps; the calls of a larger run beyond it go
+	// back to the client's pool of single calls.
+	maxBlockCalls = 512
+	// maxBlockReply bounds the reply storage a call of a block retains; a larger one is
+	// dropped.
+	maxBlockReply = 4 << 10
 )
+
+// callBlock is the calls of one batch run and their commands, in order.
+type callBlock struct {
+	cls  []*call
+	cmds []*engine.Command
+}
 
 // The frames of the MULTI and EXEC that wrap an atomic batch, shared by every run: a call's
 // frame is only read once it is sealed.
@@ -38,27 +48,32 @@ func (b *Batch) start(c *Client, mode batchMode) ([]*call, []*engine.Command, *c
 	}
 	g := b.grp
 	g.left.Store(int32(n))
-	cls := b.cls
+	blk, _ := c.callBlocks.Get().(*callBlock)
+	if blk == nil {
+		blk = &callBlock{}
+	}
+	b.blk = blk
+	cls := blk.cls
 	if cap(cls) < n {
 		grown := make([]*call, n)
 		copy(grown, cls)
 		cls = grown
 	}
 	cls = cls[:n]
-	cmds := b.cmds[:0]
+	cmds := blk.cmds[:0]
 	if cap(cmds) < n {
 		cmds = make([]*engine.Command, 0, n)
 	}
 	at := 0
 	if mode != modePipeline {
-		cl := b.own(c, cls, 0, g)
+		cl := takeCall(c, cls, 0, g)
 		cl.cmd.Name, cl.cmd.Expect, cl.cmd.Frame = "MULTI", okShape, multiFrame[:len(multiFrame):len(multiFrame)]
 		cmds = append(cmds, &cl.cmd)
 		at = 1
 	}
 	for i := range b.ents {
 		ent := &b.ents[i]
-		cl := b.own(c, cls, at+i, g)
+		cl := takeCall(c, cls, at+i, g)
 		cl.cmd.Name = ent.name
 		cl.cmd.Expect = ent.shape
 		if mode != modePipeline {
@@ -68,20 +83,20 @@ func (b *Batch) start(c *Client, mode batchMode) ([]*call, []*engine.Command, *c
 		cmds = append(cmds, &cl.cmd)
 	}
 	if mode != modePipeline {
-		cl := b.own(c, cls, n-1, g)
+		cl := takeCall(c, cls, n-1, g)
 		cl.cmd.Name, cl.cmd.Frame = "EXEC", execFrame[:len(execFrame):len(execFrame)]
 		cl.cmd.Expect = engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(len(b.ents))
 		cmds = append(cmds, &cl.cmd)
 	}
-	b.cls, b.cmds = cls, cmds
+	blk.cls, blk.cmds = cls, cmds
 	return cls, cmds, g
 }
 
-// own returns the call at index i of the run, taking one from c's pool when the batch has
-// none of c's there, reset and in the group g.
-func (b *Batch) own(c *Client, cls []*call, i int, g *callGroup) *call {
+// takeCall returns the call at index i of the run, taking one from c's pool of single calls
+// where the block has none, reset and in the group g.
+func takeCall(c *Client, cls []*call, i int, g *callGroup) *call {
 	cl := cls[i]
-	if cl == nil || cl.client != c {
+	if cl == nil {
 		cl = c.getCall()
 		cl.borrowed = true
 		cls[i] = cl
@@ -93,25 +108,28 @@ func (b *Batch) own(c *Client, cls []*call, i int, g *callGroup) *call {
 	return cl
 }
 
-// release ends a run's hold on its calls: the batch keeps them for its next run, except those
-// left to their connection (left[i], when left is not nil), which recycles them when they
-// complete, and those beyond maxOwnedCalls, which go back to the client's pool. A call left to
-// its connection may still be written from the batch's buffer: the batch then gives that
-// buffer up (done) instead of reusing it.
+// release ends a run's hold on its calls and gives their block back to c: it keeps them for
+// the next run, except those left to their connection (left[i], when left is not nil), which
+// recycles them when they complete, and those beyond maxBlockCalls, which go back to the
+// client's pool of single calls. A call left to its connection may still be written from the
+// batch's buffer: the batch then gives that buffer up (done) instead of reusing it.
 func (b *Batch) release(c *Client, cls []*call, left []bool) {
 	for i, cl := range cls {
 		switch {
 		case left != nil && left[i]:
 			cls[i] = nil
 			b.lent = true
-		case i >= maxOwnedCalls:
+		case i >= maxBlockCalls:
 			c.putCall(cl)
 			cls[i] = nil
-		case cl.cmd.Reply.StorageSize() > maxOwnedReply:
+		case cl.cmd.Reply.StorageSize() > maxBlockReply:
 			cl.cmd.Reply.Reset(0)
 		}
 	}
-	b.cls = cls[:min(len(cls), maxOwnedCalls)]
-	clear(b.cmds)
-	b.cmds = b.cmds[:0]
+	blk := b.blk
+	b.blk = nil
+	blk.cls = cls[:min(len(cls), maxBlockCalls)]
+	clear(blk.cmds)
+	blk.cmds = blk.cmds[:0]
+	c.callBlocks.Put(blk)
 }

@@ -21,24 +21,14 @@ func completeAll(cmds []*engine.Command, reply resp.Value) {
 	}
 }
 
-// TestBatchKeepsItsCallsBetweenRuns: a reused batch runs on the same calls, whose frames are
-// views of its buffer (no copy), and every entry still gets its own reply.
-func TestBatchKeepsItsCallsBetweenRuns(t *testing.T) {
+// TestBatchFramesAreViews: the calls of a run send their entries' bytes in the batch's buffer
+// (no copy), and every entry gets its own reply, run after run of a reused batch.
+func TestBatchFramesAreViews(t *testing.T) {
 	c := &Client{}
 	var b Batch
-	var first []*call
 	for run := range 3 {
 		f1, f2 := b.Get("a"), b.Get("b")
 		cls, cmds, g := b.start(c, modePipeline)
-		if run == 0 {
-			first = append(first, cls...)
-		} else {
-			for i := range cls {
-				if cls[i] != first[i] {
-					t.Fatalf("run %d: call %d is not the batch's call of the first run", run, i)
-				}
-			}
-		}
 		for i, cl := range cls {
 			if !cl.borrowed || string(cl.cmd.Frame) != string(b.buf[b.ents[i].start:b.ents[i].end]) {
 				t.Fatalf("run %d: call %d has frame %q (borrowed %v), want a view of the batch's buffer", run, i, cl.cmd.Frame, cl.borrowed)
@@ -90,8 +80,11 @@ func TestBatchCallLeftToItsConnectionKeepsItsFrame(t *testing.T) {
 		t.Fatalf("futures: %v, %v; want nil and an unknown outcome", f1.Err(), f2.Err())
 	}
 	b.done()
-	if len(b.cls) > 1 && b.cls[1] == left {
-		t.Fatal("the batch kept the call it left to its connection")
+	if blk, _ := c.callBlocks.Get().(*callBlock); blk != nil {
+		if len(blk.cls) > 1 && blk.cls[1] == left {
+			t.Fatal("the block kept the call left to its connection")
+		}
+		c.callBlocks.Put(blk)
 	}
 	// The next run queues over what the batch reuses.
 	b.Set("k3", "overwrites-the-old-buffer")
@@ -117,25 +110,26 @@ func TestBatchCallLeftToItsConnectionKeepsItsFrame(t *testing.T) {
 	b.done()
 }
 
-// TestBatchOwnsBoundedCalls: a run larger than maxOwnedCalls gives the calls beyond the bound
-// back to the client's pool, without their borrowed frames; a batch run on another client
-// takes that client's calls.
-func TestBatchOwnsBoundedCalls(t *testing.T) {
+// TestBatchCallBlocksAreBounded: a run larger than maxBlockCalls gives the calls beyond the
+// bound back to the client's pool of single calls, without their borrowed frames, and its
+// block keeps maxBlockCalls calls; a batch run on another client takes that client's calls.
+func TestBatchCallBlocksAreBounded(t *testing.T) {
 	c := &Client{}
 	var b Batch
-	for range maxOwnedCalls + 10 {
+	for range maxBlockCalls + 10 {
 		b.Set("k", "v")
 	}
 	cls, cmds, g := b.start(c, modePipeline)
-	extra := cls[maxOwnedCalls]
+	blk := b.blk
+	extra := cls[maxBlockCalls]
 	completeAll(cmds, resp.SimpleString("OK"))
 	<-g.done
 	if err := b.settle(c, cls, true, nil, false, modePipeline, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.done()
-	if len(b.cls) != maxOwnedCalls {
-		t.Fatalf("the batch keeps %d calls, want %d", len(b.cls), maxOwnedCalls)
+	if len(blk.cls) != maxBlockCalls || b.blk != nil {
+		t.Fatalf("the block keeps %d calls, want %d (and the batch none: %v)", len(blk.cls), maxBlockCalls, b.blk)
 	}
 	if extra.borrowed || extra.cmd.Frame != nil {
 		t.Fatal("a call given back to the pool kept its borrowed frame")

@@ -32,6 +32,8 @@ type Client struct {
 	eng        *engine.Engine
 	dispatcher *engine.Dispatcher
 	calls      sync.Pool
+	// callBlocks pools the calls of batch runs, a run's worth at a time (batch_calls.go).
+	callBlocks sync.Pool
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	pubsub     *pubsubState
