@@ -37,6 +37,11 @@ var ErrNotRun = sentinel("respire: the batch of this result has not run")
 // The zero Batch is empty and ready to use. Running a batch empties it and keeps its memory
 // for reuse; the futures keep their results. A Batch is not safe for concurrent use.
 //
+// Memory: the string results of at most 256 bytes (GET, HGET, LPOP, ...) share blocks of 8 KiB
+// with the batch's other short string results, which spares an allocation per value. A string
+// the application keeps therefore keeps its block (at most 8 KiB) in memory, never the batch's
+// other blocks; copy it (strings.Clone) to keep a few short values of a large batch for long.
+//
 // No command of a batch is ever sent twice: when a connection fails in the middle, commands
 // whose replies arrived keep them, and each of the others reports its own outcome (an
 // *UnknownOutcomeError for a command that may have reached the server, a definite error for
