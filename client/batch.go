@@ -37,6 +37,11 @@ var ErrNotRun = sentinel("respire: the batch of this result has not run")
 // The zero Batch is empty and ready to use. Running a batch empties it and keeps its memory
 // for reuse; the futures keep their results. A Batch is not safe for concurrent use.
 //
+// Memory: the string results of at most 256 bytes (GET, HGET, LPOP, ...) share blocks of 8 KiB
+// with the batch's other short string results, which spares an allocation per value. A string
+// the application keeps therefore keeps its block (at most 8 KiB) in memory, never the batch's
+// other blocks; copy it (strings.Clone) to keep a few short values of a large batch for long.
+//
 // No command of a batch is ever sent twice: when a connection fails in the middle, commands
 // whose replies arrived keep them, and each of the others reports its own outcome (an
 // *UnknownOutcomeError for a command that may have reached the server, a definite error for
@@ -46,11 +51,14 @@ type Batch struct {
 	ents []batchEntry
 	// err is the first error of a queued command (an invalid argument): the batch is not sent.
 	err error
-	// run-time storage, kept for reuse.
-	cls    []*call
-	cmds   []*engine.Command
+	// run-time storage: blk holds the calls of the run in progress (batch_calls.go); marks and
+	// stages are kept for reuse.
+	blk    *callBlock
 	marks  []bool
 	stages []Stage
+	// lent: a call of the last run was left to its connection, which may still write it from
+	// buf; done gives buf up instead of reusing it.
+	lent bool
 	// alt is the second buffer of prepare, which rewrites the frames in a namespace.
 	alt []byte
 	// ns is the namespace of the run in progress (nil: none); the entries' keys fields say
@@ -63,6 +71,8 @@ type Batch struct {
 	slabs []any
 	// grp signals the completion of a run's calls, once for all of them (callGroup).
 	grp *callGroup
+	// texts packs the short string results of the batch's runs (batch_text.go).
+	texts *textPack
 }
 
 // callGroup counts the calls of a batch's run that have not completed yet. Each call completes
@@ -82,19 +92,6 @@ func (g *callGroup) complete() {
 	if g.left.Add(-1) == 0 {
 		g.done <- struct{}{}
 	}
-}
-
-// arm makes the run's calls one group: the next call of the batch's waiter is awaitGroup.
-func (b *Batch) arm(cls []*call) *callGroup {
-	if b.grp == nil {
-		b.grp = &callGroup{done: make(chan struct{}, 1)}
-	}
-	g := b.grp
-	g.left.Store(int32(len(cls)))
-	for _, cl := range cls {
-		cl.grp = g
-	}
-	return g
 }
 
 // futureSlab is a block of futures of one result type, handed out one by one: a batch of n
@@ -151,18 +148,21 @@ type batchEntry struct {
 
 // settler receives an entry's outcome.
 type settler interface {
-	// settle decodes a reply (a server error reply becomes the entry's *ServerError).
-	settle(v *resp.Value, name string, ep Endpoint)
+	// settle decodes a reply (a server error reply becomes the entry's *ServerError), its
+	// short strings packed by t, and returns the entry's error.
+	settle(v *resp.Value, name string, ep Endpoint, t *textPack) error
 	// fail records an error that replaces the reply.
 	fail(err error)
 }
 
 // Future is the result of a command queued in a Batch, available once the batch has run.
 type Future[T any] struct {
-	val  T
-	err  error
-	dec  func(*resp.Value) (T, error)
-	done bool
+	val T
+	err error
+	dec func(*resp.Value) (T, error)
+	// packed, when set, decodes instead of dec, with the batch's string pack (queuePacked).
+	packed func(*resp.Value, *textPack) (T, error)
+	done   bool
 }
 
 // Result returns the command's value and error. Before the batch has run, the error is
@@ -186,13 +186,18 @@ func (f *Future[T]) Err() error {
 	return f.err
 }
 
-func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint) {
+func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint, t *textPack) error {
 	f.done = true
 	if v.IsError() {
 		f.err = serverError(v, name, ep, "")
-		return
+		return f.err
 	}
-	f.val, f.err = f.dec(v)
+	if f.packed != nil {
+		f.val, f.err = f.packed(v, t)
+	} else {
+		f.val, f.err = f.dec(v)
+	}
+	return f.err
 }
 
 func (f *Future[T]) fail(err error) {
@@ -363,36 +368,6 @@ func (b *Batch) check(c *Client, shared bool, mode batchMode) error {
 	return nil
 }
 
-// calls takes pooled calls for the batch (with MULTI and EXEC around the commands for an
-// atomic run) and fills in their frames.
-func (b *Batch) calls(c *Client, mode batchMode) []*call {
-	n := len(b.ents)
-	cls := b.cls[:0]
-	if mode != modePipeline {
-		multi := c.getCall()
-		multi.begin("MULTI", 1, okShape)
-		cls = append(cls, multi)
-	}
-	for i := range b.ents {
-		ent := &b.ents[i]
-		cl := c.getCall()
-		cl.cmd.Name = ent.name
-		cl.cmd.Expect = ent.shape
-		if mode != modePipeline {
-			cl.cmd.Expect = queuedShape
-		}
-		cl.cmd.Frame = append(cl.cmd.Frame[:0], b.buf[ent.start:ent.end]...)
-		cls = append(cls, cl)
-	}
-	if mode != modePipeline {
-		exec := c.getCall()
-		exec.begin("EXEC", 1, engine.ShapeOf(resp.KindArray, resp.KindNull).Elems(n))
-		cls = append(cls, exec)
-	}
-	b.cls = cls
-	return cls
-}
-
 // prepare rewrites the queued frames for the run, before anything is sent: the first entry of
 // each script becomes an EVAL that loads it (script.go), and every frame goes in the namespace
 // ns (every key prefixed: prefix.go). A command the namespace cannot be applied to fails the
@@ -432,13 +407,13 @@ func (b *Batch) reply(i int, v *resp.Value) *resp.Value {
 	return v
 }
 
-// done empties the batch after a run, keeping its memory.
+// done empties the batch after a run, keeping its memory (but a buffer that a call left to its
+// connection may still be written from).
 func (b *Batch) done() {
 	b.ns = nil
-	clear(b.cls)
-	b.cls = b.cls[:0]
-	clear(b.cmds)
-	b.cmds = b.cmds[:0]
+	if b.lent {
+		b.buf, b.lent = nil, false
+	}
 	b.Reset()
 }
 
@@ -469,14 +444,7 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		b.failAll(err)
 		return err
 	}
-	cls := b.calls(c, mode)
-	g := b.arm(cls)
-	cmds := b.cmds[:0]
-	for _, cl := range cls {
-		cl.cmd.Reset()
-		cmds = append(cmds, &cl.cmd)
-	}
-	b.cmds = cmds
+	cls, cmds, g := b.start(c, mode)
 	var done, timedOut bool
 	var ctxErr error
 	if c.sim != nil {
@@ -497,9 +465,7 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		if timedOut {
 			err = c.timeoutErr(cls[0].cmd.Name, StageWaitingForCapacity)
 		}
-		for _, cl := range cls {
-			c.putCall(cl)
-		}
+		b.release(c, cls, nil)
 		b.failAll(err)
 		return err
 	}
@@ -608,19 +574,21 @@ func (b *Batch) failEach(err error) {
 	}
 }
 
-// settle turns the calls of a run into the entries' outcomes and returns the first error.
-// When the wait was interrupted (done false: by ctxErr, or by the budget when timedOut), the
-// calls still pending are abandoned to their connection, which recycles them. raw, when set,
-// receives EXEC's replies (DedicatedConn.Exec).
+// settle turns the calls of a run into the entries' outcomes and returns the first error, then
+// releases the calls. When the wait was interrupted (done false: by ctxErr, or by the budget
+// when timedOut), the calls still pending are abandoned to their connection, which recycles
+// them. raw, when set, receives EXEC's replies (DedicatedConn.Exec).
 func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut bool, mode batchMode, raw *[]resp.Value) error {
 	// A call abandoned here belongs to its connection now, which recycles it and may hand it
 	// to another caller: what the outcome needs (abandoned or not, and its stage) is recorded
 	// before the call is let go, and it is never read again.
-	n := len(cls)
-	marks := append(b.marks[:0], make([]bool, n)...)
-	stages := append(b.stages[:0], make([]Stage, n)...)
-	b.marks, b.stages = marks, stages
+	var marks []bool
+	var stages []Stage
 	if !done {
+		n := len(cls)
+		marks = append(b.marks[:0], make([]bool, n)...)
+		stages = append(b.stages[:0], make([]Stage, n)...)
+		b.marks, b.stages = marks, stages
 		// Leave every call whose completion has not come: each one left counts down the
 		// group as its completion would have. The completions that won are delivered, or
 		// being delivered: unless this loop counted the last call down, the last of them
@@ -639,7 +607,7 @@ func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut
 			<-b.grp.done
 		}
 	}
-	abandoned := func(i int) bool { return marks[i] }
+	abandoned := func(i int) bool { return marks != nil && marks[i] }
 	// lost is the outcome of abandoned call i, which runs command name.
 	lost := func(i int, name string) error {
 		if timedOut {
@@ -648,42 +616,38 @@ func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut
 		return &UnknownOutcomeError{CommandName: name, Endpoint: c.ep, Stage: stages[i], Err: ctxErr}
 	}
 	var first error
-	note := func(err error) {
-		if first == nil && err != nil {
-			first = err
-		}
-	}
 	if mode == modePipeline {
+		texts := b.pack()
+		sentinel := c.opts.SentinelPrimaryName != ""
 		for i, cl := range cls {
-			out := b.ents[i].out
+			ent := &b.ents[i]
+			var err error
 			switch {
-			case abandoned(i):
-				out.fail(lost(i, b.ents[i].name))
+			case marks != nil && marks[i]:
+				err = lost(i, ent.name)
+				ent.out.fail(err)
 			case cl.cmd.Err != nil:
-				out.fail(c.commandFailure(&cl.cmd))
+				err = c.commandFailure(&cl.cmd)
+				ent.out.fail(err)
 			default:
-				c.noteReadOnly(&cl.cmd.Reply)
-				out.settle(b.reply(i, &cl.cmd.Reply), cl.cmd.Name, c.ep)
+				v := &cl.cmd.Reply
+				if sentinel {
+					c.noteReadOnly(v)
+				}
+				if ent.keys != replyNoKeys {
+					v = b.reply(i, v)
+				}
+				err = ent.out.settle(v, ent.name, c.ep, texts)
 			}
-			note(b.ents[i].outErr())
+			if first == nil {
+				first = err
+			}
 		}
 	} else {
-		note(b.settleExec(c, cls, abandoned, lost, raw))
+		first = b.settleExec(c, cls, abandoned, lost, raw)
 	}
-	for i, cl := range cls {
-		if !abandoned(i) {
-			c.putCall(cl)
-		}
-	}
+	b.release(c, cls, marks)
 	return first
-}
-
-// outErr returns the error the entry's future holds.
-func (ent *batchEntry) outErr() error {
-	if e, ok := ent.out.(interface{ Err() error }); ok {
-		return e.Err()
-	}
-	return nil
 }
 
 // settleExec settles the entries of a transaction from EXEC's reply: every entry shares the
@@ -733,11 +697,11 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 		e = x
 		c.noteReadOnly(&e)
 		r := b.reply(i, &e)
-		b.ents[i].out.settle(r, b.ents[i].name, c.ep)
+		err := b.ents[i].out.settle(r, b.ents[i].name, c.ep, b.pack())
 		if raw != nil {
 			(*raw)[i] = r.Clone()
 		}
-		if err := b.ents[i].outErr(); first == nil {
+		if first == nil {
 			first = err
 		}
 	}
@@ -794,8 +758,7 @@ func (d *DedicatedConn) runBatchRaw(ctx context.Context, b *Batch, mode batchMod
 	if mode != modePipeline {
 		d.watching = false // EXEC and DISCARD end every WATCH
 	}
-	cls := b.calls(c, mode)
-	g := b.arm(cls)
+	cls, _, g := b.start(c, mode)
 	d.send(cls)
 	var done, timedOut bool
 	var ctxErr error

@@ -32,6 +32,8 @@ type Client struct {
 	eng        *engine.Engine
 	dispatcher *engine.Dispatcher
 	calls      sync.Pool
+	// callBlocks pools the calls of batch runs, a run's worth at a time (batch_calls.go).
+	callBlocks sync.Pool
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	pubsub     *pubsubState
@@ -329,6 +331,9 @@ type call struct {
 	// grp, for a call of a batch's run, is the group its completion counts down instead of
 	// signalling done (batch.go).
 	grp *callGroup
+	// borrowed: cmd.Frame is not the call's own storage but a view of a Batch's buffer or a
+	// shared constant frame (batch_calls.go), never to be appended to; putCall drops it.
+	borrowed bool
 	// relaxStart is the start of a command whose timeout a maintenance window extended
 	// (maint.go); zero otherwise.
 	relaxStart time.Time
@@ -376,8 +381,8 @@ func ownReply(v *resp.Value) resp.Value {
 
 func (c *Client) putCall(cl *call) {
 	cl.grp = nil
-	if cap(cl.cmd.Frame) > maxRetainedFrame {
-		cl.cmd.Frame = nil
+	if cl.borrowed || cap(cl.cmd.Frame) > maxRetainedFrame {
+		cl.cmd.Frame, cl.borrowed = nil, false
 	}
 	if cap(cl.alt) > maxRetainedFrame {
 		cl.alt = nil

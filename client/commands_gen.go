@@ -443,7 +443,7 @@ func (c Commands) Get(ctx context.Context, key string) (value string, ok bool, e
 func (b *Batch) Get(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encGet(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encGetDel(e *enc, key string) {
@@ -463,7 +463,7 @@ func (c Commands) GetDel(ctx context.Context, key string) (value string, ok bool
 func (b *Batch) GetDel(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encGetDel(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encGetEx(e *enc, key string, opt GetExOptions) {
@@ -485,7 +485,7 @@ func (c Commands) GetEx(ctx context.Context, key string, opt GetExOptions) (valu
 func (b *Batch) GetEx(key string, opt GetExOptions) *Future[Optional[string]] {
 	e := b.encoder()
 	encGetEx(&e, key, opt)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encGetRange(e *enc, key string, start, end int64) {
@@ -507,7 +507,7 @@ func (c Commands) GetRange(ctx context.Context, key string, start, end int64) (s
 func (b *Batch) GetRange(key string, start, end int64) *Future[string] {
 	e := b.encoder()
 	encGetRange(&e, key, start, end)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encGetSet(e *enc, key, value string) {
@@ -529,7 +529,7 @@ func (c Commands) GetSet(ctx context.Context, key, value string) (result string,
 func (b *Batch) GetSet(key, value string) *Future[Optional[string]] {
 	e := b.encoder()
 	encGetSet(&e, key, value)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encIncr(e *enc, key string) {
@@ -608,7 +608,7 @@ func (c Commands) LCS(ctx context.Context, key1, key2 string) (string, error) {
 func (b *Batch) LCS(key1, key2 string) *Future[string] {
 	e := b.encoder()
 	encLCS(&e, key1, key2)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encLCSLen(e *enc, key1, key2 string) {
@@ -839,7 +839,7 @@ func (c Commands) SubStr(ctx context.Context, key string, start, end int64) (str
 func (b *Batch) SubStr(key string, start, end int64) *Future[string] {
 	e := b.encoder()
 	encSubStr(&e, key, start, end)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encCopy(e *enc, source, destination string, replace bool) {
@@ -929,7 +929,7 @@ func (c Commands) Dump(ctx context.Context, key string) (value string, ok bool, 
 func (b *Batch) Dump(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encDump(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encExists(e *enc, keys ...string) {
@@ -1117,7 +1117,7 @@ func (c Commands) ObjectEncoding(ctx context.Context, key string) (value string,
 func (b *Batch) ObjectEncoding(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encObjectEncoding(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encObjectFreq(e *enc, key string) {
@@ -1310,7 +1310,7 @@ func (c Commands) RandomKey(ctx context.Context) (value string, ok bool, err err
 func (b *Batch) RandomKey() *Future[Optional[string]] {
 	e := b.encoder()
 	encRandomKey(&e)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encRename(e *enc, key, newKey string) {
@@ -1615,7 +1615,7 @@ func (c Commands) HGet(ctx context.Context, key, field string) (value string, ok
 func (b *Batch) HGet(key, field string) *Future[Optional[string]] {
 	e := b.encoder()
 	encHGet(&e, key, field)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encHGetAll(e *enc, key string) {
@@ -1777,7 +1777,7 @@ func (c Commands) HRandField(ctx context.Context, key string) (value string, ok 
 func (b *Batch) HRandField(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encHRandField(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encHRandFields(e *enc, key string, count int64) {
@@ -2023,7 +2023,7 @@ func (c Commands) LIndex(ctx context.Context, key string, index int64) (value st
 func (b *Batch) LIndex(key string, index int64) *Future[Optional[string]] {
 	e := b.encoder()
 	encLIndex(&e, key, index)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encLInsertBefore(e *enc, key, pivot, element string) {
@@ -2111,7 +2111,7 @@ func (c Commands) LMove(ctx context.Context, source, destination string, from, t
 func (b *Batch) LMove(source, destination string, from, to ListEnd) *Future[Optional[string]] {
 	e := b.encoder()
 	encLMove(&e, source, destination, from, to)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encLMPop(e *enc, end ListEnd, count int64, keys ...string) {
@@ -2158,7 +2158,7 @@ func (c Commands) LPop(ctx context.Context, key string) (value string, ok bool, 
 func (b *Batch) LPop(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encLPop(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encLPopCount(e *enc, key string, count int64) {
@@ -2373,7 +2373,7 @@ func (c Commands) RPop(ctx context.Context, key string) (value string, ok bool, 
 func (b *Batch) RPop(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encRPop(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encRPopCount(e *enc, key string, count int64) {
@@ -2415,7 +2415,7 @@ func (c Commands) RPopLPush(ctx context.Context, source, destination string) (va
 func (b *Batch) RPopLPush(source, destination string) *Future[Optional[string]] {
 	e := b.encoder()
 	encRPopLPush(&e, source, destination)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encRPush(e *enc, key string, values ...string) {
@@ -2704,7 +2704,7 @@ func (c Commands) SPop(ctx context.Context, key string) (value string, ok bool, 
 func (b *Batch) SPop(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encSPop(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encSPopCount(e *enc, key string, count int64) {
@@ -2744,7 +2744,7 @@ func (c Commands) SRandMember(ctx context.Context, key string) (value string, ok
 func (b *Batch) SRandMember(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encSRandMember(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encSRandMembers(e *enc, key string, count int64) {
@@ -3322,7 +3322,7 @@ func (c Commands) ZRandMember(ctx context.Context, key string) (value string, ok
 func (b *Batch) ZRandMember(key string) *Future[Optional[string]] {
 	e := b.encoder()
 	encZRandMember(&e, key)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encZRandMembers(e *enc, key string, count int64) {
@@ -5216,7 +5216,7 @@ func (c Commands) FunctionDump(ctx context.Context) (string, error) {
 func (b *Batch) FunctionDump() *Future[string] {
 	e := b.encoder()
 	encFunctionDump(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encFunctionFlush(e *enc, mode FlushMode) {
@@ -5321,7 +5321,7 @@ func (c Commands) FunctionLoad(ctx context.Context, code string, replace bool) (
 func (b *Batch) FunctionLoad(code string, replace bool) *Future[string] {
 	e := b.encoder()
 	encFunctionLoad(&e, code, replace)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encFunctionRestore(e *enc, payload string, policy RestorePolicy) {
@@ -5467,7 +5467,7 @@ func (c Commands) ScriptLoad(ctx context.Context, script string) (string, error)
 func (b *Batch) ScriptLoad(script string) *Future[string] {
 	e := b.encoder()
 	encScriptLoad(&e, script)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encPublish(e *enc, channel, message string) {
@@ -5679,7 +5679,7 @@ func (c Commands) ClientGetName(ctx context.Context) (value string, ok bool, err
 func (b *Batch) ClientGetName() *Future[Optional[string]] {
 	e := b.encoder()
 	encClientGetName(&e)
-	return queue(b, &e, decOptString)
+	return queuePacked(b, &e, decOptStringPacked)
 }
 
 func encClientGetRedir(e *enc) {
@@ -5752,7 +5752,7 @@ func (c Commands) ClientInfo(ctx context.Context) (string, error) {
 func (b *Batch) ClientInfo() *Future[string] {
 	e := b.encoder()
 	encClientInfo(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encClientKill(e *enc, filter ClientKillFilter) {
@@ -5794,7 +5794,7 @@ func (c Commands) ClientList(ctx context.Context, opt ClientListOptions) (string
 func (b *Batch) ClientList(opt ClientListOptions) *Future[string] {
 	e := b.encoder()
 	encClientList(&e, opt)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encDClientNoEvict(e *enc, on bool) {
@@ -5959,7 +5959,7 @@ func (c Commands) Echo(ctx context.Context, message string) (string, error) {
 func (b *Batch) Echo(message string) *Future[string] {
 	e := b.encoder()
 	encEcho(&e, message)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encPing(e *enc) {
@@ -6095,7 +6095,7 @@ func (c Commands) ACLGenPass(ctx context.Context, bits int64) (string, error) {
 func (b *Batch) ACLGenPass(bits int64) *Future[string] {
 	e := b.encoder()
 	encACLGenPass(&e, bits)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encACLGetUser(e *enc, user string) {
@@ -6303,7 +6303,7 @@ func (c Commands) ACLWhoAmI(ctx context.Context) (string, error) {
 func (b *Batch) ACLWhoAmI() *Future[string] {
 	e := b.encoder()
 	encACLWhoAmI(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encBgRewriteAOF(e *enc) {
@@ -6691,7 +6691,7 @@ func (c Commands) Info(ctx context.Context, sections ...string) (string, error) 
 func (b *Batch) Info(sections ...string) *Future[string] {
 	e := b.encoder()
 	encInfo(&e, sections...)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encLastSave(e *enc) {
@@ -6729,7 +6729,7 @@ func (c Commands) LatencyDoctor(ctx context.Context) (string, error) {
 func (b *Batch) LatencyDoctor() *Future[string] {
 	e := b.encoder()
 	encLatencyDoctor(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encLatencyGraph(e *enc, event string) {
@@ -6750,7 +6750,7 @@ func (c Commands) LatencyGraph(ctx context.Context, event string) (string, error
 func (b *Batch) LatencyGraph(event string) *Future[string] {
 	e := b.encoder()
 	encLatencyGraph(&e, event)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encLatencyHelp(e *enc) {
@@ -6873,7 +6873,7 @@ func (c Commands) Lolwut(ctx context.Context, version int64) (string, error) {
 func (b *Batch) Lolwut(version int64) *Future[string] {
 	e := b.encoder()
 	encLolwut(&e, version)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encMemoryDoctor(e *enc) {
@@ -6891,7 +6891,7 @@ func (c Commands) MemoryDoctor(ctx context.Context) (string, error) {
 func (b *Batch) MemoryDoctor() *Future[string] {
 	e := b.encoder()
 	encMemoryDoctor(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encMemoryHelp(e *enc) {
@@ -6927,7 +6927,7 @@ func (c Commands) MemoryMallocStats(ctx context.Context) (string, error) {
 func (b *Batch) MemoryMallocStats() *Future[string] {
 	e := b.encoder()
 	encMemoryMallocStats(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encMemoryPurge(e *enc) {
@@ -7726,7 +7726,7 @@ func (c Commands) ClusterMyID(ctx context.Context) (string, error) {
 func (b *Batch) ClusterMyID() *Future[string] {
 	e := b.encoder()
 	encClusterMyID(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encClusterNodes(e *enc) {
@@ -7744,7 +7744,7 @@ func (c Commands) ClusterNodes(ctx context.Context) (string, error) {
 func (b *Batch) ClusterNodes() *Future[string] {
 	e := b.encoder()
 	encClusterNodes(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encClusterReplicas(e *enc, nodeID string) {
@@ -8259,7 +8259,7 @@ func (c Commands) SentinelMyID(ctx context.Context) (string, error) {
 func (b *Batch) SentinelMyID() *Future[string] {
 	e := b.encoder()
 	encSentinelMyID(&e)
-	return queue(b, &e, decString)
+	return queuePacked(b, &e, decStringPacked)
 }
 
 func encSentinelPendingScripts(e *enc) {

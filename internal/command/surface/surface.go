@@ -12,11 +12,13 @@
 //
 // Spec syntax, one directive per line; '#' starts a comment:
 //
-//	result <name> <Go type> <shape> <decoder> [unpack]
+//	result <name> <Go type> <shape> <decoder> [unpack] [packed]
 //	    A result kind: the Go type a reply decodes to, the reply shape the connection checks
 //	    (a variable of the client package) and the decoder function. With unpack, the type is
 //	    an Optional[X] and the direct method returns (X, bool, error). The type None makes the
-//	    direct method return only an error.
+//	    direct method return only an error. With packed, a Batch decodes the reply with
+//	    <decoder>Packed instead (queuePacked), which copies a short string into a block shared
+//	    with the batch's other results rather than allocating it alone.
 //	enum <Type>
 //	    A string type of the client package whose value is written as it is (LEFT, RIGHT, ...).
 //	<command> <Method>(<params>) <result> [= <wire>...] [@dedicated] [@noqueue]
@@ -82,6 +84,8 @@ type Spec struct {
 type Result struct {
 	Name, Type, Shape, Decoder string
 	Unpack                     bool
+	// Packed: a Batch decodes with Decoder+"Packed" (queuePacked).
+	Packed bool
 }
 
 // Form is one typed form of a command.
@@ -146,13 +150,24 @@ func Parse(src []byte) (*Spec, error) {
 		last = nil
 		switch f[0] {
 		case "result":
-			if len(f) < 5 || len(f) > 6 || (len(f) == 6 && f[5] != "unpack") {
-				return nil, fail("result <name> <type> <shape> <decoder> [unpack]")
+			if len(f) < 5 || len(f) > 7 {
+				return nil, fail("result <name> <type> <shape> <decoder> [unpack] [packed]")
+			}
+			res := &Result{Name: f[1], Type: f[2], Shape: f[3], Decoder: f[4]}
+			for i, flag := range f[5:] {
+				switch {
+				case flag == "unpack" && i == 0:
+					res.Unpack = true
+				case flag == "packed" && !res.Packed:
+					res.Packed = true
+				default:
+					return nil, fail("result <name> <type> <shape> <decoder> [unpack] [packed]")
+				}
 			}
 			if sp.Results[f[1]] != nil {
 				return nil, fail("result %q declared twice", f[1])
 			}
-			sp.Results[f[1]] = &Result{Name: f[1], Type: f[2], Shape: f[3], Decoder: f[4], Unpack: len(f) == 6}
+			sp.Results[f[1]] = res
 		case "enum":
 			if len(f) != 2 {
 				return nil, fail("enum <Type>")
@@ -542,7 +557,11 @@ func (g *gen) form(f *Form, info *command.Info) error {
 		if args != "" {
 			g.p(", %s", args)
 		}
-		g.p(")\nreturn queue(b, &e, %s)\n}\n\n", res.Decoder)
+		if res.Packed {
+			g.p(")\nreturn queuePacked(b, &e, %sPacked)\n}\n\n", res.Decoder)
+		} else {
+			g.p(")\nreturn queue(b, &e, %s)\n}\n\n", res.Decoder)
+		}
 	}
 	return nil
 }

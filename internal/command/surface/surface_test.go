@@ -25,6 +25,9 @@ func TestGeneratorRefusesWhatItCannotCheck(t *testing.T) {
 		{"get Get(d time.Duration) int\n\tdoc.\n", "needs a unit modifier"},
 		{"get Get(key string) int @sometimes\n\tdoc.\n", "unknown flag"},
 		{"\tdoc without a command\n", "documentation outside"},
+		{"result s string bulkShape decS packed unpack\n", "[unpack] [packed]"},
+		{"result s string bulkShape decS packed packed\n", "[unpack] [packed]"},
+		{"result s string bulkShape decS shared\n", "[unpack] [packed]"},
 	} {
 		sp, err := Parse([]byte(header + tc.spec))
 		if err == nil {
@@ -39,7 +42,7 @@ func TestGeneratorRefusesWhatItCannotCheck(t *testing.T) {
 // TestGeneratedForm: a form with a literal, a counted list, an optional token and options
 // compiles to the encoder the wire needs.
 func TestGeneratedForm(t *testing.T) {
-	spec := header + "enum MinMax\nresult opt Optional[string] bulkShape decOpt unpack\n" +
+	spec := header + "enum MinMax\nresult opt Optional[string] bulkShape decOpt unpack packed\n" +
 		"zmpop ZMPop(which MinMax, count int64, keys ...string) opt = keys!:n which count?COUNT\n\tpops.\n" +
 		"incr Incr(key string) int\n\tincrements.\n"
 	sp, err := Parse([]byte(spec))
@@ -59,6 +62,8 @@ func TestGeneratedForm(t *testing.T) {
 		"func (c Commands) ZMPop(ctx context.Context, which MinMax, count int64, keys ...string) (value string, ok bool, err error)",
 		"func (b *Batch) ZMPop(which MinMax, count int64, keys ...string) *Future[Optional[string]]",
 		"e.begin(cmdIncr, intShape, 2)",
+		"return queuePacked(b, &e, decOptPacked)",
+		"return queue(b, &e, decInt)",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("the generated code lacks %q", want)

@@ -1,0 +1,106 @@
+package client
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// benchValue is the value of the batch benchmarks (bench/: 64 bytes).
+var benchValue = strings.Repeat("0123456789abcdef", 4)
+
+// BenchmarkBatchCallerSide measures what a Batch costs its caller per run of 100 GETs (or
+// SETs), without a network: queueing, taking the run's calls, the completions as a connection
+// would deliver them, and settling the futures. It isolates the client's share of the
+// benchmarks in bench/ (Clients/BATCH*), which the server and the sockets dominate.
+func BenchmarkBatchCallerSide(b *testing.B) {
+	c := &Client{}
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "key:" + strconv.Itoa(i)
+	}
+	replies := make([][]byte, len(keys))
+	for i := range replies {
+		replies[i] = []byte(benchValue)
+	}
+	b.Run("GET", func(b *testing.B) {
+		var bt Batch
+		futs := make([]*Future[Optional[string]], 0, len(keys))
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			futs = futs[:0]
+			for _, k := range keys {
+				futs = append(futs, bt.Get(k))
+			}
+			benchRun(b, c, &bt, func(i int, v *resp.Value) { *v = resp.Bulk(replies[i]) })
+			for _, f := range futs {
+				if v, err := f.Result(); err != nil || len(v.Value) != len(benchValue) {
+					b.Fatal(v, err)
+				}
+			}
+		}
+	})
+	b.Run("SET", func(b *testing.B) {
+		var bt Batch
+		ok := resp.SimpleString("OK")
+		futs := make([]*Future[None], 0, len(keys))
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			futs = futs[:0]
+			for _, k := range keys {
+				futs = append(futs, bt.Set(k, benchValue))
+			}
+			benchRun(b, c, &bt, func(_ int, v *resp.Value) { *v = ok })
+			for _, f := range futs {
+				if err := f.Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// benchRun runs the batch's pipeline as runBatchIn does, with the connection's part played
+// here: each command gets the reply reply(i) and completes, in order.
+func benchRun(b *testing.B, c *Client, bt *Batch, reply func(i int, v *resp.Value)) {
+	defer bt.done()
+	if err := bt.check(c, true, modePipeline); err != nil {
+		b.Fatal(err)
+	}
+	cls, cmds, g := bt.start(c, modePipeline)
+	for i, cmd := range cmds {
+		cmd.Enqueued()
+		cmd.Writing()
+		cmd.Written()
+		reply(i, &cmd.Reply)
+		cmd.Complete(nil)
+	}
+	<-g.done
+	if err := bt.settle(c, cls, true, nil, false, modePipeline, nil); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// reportCPU returns a function that reports the process's CPU time (user and system) per op,
+// which the wait for a core on a busy machine does not inflate.
+func reportCPU(b *testing.B) func() {
+	start := processCPU()
+	return func() {
+		b.ReportMetric(float64((processCPU()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+}
+
+// processCPU returns the process's CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
