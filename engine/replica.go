@@ -164,7 +164,8 @@ func (r *ReplicaRouter) Close() {
 func (r *ReplicaRouter) Target(i int) *Engine { return r.targets[i] }
 
 // Select returns the candidate a read under policy goes to, waiting (at most fsm.ProbeDeadline)
-// when every candidate has a probe pending. A *ReadRefusal says that none can take it; ctx
+// when every candidate has a probe pending, or when the policy's only candidates are replicas
+// whose stale validation is being checked again. A *ReadRefusal says that none can take it; ctx
 // ending stops only this caller's wait.
 func (r *ReplicaRouter) Select(ctx context.Context, policy fsm.ReadFrom) (int, error) {
 	target, _, err := r.SelectWatched(ctx, policy, false)

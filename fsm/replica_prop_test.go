@@ -20,8 +20,12 @@ type routerModel struct {
 	// watched maps a watched read to its policy, original target and hedge target (-1 none).
 	watched map[ReadID]*modelRead
 	settled map[ReadID]bool
-	// parked maps the reads that wait behind pending probes to their policy.
-	parked map[ReadID]ReadFrom
+	// parked maps the reads that wait behind pending probes or a pending re-validation to their
+	// policy; parkedUntil to the end of their wait (ProbeDeadline after they started).
+	parked      map[ReadID]ReadFrom
+	parkedUntil map[ReadID]time.Duration
+	// emitted marks the candidates whose validation the current step sends.
+	emitted map[int]bool
 	// inFlight counts the probes sent and not yet answered, failed or expired.
 	inFlight int
 }
@@ -42,6 +46,7 @@ type modelCandidate struct {
 	rtt, sampledAt       time.Duration
 	validateAnsweredAt   time.Duration // the last RoleAnswered or RoleFailed, for spacing
 	validateAnswered     bool
+	validateSent         time.Duration // the last ValidateTarget
 }
 
 type modelRead struct {
@@ -123,7 +128,11 @@ func (m *routerModel) band(policy ReadFrom, exclude int, at time.Duration) (band
 	best := -1
 	for i := range m.cands {
 		tier := m.tierOf(policy, i)
-		if tier < 0 || i == exclude || !m.usable(i, at) {
+		if tier < 0 || i == exclude {
+			continue
+		}
+		if !m.usable(i, at) {
+			pending = pending || m.revalidating(i, at)
 			continue
 		}
 		if m.cands[i].probing {
@@ -163,6 +172,18 @@ func (m *routerModel) band(policy ReadFrom, exclude int, at time.Duration) (band
 	return band, pending
 }
 
+// revalidating reports whether replica i is unusable only because its validation is older than
+// two intervals while a re-validation is pending: sent in this step, or in flight for less than
+// ProbeDeadline. A read with nothing else may wait for it.
+func (m *routerModel) revalidating(i int, at time.Duration) bool {
+	c := &m.cands[i]
+	if i == 0 || at < c.coolUntil || !c.answered || !c.replica || !(c.link == LinkConnected || c.stale) ||
+		at-c.answeredAt < 2*m.cfg.RefreshInterval {
+		return false
+	}
+	return m.emitted[i] || c.validating && at-c.validateSent < ProbeDeadline
+}
+
 func contains(s []int, v int) bool {
 	for _, x := range s {
 		if x == v {
@@ -197,7 +218,7 @@ func TestRouterProperties(t *testing.T) {
 		}
 		router := NewRouter(cfg)
 		m := &routerModel{cfg: cfg, cands: make([]modelCandidate, replicas+1), watched: map[ReadID]*modelRead{},
-			settled: map[ReadID]bool{}, parked: map[ReadID]ReadFrom{}}
+			settled: map[ReadID]bool{}, parked: map[ReadID]ReadFrom{}, parkedUntil: map[ReadID]time.Duration{}}
 		var (
 			journal []RouterEvent
 			trace   []string
@@ -277,6 +298,12 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 		policy = m.cfg.Default
 	}
 	c := &m.cands[ev.Target]
+	m.emitted = map[int]bool{}
+	for _, e := range effects {
+		if e.Kind == ValidateTarget {
+			m.emitted[e.Target] = true
+		}
+	}
 	switch ev.Kind {
 	case ReadStarted:
 		if m.cfg.HedgeDelay > 0 && ev.Hedgeable && policy != ReadPrimary {
@@ -285,6 +312,7 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 		}
 		if band, pending := m.band(policy, -1, at); len(band) == 0 && pending {
 			m.parked[ev.Read] = policy
+			m.parkedUntil[ev.Read] = at + ProbeDeadline
 		}
 	case TargetFailed:
 		c.coolUntil = max(c.coolUntil, at+m.cooldown(ev.Target))
@@ -319,6 +347,7 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 	case ReadWithdrawn:
 		delete(m.watched, ev.Read)
 		delete(m.parked, ev.Read)
+		delete(m.parkedUntil, ev.Read)
 	}
 	expired := false
 	expire := func() {
@@ -348,6 +377,12 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 					t.Fatalf("read %d routed, neither started nor parked", e.Read)
 				}
 				delete(m.parked, e.Read)
+				delete(m.parkedUntil, e.Read)
+			}
+			if e.Target != 0 {
+				if c := &m.cands[e.Target]; !c.answered || !c.replica || at-c.answeredAt >= 2*m.cfg.RefreshInterval {
+					t.Fatalf("read %d went to %d, whose validation is stale or not a replica's", e.Read, e.Target)
+				}
 			}
 			if band, _ := m.band(p, -1, at); !contains(band, e.Target) {
 				t.Fatalf("read %d (%s) went to %d, outside the band %v", e.Read, p, e.Target, band)
@@ -360,10 +395,15 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 			}
 		case FailRead:
 			if !first {
-				if _, ok := m.parked[e.Read]; !ok {
+				p, ok := m.parked[e.Read]
+				if !ok {
 					t.Fatalf("read %d failed, neither started nor parked", e.Read)
 				}
+				if _, pending := m.band(p, -1, at); pending && at < m.parkedUntil[e.Read] && e.Reason != TooManyWaiting {
+					t.Fatalf("read %d failed (%s) while it could still wait", e.Read, e.Reason)
+				}
 				delete(m.parked, e.Read)
+				delete(m.parkedUntil, e.Read)
 			}
 			if first && e.Reason == NoCandidate {
 				if band, pending := m.band(policy, -1, at); len(band) > 0 || pending {
@@ -420,7 +460,7 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 			if c.validateAnswered && at-c.validateAnsweredAt < m.cfg.RefreshInterval && at >= c.coolUntil {
 				t.Fatalf("validation of %d %v after the last answer, within the interval", e.Target, at-c.validateAnsweredAt)
 			}
-			c.validating = true
+			c.validating, c.validateSent = true, at
 		case WakeAt:
 			if e.At <= at {
 				t.Fatalf("wake at %v, not after %v", e.At, at)
@@ -428,4 +468,9 @@ func (m *routerModel) check(t *rapid.T, ev *RouterEvent, effects []RouterEffect)
 		}
 	}
 	expire()
+	for id, until := range m.parkedUntil {
+		if at >= until {
+			t.Fatalf("read %d still waits at %v, past the end of its wait %v", id, at, until)
+		}
+	}
 }

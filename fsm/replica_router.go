@@ -17,6 +17,12 @@ import "time"
 // candidate whose probe is pending takes no read; a read that finds only such candidates
 // waits for up to ProbeDeadline.
 //
+// A read whose policy finds no usable candidate, but a replica unusable only because its
+// validation is overdue (older than two refresh intervals) while its re-validation is pending
+// (sent in that step, or in flight for less than ProbeDeadline), waits the same way: for up to
+// ProbeDeadline, and selects again when the answer arrives. The stale answer itself never
+// serves the read, so a process that ran late waits one ROLE round trip instead of failing.
+//
 // A replica is usable after it answered ROLE as a replica, while that answer is younger than
 // two refresh intervals, outside its cool-down, and with a connected link or serve-stale set.
 // The primary is usable outside its cool-down.
@@ -63,6 +69,7 @@ type readCandidate struct {
 	zoneKnown          bool
 	validatedAt        time.Duration
 	validating         bool
+	validateSentAt     time.Duration
 	nextValidate       time.Duration
 	backoff            time.Duration
 	coolUntil          time.Duration
@@ -236,7 +243,7 @@ func (r *Router) start(ev *RouterEvent, out *RouterOutbox) {
 	switch {
 	case target >= 0:
 		r.route(ev.Read, policy, ev.Hedgeable, target, ev.At, out)
-	case !wait:
+	case wait == waitNone:
 		out.add(RouterEffect{Kind: FailRead, Read: ev.Read, Reason: NoCandidate})
 	case len(r.waiting) >= ReadsWaitingMax:
 		out.add(RouterEffect{Kind: FailRead, Read: ev.Read, Reason: TooManyWaiting})
@@ -326,7 +333,7 @@ func (r *Router) due(at time.Duration, out *RouterOutbox) {
 	for i := range r.cands {
 		c := &r.cands[i]
 		if !c.validating && at >= c.nextValidate {
-			c.validating = true
+			c.validating, c.validateSentAt = true, at
 			out.add(RouterEffect{Kind: ValidateTarget, Target: i})
 		}
 	}
@@ -337,7 +344,9 @@ func (r *Router) due(at time.Duration, out *RouterOutbox) {
 			switch {
 			case target >= 0:
 				r.route(w.id, w.policy, w.hedgeable, target, at, out)
-			case !wait:
+			case wait == waitNone:
+				out.add(RouterEffect{Kind: FailRead, Read: w.id, Reason: NoCandidate})
+			case at >= w.deadline && wait == waitRole:
 				out.add(RouterEffect{Kind: FailRead, Read: w.id, Reason: NoCandidate})
 			case at >= w.deadline:
 				out.add(RouterEffect{Kind: FailRead, Read: w.id, Reason: ProbesPending})
@@ -405,6 +414,8 @@ func (r *Router) arm(at time.Duration, out *RouterOutbox) {
 		c := &r.cands[i]
 		if !c.validating {
 			consider(c.nextValidate)
+		} else if len(r.waiting) > 0 && r.revalidating(i, at) {
+			consider(c.validateSentAt + ProbeDeadline)
 		}
 		if c.probing {
 			consider(c.probeSentAt + ProbeDeadline)
@@ -499,17 +510,25 @@ func (r *Router) fresh(i int, at time.Duration) bool {
 	return c.sampled && at-c.sampledAt < EstimateFresh
 }
 
-// pick selects a candidate for a read under policy, never exclude. It returns -1 and wait when
-// the only usable candidates have a probe pending, -1 alone when none is usable.
-func (r *Router) pick(policy ReadFrom, exclude int, at time.Duration) (target int, wait bool) {
+// pick selects a candidate for a read under policy, never exclude. It returns -1 and the
+// reason to wait when the only usable candidates have a probe pending (waitProbe) or the policy
+// has none usable but a replica being revalidated (waitRole), -1 and waitNone when nothing can
+// take the read.
+func (r *Router) pick(policy ReadFrom, exclude int, at time.Duration) (target int, wait waitFor) {
 	best := -1
 	for i := range r.cands {
 		rank := r.rank(policy, i)
-		if rank < 0 || i == exclude || !r.usable(i, at) {
+		if rank < 0 || i == exclude {
+			continue
+		}
+		if !r.usable(i, at) {
+			if wait == waitNone && r.revalidating(i, at) {
+				wait = waitRole
+			}
 			continue
 		}
 		if r.cands[i].probing {
-			wait = true
+			wait = waitProbe
 			continue
 		}
 		if best < 0 || rank < best {
@@ -553,12 +572,36 @@ func (r *Router) pick(policy ReadFrom, exclude int, at time.Duration) (target in
 	if exclude >= 0 {
 		target = band[r.hedgeRotation%uint64(len(band))]
 		r.hedgeRotation++
-		return target, false
+		return target, waitNone
 	}
 	target = band[r.rotation%uint64(len(band))]
 	r.rotation++
 	r.publish(policy, band, at)
-	return target, false
+	return target, waitNone
+}
+
+// waitFor says why a read that found no candidate may wait.
+type waitFor uint8
+
+const (
+	waitNone  waitFor = iota // nothing to wait for: the read fails
+	waitRole                 // a replica's overdue validation is being renewed
+	waitProbe                // usable candidates have a probe pending
+)
+
+// revalidating reports whether replica i is unusable at time at only because its validation
+// is overdue, while a re-validation is pending: due now (the step emits it), or in flight for
+// less than ProbeDeadline. A read may wait for that answer; the stale one never serves it.
+func (r *Router) revalidating(i int, at time.Duration) bool {
+	c := &r.cands[i]
+	if i == 0 || at < c.coolUntil || !c.validated || !c.replica || !(c.link == LinkConnected || c.serveStale) ||
+		at-c.validatedAt < 2*r.cfg.RefreshInterval {
+		return false
+	}
+	if c.validating {
+		return at-c.validateSentAt < ProbeDeadline
+	}
+	return at >= c.nextValidate
 }
 
 // publish records a band selection, keeping the previous observation when nothing changed.
