@@ -221,15 +221,9 @@ func replicaEndpoints(reps []topo.SentinelReplica) []Endpoint {
 	return out
 }
 
-// compareEndpoints orders endpoints by host, then port.
+// compareEndpoints orders endpoints by host, then port, as fsm.CompareEndpoints does.
 func compareEndpoints(a, b Endpoint) int {
-	switch {
-	case a.Host < b.Host:
-		return -1
-	case a.Host > b.Host:
-		return 1
-	}
-	return a.Port - b.Port
+	return fsm.CompareEndpoints(fsm.Endpoint(a), fsm.Endpoint(b))
 }
 
 // sentinelCandidates returns the Sentinels to ask for replicas: the configured ones, in order,

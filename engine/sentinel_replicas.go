@@ -26,15 +26,7 @@ func SentinelReadReplicas(reps []topo.SentinelReplica, limit int) []fsm.Endpoint
 		seen[r.Addr] = true
 		out = append(out, r.Addr)
 	}
-	slices.SortFunc(out, func(a, b fsm.Endpoint) int {
-		switch {
-		case a.Host < b.Host:
-			return -1
-		case a.Host > b.Host:
-			return 1
-		}
-		return a.Port - b.Port
-	})
+	slices.SortFunc(out, fsm.CompareEndpoints)
 	if len(out) > max(limit, 0) {
 		out = out[:max(limit, 0)]
 	}

@@ -111,7 +111,7 @@ func (t Topology) aliases() []Endpoint {
 	for i := range t.nodes {
 		out = t.nodes[i].appendAliases(out)
 	}
-	slices.SortFunc(out, compareEndpoints)
+	slices.SortFunc(out, CompareEndpoints)
 	return slices.Compact(out)
 }
 
@@ -442,7 +442,7 @@ func diff(ch *TopologyChange, t, u Topology) {
 	}
 	was, is := t.aliases(), u.aliases()
 	for _, ep := range was {
-		if _, found := slices.BinarySearchFunc(is, ep, compareEndpoints); !found {
+		if _, found := slices.BinarySearchFunc(is, ep, CompareEndpoints); !found {
 			ch.Retired = append(ch.Retired, ep)
 		}
 	}

@@ -148,8 +148,9 @@ func (e Endpoint) AppendTo(dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(e.Port), 10)
 }
 
-// compareEndpoints orders endpoints by host, then port.
-func compareEndpoints(a, b Endpoint) int {
+// CompareEndpoints orders endpoints by host, then port (a comparison function for
+// slices.SortFunc and slices.BinarySearchFunc).
+func CompareEndpoints(a, b Endpoint) int {
 	if c := strings.Compare(a.Host, b.Host); c != 0 {
 		return c
 	}

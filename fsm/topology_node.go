@@ -107,7 +107,7 @@ func (n *Node) appendAliases(dst []Endpoint) []Endpoint {
 		}
 	}
 	added := dst[start:]
-	slices.SortFunc(added, compareEndpoints)
+	slices.SortFunc(added, CompareEndpoints)
 	return append(dst[:start], slices.Compact(added)...)
 }
 
