@@ -38,7 +38,8 @@ import (
 //     connection that hands pushes on pairs one reply at a time, so that pushes and
 //     completions keep their order.
 //   - Drain, Close and the caller-reads hand-over see the same counts: the count of replies
-//     delivered (completed) advances once per completed command.
+//     delivered (completed) advances by the run's replies once the run completed (one atomic
+//     store per run), and the reader then checks Drain, as it does after a single reply.
 //
 // Bounds: runMax replies per run. The run's values keep the storage of the replies they last
 // held (the commands' previous replies, swapped out by Deliver), like the scratch value does:
@@ -118,16 +119,23 @@ func (c *Conn) handleRun() error {
 		r.cmds[i] = nil
 		err := wire.Deliver(cmd, c.reply(i))
 		c.nread++
-		c.completed.Store(c.nread)
 		if err != nil {
 			// As in handle: the connection stops taking commands before the caller learns of
 			// the failure; the rest of the run cannot be trusted to pair either.
+			c.completed.Store(c.nread)
 			ioErr := c.ioError("read", err)
 			c.shutdown(ioErr, false)
 			cmd.Complete(err)
 			c.failRun(r.cmds[i+1 : k])
 			return ioErr
 		}
+	}
+	// One store of the delivered count per run, not per reply, then one look at draining: Drain
+	// sets draining before it loads the count, so either it sees every reply of the run
+	// delivered or this sees draining (a count reached within the run is the run's last, since
+	// every command of the run was accepted).
+	if k > 0 {
+		c.completed.Store(c.nread)
 		if c.draining.Load() && c.drained(c.nread) {
 			c.shutdown(c.closedErr, true)
 		}

@@ -264,3 +264,49 @@ func TestPushInARunIsDropped(t *testing.T) {
 		t.Fatalf("the connection failed: %v", conn.Err())
 	}
 }
+
+// TestDrainWithinARunClosesAfterTheRun: Drain called while a run completes its commands (from
+// the Done of a command in the middle of the run, and from the Done of its last command) closes
+// the connection once every accepted command completed, without a Lost. The run stores the
+// delivered count once, after its last completion, and then looks at draining: a Drain that
+// loaded the count before that store must be seen by the reader, or the connection would stay
+// open with nothing left to read.
+func TestDrainWithinARunClosesAfterTheRun(t *testing.T) {
+	const n = 10
+	for _, at := range []int{4, n - 1} {
+		t.Run("at="+strconv.Itoa(at), func(t *testing.T) {
+			var b strings.Builder
+			for i := range n {
+				b.WriteString(":" + strconv.Itoa(i) + "\r\n")
+			}
+			_, ep := startFake(t, answerInOneWrite(n, b.String()))
+			conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+			defer conn.Close()
+
+			var rec completions
+			cmds := rec.group(n)
+			done := cmds[at].Done
+			cmds[at].Done = func(c *engine.Command) {
+				conn.Drain()
+				done(c)
+			}
+			offerAll(t, conn, cmds)
+			for i, c := range cmds {
+				c.wait(t)
+				if c.Err != nil || c.Reply.Int != int64(i) {
+					t.Fatalf("command %d: reply %s, err %v", i, c.Reply.String(), c.Err)
+				}
+			}
+			rec.check(t, n)
+			if runs := netio.ReplyRuns(conn); runs == 0 {
+				t.Fatal("the replies were not paired in a run: the test saw no run")
+			}
+			if !waitFor(conn.Stopped) {
+				t.Fatal("the drained connection did not close")
+			}
+			if l := s.losts.Load(); l != 0 {
+				t.Fatalf("a drained connection reported Lost %d times", l)
+			}
+		})
+	}
+}
