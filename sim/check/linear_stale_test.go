@@ -66,7 +66,7 @@ func TestLostHedgeIsNoStaleRead(t *testing.T) {
 }
 
 // TestIllegalPartsBudget: the checks a report runs after a failed check list the keys porcupine
-// proves illegal, and stop when their one budget is spent (a key left undecided is not
+// proves illegal within one budget shared among the keys (a key left undecided is not
 // listed), so that a report never runs porcupine without end.
 func TestIllegalPartsBudget(t *testing.T) {
 	reads := []record.Op{getOp(3, "k", "v1", ms(30), ms(32))}
