@@ -44,7 +44,33 @@ func (s Stage) String() string {
 // Ownership: after Submit, the engine and then a connection own the command until Done is called,
 // exactly once. Done may run on any goroutine; after it returns to the caller, the caller owns the
 // command again and may read Reply, Err and FinalStage.
+//
+// Layout: the fields a connection's reader touches for every reply (the stage and caller words,
+// the final stage, Err, Done, Expect, Reply and the Cluster check at the start of cl) come first
+// and together, so that a completion moves as few cache lines between the caller's core and the
+// reader's as the command allows; what only the submitting caller and the writer use (Name,
+// Frame, ID, the waiter) follows.
 type Command struct {
+	// stage is the Stage, caller the caller's side of the command (caller.go): waiting,
+	// answered or left. Both are shared through atomic operations once the command is
+	// submitted; Reset writes them plainly, before anyone else sees the command.
+	stage  word
+	caller word
+	final  Stage
+	// Err is the failure that prevented a reply: an engine or transport error.
+	Err error
+	// Done is called exactly once when the command completes.
+	Done func(*Command)
+	// Expect is the shape of the replies the command accepts; the zero Shape accepts any. A
+	// transport that reads a reply of another shape fails the connection (see Replied).
+	Expect Shape
+	// Reply is the server's reply when Err is nil. Server error replies are replies.
+	Reply resp.Value
+	// cl is the command's Cluster routing state (cluster_submit.go); Complete reads its first
+	// word, which shares a cache line with the end of Reply.
+	cl clusterCmd
+	// relax is the maintenance relaxation of the connection it was handed to (maint.go).
+	relax atomic.Pointer[Relax]
 	// Name is the upper-case command name, for errors and diagnostics. It never holds keys,
 	// values or credentials.
 	Name string
@@ -52,38 +78,43 @@ type Command struct {
 	Frame []byte
 	// ID is the caller's identifier for the command (the simulator's command id); zero if unused.
 	ID uint64
-	// Expect is the shape of the replies the command accepts; the zero Shape accepts any. A
-	// transport that reads a reply of another shape fails the connection (see Replied).
-	Expect Shape
-	// Reply is the server's reply when Err is nil. Server error replies are replies.
-	Reply resp.Value
-	// Err is the failure that prevented a reply: an engine or transport error.
-	Err error
-	// Done is called exactly once when the command completes.
-	Done func(*Command)
-
-	stage atomic.Uint32
-	// caller is the caller's side of the command (caller.go): waiting, answered or left.
-	caller atomic.Uint32
-	final  Stage
 	// waiter is the engine's waiter id while the command waits for a connection.
 	waiter fsm.WaiterID
-	// cl is the command's Cluster routing state (cluster_submit.go).
-	cl clusterCmd
-	// relax is the maintenance relaxation of the connection it was handed to (maint.go).
-	relax atomic.Pointer[Relax]
 }
+
+// word is a 32-bit state shared through atomic operations, which its owner may also set plainly
+// while nobody else can see it (Command.Reset): a plain store spares the full barrier of an
+// atomic one, twice per command.
+type word struct{ v uint32 }
+
+// Load reads the word atomically.
+func (w *word) Load() uint32 { return atomic.LoadUint32(&w.v) }
+
+// Store writes the word atomically.
+func (w *word) Store(x uint32) { atomic.StoreUint32(&w.v, x) }
+
+// CompareAndSwap swaps the word from old to x atomically and reports whether it did.
+func (w *word) CompareAndSwap(old, x uint32) bool { return atomic.CompareAndSwapUint32(&w.v, old, x) }
 
 // Reset prepares a completed or new command for reuse: stage Queued, no error, its caller waiting
 // (see Answered). It keeps Frame's storage. Reply keeps whatever storage the last connection left
 // in it (transports may swap reply storage between commands to avoid copying); its contents are
 // stale until the next completion.
+//
+// The caller calls Reset while it owns the command: before it submits it, nothing else reads or
+// writes it (a completion's Done has returned the command to it, or it was never submitted). The
+// stage and caller words are therefore written plainly, and the other fields only when they were
+// set.
 func (c *Command) Reset() {
-	c.stage.Store(uint32(StageQueued))
-	c.caller.Store(callerWaiting)
+	c.stage.v = uint32(StageQueued)
+	c.caller.v = callerWaiting
 	c.final = StageQueued
-	c.Err = nil
-	c.waiter = 0
+	if c.Err != nil {
+		c.Err = nil
+	}
+	if c.waiter != 0 {
+		c.waiter = 0
+	}
 	if c.relax.Load() != nil {
 		c.relax.Store(nil)
 	}
@@ -123,7 +154,9 @@ func (c *Command) Complete(err error) {
 		return // a Cluster redirect took the command over (cluster_redirect.go)
 	}
 	c.final = c.Stage()
-	c.Err = err
+	if err != nil || c.Err != nil {
+		c.Err = err // Reset cleared it: a reply writes nothing here
+	}
 	c.stage.Store(uint32(StageDone))
 	if c.Done != nil {
 		c.Done(c)
