@@ -57,9 +57,7 @@ func (e *Engine) SubmitGroup(cmds []*Command) {
 				failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrGroupUnsupported})
 				return
 			}
-			if !enqueueGroup(cmds) {
-				return // abandoned by its caller
-			}
+			enqueueOwnGroup(cmds)
 			cmds[0].sentOn(v.relax) // the run's caller asks the lead (maint.go: groupSentOn)
 			if !g.OfferGroup(cmds) {
 				// The connection began draining after this snapshot was published: nothing
@@ -91,6 +89,17 @@ func enqueueGroup(cmds []*Command) bool {
 		cmd.Enqueued()
 	}
 	return true
+}
+
+// enqueueOwnGroup moves a group its caller is submitting to StageBuffered, on the caller's
+// goroutine: until the connection takes the group, nobody else can see its commands (its caller
+// is the only one that could withdraw the lead, and it is busy here), so the stages are written
+// plainly instead of by a compare-and-swap per command. The connection's OfferGroup then
+// publishes them with the commands.
+func enqueueOwnGroup(cmds []*Command) {
+	for _, cmd := range cmds {
+		cmd.stage.v = uint32(StageBuffered)
+	}
 }
 
 // failGroup completes every command of a group that never left the engine with err, unless
