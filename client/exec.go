@@ -73,6 +73,8 @@ type baseExecutor interface {
 type cmdSpec struct {
 	info  *command.Info
 	words []string
+	// head is words encoded as bulk strings, appended to every frame at once (encode.go).
+	head string
 }
 
 // spec returns the cmdSpec of a command of the table. The generated code declares one per
@@ -86,6 +88,7 @@ func spec(name, sub string) *cmdSpec {
 	if sub != "" {
 		s.words = append(s.words, sub)
 	}
+	s.head = encodeWords(s.words)
 	return s
 }
 
@@ -108,12 +111,12 @@ type enc struct {
 func (e *enc) begin(s *cmdSpec, shape engine.Shape, n int) {
 	e.spec, e.shape, e.want = s, shape, n
 	e.start = len(*e.buf)
+	b := *e.buf
 	if n >= 0 {
-		*e.buf = resp.AppendArrayHeader(*e.buf, n)
+		b = appendArrayHead(b, n)
 	}
-	for _, w := range s.words {
-		e.str(w)
-	}
+	*e.buf = append(b, s.head...)
+	e.n += len(s.words)
 }
 
 // finish completes the frame: it inserts the argument count of a dynamic frame, and checks a
@@ -141,12 +144,12 @@ func (e *enc) fail(option, reason string) {
 	}
 }
 
-func (e *enc) str(s string) { *e.buf = resp.AppendBulkString(*e.buf, s); e.n++ }
+func (e *enc) str(s string) { *e.buf = appendBulkArg(*e.buf, s); e.n++ }
 func (e *enc) bytes(b []byte) {
-	*e.buf = resp.AppendBulk(*e.buf, b)
+	*e.buf = appendBulkArgBytes(*e.buf, b)
 	e.n++
 }
-func (e *enc) int(n int64) { *e.buf = resp.AppendBulkInt(*e.buf, n); e.n++ }
+func (e *enc) int(n int64) { *e.buf = appendBulkArgInt(*e.buf, n); e.n++ }
 func (e *enc) uint(n uint64) {
 	var tmp [24]byte
 	e.bytes(strconv.AppendUint(tmp[:0], n, 10))
