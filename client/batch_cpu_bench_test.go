@@ -136,3 +136,33 @@ func BenchmarkEncodeFrames(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBatchQueue measures queueing alone: 100 GETs (or SETs) queued in a batch, which is
+// then emptied without running (encoding, futures and entries).
+func BenchmarkBatchQueue(b *testing.B) {
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "key:" + strconv.Itoa(i)
+	}
+	var bt Batch
+	b.Run("GET", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			for _, k := range keys {
+				bt.Get(k)
+			}
+			bt.Reset()
+		}
+	})
+	b.Run("SET", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			for _, k := range keys {
+				bt.Set(k, benchValue)
+			}
+			bt.Reset()
+		}
+	})
+}
