@@ -106,8 +106,9 @@ func (r *Reader) readFastBulk(v *Value, b []byte) bool {
 	return true
 }
 
-// fastTape returns the next value's storage tape, n bytes long, sizing it as store.reserve does
-// with the decoder's smallest tape as the floor.
+// fastTape returns the next value's storage tape, n bytes long. Storage too small for it is
+// replaced by storage of exactly n bytes, or of the decoder's smallest tape when n is smaller, so
+// that a large bulk string costs its size, as with the decoder.
 func (r *Reader) fastTape(n int) []byte {
 	m := r.pend
 	if m == nil {
@@ -115,7 +116,7 @@ func (r *Reader) fastTape(n int) []byte {
 		r.pend = m
 	}
 	if cap(m.tape) < n {
-		m.tape = make([]byte, 0, max(n, 2*cap(m.tape), minTape))
+		m.tape = make([]byte, 0, max(n, minTape))
 	}
 	return m.tape[:n]
 }

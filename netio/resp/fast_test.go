@@ -231,6 +231,26 @@ func TestFastPathKeepsStorage(t *testing.T) {
 	}
 }
 
+// TestFastPathSizesLargeStorageExactly checks that a bulk string the fast path stores in storage
+// too small for it gets storage of its own size, not twice the old one: the bound of the Reader's
+// memory. (The third value is decoded into the first one's storage, of 303 bytes.)
+func TestFastPathSizesLargeStorageExactly(t *testing.T) {
+	var stream []byte
+	for _, n := range []int{300, 1000, 500} {
+		stream = AppendValue(stream, BulkString(strings.Repeat("x", n)), 2)
+	}
+	r := NewReader(&chunkReader{data: stream, sizes: []int{len(stream)}}, nil)
+	var v Value
+	for _, n := range []int{300, 1000, 500} {
+		if err := r.Read(&v); err != nil {
+			t.Fatal(err)
+		}
+		if want := 1 + uvarintLen(uint64(n)) + n; v.StorageSize() != want || r.dec.depth != 0 {
+			t.Fatalf("%d-byte bulk string: storage of %d bytes, want %d (decoder used: %v)", n, v.StorageSize(), want, r.dec.depth != 0)
+		}
+	}
+}
+
 // FuzzFastPath is the differential test on arbitrary input.
 func FuzzFastPath(f *testing.F) {
 	for _, p := range fastPieces {
