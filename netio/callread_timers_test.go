@@ -40,7 +40,7 @@ func (c *deadlineLog) snapshot() (int, time.Time) {
 // for each of them: a group written by its reading caller arms no claim window, a free side's
 // timer moves only when it would fire too late, and a caller keeps the read deadline the last
 // one left while it leaves at least half of its own budget. Before, every group reset the park
-// timer twice and set and cleared the read deadline (400 read deadlines for 100 groups). Once
+// timer twice and set and cleared the read deadline (200 calls for 100 groups). Once
 // the side goes back to the reader goroutine, the kept deadline is cleared: the reader goroutine
 // then reads past it without failing the connection.
 func TestOwnGroupsLeaveTheTimersAlone(t *testing.T) {
