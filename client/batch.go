@@ -450,8 +450,7 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 	if c.sim != nil {
 		done, ctxErr, timedOut = c.awaitGroupSim(ctx, g, cmds) // simseam.go
 	} else {
-		c.eng.SubmitGroup(cmds)
-		budget := c.readOwn(ctx, cmds)
+		budget := c.submitReadOwn(ctx, cmds)
 		select {
 		case <-g.done: // read by this goroutine: complete, no timer needed
 			done = true
@@ -472,22 +471,24 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 	return b.settle(c, cls, done, ctxErr, timedOut, mode, nil)
 }
 
-// readOwn lets the caller read its group's replies itself, on its own goroutine, when the
-// connection that took the group allows it (engine.Engine.ReadOwn: a lone caller that wrote
-// its group on an idle connection). That spares the hand-off from the connection's reader
-// goroutine to the caller. It reads within the command timeout, and only for a context that
-// cannot be cancelled: a read blocked on the socket does not watch a context. It returns the
-// budget left for awaitGroup, which then finds the group complete or waits for the rest.
-func (c *Client) readOwn(ctx context.Context, cmds []*engine.Command) time.Duration {
+// submitReadOwn submits the group cmds and lets the caller read its replies itself, on its own
+// goroutine, when the connection that took the group allows it (engine.Engine.SubmitGroupReadOwn:
+// a lone caller that wrote its group on an idle connection). That spares the hand-off from the
+// connection's reader goroutine to the caller. It reads within the command timeout, and only for
+// a context that cannot be cancelled: a read blocked on the socket does not watch a context. It
+// returns the budget left for awaitGroup, which then finds the group complete or waits for the
+// rest.
+func (c *Client) submitReadOwn(ctx context.Context, cmds []*engine.Command) time.Duration {
 	budget := c.opts.CommandTimeout
 	if ctx.Done() != nil {
+		c.eng.SubmitGroup(cmds)
 		return budget
 	}
 	var deadline time.Time
 	if budget > 0 {
 		deadline = time.Now().Add(budget)
 	}
-	if c.eng.ReadOwn(cmds, deadline) || budget <= 0 {
+	if c.eng.SubmitGroupReadOwn(cmds, deadline) || budget <= 0 {
 		return budget
 	}
 	// Stopped early (the deadline, or a failure): wait for the rest within what is left.

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/respire-go/respire/engine"
@@ -124,18 +125,30 @@ type groupDeadline struct {
 	shrunk <-chan struct{}
 }
 
+// deadlineTimers keeps the timers of finished waits for the next ones: a batch's run that waits
+// takes one instead of allocating a timer and its channel. A stopped timer delivers no stale
+// value after Reset (Go 1.23's timers), so a reused one fires only for its new wait.
+var deadlineTimers sync.Pool
+
 // arm starts the budget own (zero: none).
 func (gd *groupDeadline) arm(own time.Duration) {
 	gd.own = own
 	if own > 0 {
-		gd.t = time.NewTimer(own)
+		if t, ok := deadlineTimers.Get().(*time.Timer); ok {
+			t.Reset(own)
+			gd.t = t
+		} else {
+			gd.t = time.NewTimer(own)
+		}
 	}
 }
 
-// stop releases the timer.
+// stop releases the timer, for the next wait to reuse.
 func (gd *groupDeadline) stop() {
 	if gd.t != nil {
 		gd.t.Stop()
+		deadlineTimers.Put(gd.t)
+		gd.t = nil
 	}
 }
 

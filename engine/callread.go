@@ -17,6 +17,29 @@ type CallerReader interface {
 	ReadOwn(lead, last *Command, deadline time.Time) bool
 }
 
+// OwnGroupOfferer is an optional interface of a Conn that implements CallerReader.
+// OfferOwnGroup is OfferGroup called on the goroutine of the group's caller, which calls
+// ReadOwn for it next (SubmitGroupReadOwn): a connection that writes such a group at once can
+// keep its read side for that caller without watching whether it comes to read it.
+type OwnGroupOfferer interface {
+	OfferOwnGroup(cmds []*Command) bool
+}
+
+// SubmitGroupReadOwn is SubmitGroup followed by ReadOwn(cmds, deadline), for a caller that
+// reads its group's replies itself whenever a connection lets it: the connection that takes the
+// group at once knows that its caller comes to read (OwnGroupOfferer). It reports what ReadOwn
+// reports.
+//
+// It asks only the connection that took the group on this goroutine: a connection that took it
+// as its caller's own (OwnGroupOfferer) waits for that caller's ReadOwn, which must therefore
+// reach it even when the routing snapshot changed meanwhile.
+func (e *Engine) SubmitGroupReadOwn(cmds []*Command, deadline time.Time) bool {
+	if r, ok := e.submitGroup(cmds, true).(CallerReader); ok {
+		return r.ReadOwn(cmds[0], cmds[len(cmds)-1], deadline)
+	}
+	return false
+}
+
 // ReadOwn lets the caller that has just submitted the group cmds (SubmitGroup) read its
 // replies itself on a connection that implements CallerReader, within deadline (zero: none);
 // see CallerReader. It reports whether every command of the group completed. Call it from the

@@ -34,13 +34,18 @@ var ErrGroupUnsupported = errors.New("respire: the connection cannot take a grou
 // connection (the other commands are then the caller's again and will never be sent); the
 // other commands must not be withdrawn on their own. A group is one use of the routing
 // snapshot, like one command (see Submit), and one waiter when it has to wait.
-func (e *Engine) SubmitGroup(cmds []*Command) {
+func (e *Engine) SubmitGroup(cmds []*Command) { e.submitGroup(cmds, false) }
+
+// submitGroup is SubmitGroup; own: the calling goroutine is the group's caller and calls
+// ReadOwn next (SubmitGroupReadOwn). It returns the connection that took the group on this
+// goroutine, or nil when the group went to the loop (or failed, or was abandoned).
+func (e *Engine) submitGroup(cmds []*Command, own bool) Conn {
 	if len(cmds) == 0 {
-		return
+		return nil
 	}
 	if e.cl != nil {
 		e.submitGroupCluster(cmds)
-		return
+		return nil
 	}
 	lead := cmds[0]
 	s := e.snap.Load()
@@ -55,11 +60,11 @@ func (e *Engine) SubmitGroup(cmds []*Command) {
 			g, ok := v.conn.(GroupOfferer)
 			if !ok {
 				failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrGroupUnsupported})
-				return
+				return nil
 			}
 			enqueueOwnGroup(cmds)
 			cmds[0].sentOn(v.relax) // the run's caller asks the lead (maint.go: groupSentOn)
-			if !g.OfferGroup(cmds) {
+			if !offerGroup(g, cmds, own) {
 				// The connection began draining after this snapshot was published: nothing
 				// left, so the loop routes the group.
 				for _, cmd := range cmds {
@@ -70,13 +75,14 @@ func (e *Engine) SubmitGroup(cmds []*Command) {
 			if passed != nil && passed.noticed.CompareAndSwap(false, true) {
 				e.post(item{ev: fsm.Event{Kind: fsm.Noticed, Slot: int(passedAt)}})
 			}
-			return
+			return v.conn
 		}
 		if passed == nil && v.awaitsUse && !v.noticed.Load() {
 			passed, passedAt = v, i
 		}
 	}
 	e.demand(fsm.NeedAny, &waiter{cmd: lead, group: cmds})
+	return nil
 }
 
 // enqueueGroup moves a group to StageBuffered. The lead decides: false means its caller
@@ -111,6 +117,17 @@ func failGroup(cmds []*Command, err error) {
 	for _, cmd := range cmds[1:] {
 		cmd.claimQueued(err)
 	}
+}
+
+// offerGroup offers cmds to g, as its caller's own group (OwnGroupOfferer) when own and g
+// takes one.
+func offerGroup(g GroupOfferer, cmds []*Command, own bool) bool {
+	if own {
+		if o, ok := g.(OwnGroupOfferer); ok {
+			return o.OfferOwnGroup(cmds)
+		}
+	}
+	return g.OfferGroup(cmds)
 }
 
 // sendGroup hands a granted group to c (on the loop). It reports false when c refused the

@@ -241,9 +241,22 @@ func (c *Conn) Offer(cmd *engine.Command) bool { return c.enqueue(false, cmd) ==
 // reports false and leaves them untouched.
 func (c *Conn) OfferGroup(cmds []*engine.Command) bool { return c.enqueue(true, cmds...) == nil }
 
+// OfferOwnGroup implements engine.OwnGroupOfferer: OfferGroup from the group's caller, which
+// calls ReadOwn next, so that a direct write keeps the free read side for it without a claim
+// window (conn_callread.go).
+func (c *Conn) OfferOwnGroup(cmds []*engine.Command) bool { return c.enqueueOwn(cmds) == nil }
+
 // enqueue queues cmds for the writer, all of them or none, or returns the error that rejects
 // them. group: they came as a group (OfferGroup), whose caller may read the replies itself.
 func (c *Conn) enqueue(group bool, cmds ...*engine.Command) error {
+	return c.enqueueAs(group, false, cmds)
+}
+
+// enqueueOwn is enqueue for a group whose caller reads its replies next (OfferOwnGroup).
+func (c *Conn) enqueueOwn(cmds []*engine.Command) error { return c.enqueueAs(true, true, cmds) }
+
+// enqueueAs is enqueue; own: the group's caller calls ReadOwn next.
+func (c *Conn) enqueueAs(group, own bool, cmds []*engine.Command) error {
 	c.qmu.Lock()
 	if c.writerIdle && c.inFlight.Load() == 0 && directFits(cmds) {
 		// An idle connection: the caller writes its commands itself (conn_direct.go).
@@ -253,7 +266,7 @@ func (c *Conn) enqueue(group bool, cmds ...*engine.Command) error {
 			return err
 		}
 		if direct {
-			c.writeDirect(cmds, group) // releases qmu
+			c.writeDirect(cmds, group, own) // releases qmu
 			return nil
 		}
 	}

@@ -28,7 +28,9 @@ import (
 //     when nobody took it: parkIdle after the side became free, so that an idle connection is
 //     watched again (a server closing it, a push) within about a millisecond; claimWindow after
 //     a direct write, in case its writer is not a caller that reads (the engine's loop granting
-//     a waiting command, a Done callback).
+//     a waiting command, a Done callback). A group its caller writes as its own (OfferOwnGroup,
+//     from engine.Engine.SubmitGroupReadOwn) has no claim window: that caller's ReadOwn comes
+//     next, and takes the side or gives it back.
 //   - sideCaller: a caller reads (ReadOwn). It stops once its last command completed, its
 //     deadline passed, or the connection failed, and then leaves the side free (nothing in
 //     flight, nothing buffered) or gives it back to the reader goroutine.
@@ -47,6 +49,17 @@ import (
 // push handler or maintenance notices (which promise the reader goroutine), and the idle-read
 // watchdog (which owns the socket's read deadline, here the caller's). A caller's deadline is
 // the socket's read deadline: on a socket that refuses one, callers with a deadline do not read.
+//
+// Timers. A lone caller runs thousands of round trips a second, and each change of a runtime
+// timer (the park timer, the socket's read deadline) may wake an idle thread of the Go runtime
+// to watch the new time, which on a two-core machine competes with the server for a core. So
+// the mode changes timers as little as it can. The park timer is lazy: the side's due time is
+// recorded (due) and the timer moved only when it would fire too late for it; when it fires
+// early, on a side that is no longer free or whose due time moved later, it is re-armed for
+// the new due time or left off. A reading caller keeps the read deadline the last caller set
+// when it falls within the second half of its own budget (never later than its own deadline):
+// a read stopped early by it is one the reader goroutine continues, as at the caller's own
+// deadline. The deadline is cleared when the reader goroutine takes the side back.
 
 // Read side states.
 const (
@@ -96,8 +109,28 @@ type callRead struct {
 	// park gives the free side back to the reader goroutine when nobody took it.
 	park *time.Timer
 
-	// reads counts the groups callers read themselves (tests).
-	reads atomic.Uint64
+	// due is when a free side goes back to the reader goroutine (zero: not while it stays as
+	// it is: a caller reads, or a direct write is in progress); armedAt is when the park timer
+	// fires (zero: stopped or fired). Guarded by fmu.
+	due, armedAt time.Time
+	// deadline is the read deadline a reading caller left on the socket (zero: none). Only the
+	// owner of the side touches it.
+	deadline time.Time
+
+	// reads counts the groups callers read themselves, resets the moves of the park timer
+	// (tests).
+	reads, resets atomic.Uint64
+}
+
+// dueAt records when a free side goes back to the reader goroutine, moving the park timer only
+// when it would fire later than that or not at all. Called with fmu held.
+func (c *Conn) dueAt(now, due time.Time) {
+	c.cr.due = due
+	if c.cr.armedAt.IsZero() || c.cr.armedAt.After(due) {
+		c.cr.park.Reset(due.Sub(now))
+		c.cr.armedAt = due
+		c.cr.resets.Add(1)
+	}
 }
 
 // init decides whether c lends its read side. Called by start.
@@ -125,7 +158,8 @@ func (c *Conn) parkReader() bool {
 	}
 	c.cr.side = sideFree
 	c.cr.ticket = nil
-	c.cr.park.Reset(c.cr.idle)
+	now := time.Now()
+	c.dueAt(now, now.Add(c.cr.idle))
 	return true
 }
 
@@ -138,15 +172,28 @@ func (c *Conn) parked() error {
 		case <-c.cr.resume:
 		case <-c.cr.park.C:
 			c.fmu.Lock()
-			free := c.cr.side == sideFree
+			c.cr.armedAt = time.Time{}
+			free := c.cr.side == sideFree && !c.cr.due.IsZero()
 			if free {
-				c.cr.side = sideReader
-				c.cr.ticket = nil
+				if now := time.Now(); now.Before(c.cr.due) {
+					c.dueAt(now, c.cr.due) // fired for an earlier due time: not yet
+					free = false
+				} else {
+					c.cr.side = sideReader
+					c.cr.ticket = nil
+					c.cr.due = time.Time{}
+				}
 			}
 			c.fmu.Unlock()
 			if !free {
-				continue // a caller reads, or the side is on its way back (resume)
+				continue // a caller reads, a direct write is in progress, or the side is on its way back (resume)
 			}
+		}
+		if !c.cr.deadline.IsZero() {
+			// A caller's read deadline stays on the socket for the next caller; the reader
+			// goroutine reads without one.
+			_ = c.nc.SetReadDeadline(time.Time{})
+			c.cr.deadline = time.Time{}
 		}
 		c.cr.want.Store(false)
 		c.fmu.Lock()
@@ -161,8 +208,20 @@ func (c *Conn) parked() error {
 func (c *Conn) giveBack() {
 	c.cr.side = sideReader
 	c.cr.ticket = nil
-	c.cr.park.Stop()
+	c.cr.due = time.Time{}    // the park timer, if it still runs, finds nothing to do
 	c.cr.resume <- struct{}{} // never blocks: one send per wait of the reader goroutine
+}
+
+// keepDeadline reports whether the read deadline a previous caller left on the socket serves a
+// caller whose deadline is deadline (zero: none): it is no later than deadline and leaves at
+// least half of the time to it, so that it rarely stops the read early (and never late). Called
+// by the owner of the side.
+func (c *Conn) keepDeadline(deadline time.Time) bool {
+	kept := c.cr.deadline
+	if kept.IsZero() || deadline.IsZero() {
+		return kept.Equal(deadline)
+	}
+	return !kept.After(deadline) && time.Until(kept) >= deadline.Sub(kept)
 }
 
 // busyRequests is how many requests to read are ignored after callers were seen to overlap.
@@ -196,7 +255,7 @@ func (c *Conn) offerReadSide(lead *engine.Command, group bool) {
 	c.cr.last = lead
 	if c.cr.side == sideFree {
 		c.cr.ticket = lead
-		c.cr.park.Stop() // until the write is done (armClaim)
+		c.cr.due = time.Time{} // until the write is done (armClaim)
 	}
 }
 
@@ -208,7 +267,8 @@ func (c *Conn) armClaim(lead *engine.Command) {
 	}
 	c.fmu.Lock()
 	if c.cr.side == sideFree && c.cr.ticket == lead {
-		c.cr.park.Reset(c.cr.claim)
+		now := time.Now()
+		c.dueAt(now, now.Add(c.cr.claim))
 	}
 	c.fmu.Unlock()
 }
@@ -255,11 +315,20 @@ func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
 	}
 	c.cr.side = sideCaller
 	c.cr.ticket = nil
-	c.cr.park.Stop()
+	c.cr.due = time.Time{}
+	if at := c.cr.armedAt; !at.IsZero() && time.Until(at) < c.cr.idle/2 {
+		// A claim window's timer would fire during the read, waking the reader goroutine for
+		// nothing; the idle timer of an earlier read, further off, is left to run.
+		c.cr.park.Stop()
+		c.cr.armedAt = time.Time{}
+	}
 	c.fmu.Unlock()
 
-	if !deadline.IsZero() {
-		if err := c.nc.SetReadDeadline(deadline); err != nil {
+	if !c.keepDeadline(deadline) {
+		c.cr.deadline = time.Time{}
+		if err := c.nc.SetReadDeadline(deadline); err == nil {
+			c.cr.deadline = deadline
+		} else {
 			// Reading without the deadline could outlast it (the command timeout) without end:
 			// the reader goroutine reads instead, as it does for callers that wait.
 			c.fmu.Lock()
@@ -285,15 +354,13 @@ func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
 			break
 		}
 	}
-	if !deadline.IsZero() {
-		_ = c.nc.SetReadDeadline(time.Time{})
-	}
 	done := last.Stage() == engine.StageDone
 
 	c.fmu.Lock()
 	if fail == nil && c.p.InFlight() == 0 && c.rd.Buffered() == 0 && !c.failed.Load() {
 		c.cr.side = sideFree
-		c.cr.park.Reset(c.cr.idle)
+		now := time.Now()
+		c.dueAt(now, now.Add(c.cr.idle))
 	} else {
 		c.cr.rerr = fail
 		c.giveBack()

@@ -38,7 +38,10 @@ func directFits(cmds []*engine.Command) bool {
 // work (wakep), which, on a machine with few cores, competes with the server for a core just
 // while the server processes the commands. A caller that is about to wait for its replies has
 // nothing better to do than write them.
-func (c *Conn) writeDirect(cmds []*engine.Command, group bool) {
+//
+// own: the commands are a group whose caller is this goroutine and calls ReadOwn next
+// (OfferOwnGroup): the free read side waits for it without a claim window.
+func (c *Conn) writeDirect(cmds []*engine.Command, group, own bool) {
 	c.writerIdle = false // the writer stays parked: this caller owns the writer's side
 	// The writer's buffer is this caller's while it owns the writer's side.
 	for _, cmd := range cmds {
@@ -53,7 +56,9 @@ func (c *Conn) writeDirect(cmds []*engine.Command, group bool) {
 	if !c.writeHanded(c.buf, first, last, wasIdle) {
 		return // failed: the reader completes everything pending (finish)
 	}
-	c.armClaim(cmds[0])
+	if !own {
+		c.armClaim(cmds[0])
+	}
 	c.qmu.Lock()
 	switch {
 	case c.p.Stopped():

@@ -16,6 +16,9 @@ func SetParkIdle(t testing.TB, d time.Duration) {
 // CallerReads returns how many groups callers read themselves on c (conn_callread.go).
 func CallerReads(c *Conn) uint64 { return c.cr.reads.Load() }
 
+// ParkTimerResets returns how many times c moved its park timer (conn_callread.go).
+func ParkTimerResets(c *Conn) uint64 { return c.cr.resets.Load() }
+
 // ReadSideFree reports whether c's reader goroutine is parked with its read side free.
 func ReadSideFree(c *Conn) bool {
 	c.fmu.Lock()

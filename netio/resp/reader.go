@@ -51,6 +51,7 @@ type Reader struct {
 	partial bool   // dec holds the value that starts at start
 	ahead   int    // the buffer may grow to this size when reads fill it (SetReadAhead)
 	filled  bool   // the last read filled all the free space of the buffer
+	noFast  bool   // decode every value with the general decoder (tests of the fast path)
 	err     error  // sticky *ProtocolError
 	rerr    error  // pending error from the underlying reader
 }
@@ -101,9 +102,12 @@ func (r *Reader) Read(v *Value) error {
 	if r.err != nil {
 		return r.err
 	}
-	r.begin()
 	for {
 		if r.w > r.r {
+			if !r.partial && r.readFast(v) {
+				return nil
+			}
+			r.begin()
 			n, err := r.dec.feed(r.buf[r.r:r.w])
 			r.consume(n)
 			if err == nil {
@@ -120,7 +124,7 @@ func (r *Reader) Read(v *Value) error {
 				return err
 			}
 		}
-		if r.w == r.r && r.rerr == nil && r.dec.bulk > 0 && r.dec.bulk >= len(r.buf) {
+		if r.partial && r.w == r.r && r.rerr == nil && r.dec.bulk > 0 && r.dec.bulk >= len(r.buf) {
 			// A large payload: read it straight into the value's storage.
 			if err := r.readPayload(); err != nil {
 				return err
@@ -150,6 +154,9 @@ func (r *Reader) ReadBuffered(v *Value) (bool, error) {
 	}
 	if r.w == r.r {
 		return false, nil
+	}
+	if !r.partial && r.readFast(v) {
+		return true, nil
 	}
 	r.begin()
 	n, err := r.dec.feed(r.buf[r.r:r.w])
@@ -197,6 +204,12 @@ func (r *Reader) deliver(v *Value) {
 	}
 	r.dec.out = nil
 	r.partial = false
+	r.shrink()
+}
+
+// shrink replaces a buffer grown beyond readerRetainedSize by a small one once what remains
+// buffered fits in it. Called after each value.
+func (r *Reader) shrink() {
 	if len(r.buf) > readerRetainedSize && r.w-r.r <= readerInitialSize {
 		nb := make([]byte, readerInitialSize)
 		r.w = copy(nb, r.buf[r.r:r.w])
