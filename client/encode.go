@@ -13,7 +13,13 @@ import (
 // are those of resp.AppendBulkString and resp.AppendArrayHeader (TestEncodeMatchesResp).
 
 // appendBulkArg appends s as a bulk string: "$<len>\r\n<s>\r\n".
-func appendBulkArg(b []byte, s string) []byte {
+func appendBulkArg(b []byte, s string) []byte { return appendBulk(b, s) }
+
+// appendBulkArgBytes is appendBulkArg for bytes.
+func appendBulkArgBytes(b []byte, p []byte) []byte { return appendBulk(b, p) }
+
+// appendBulk is appendBulkArg for either form of the argument.
+func appendBulk[S string | []byte](b []byte, s S) []byte {
 	switch n := len(s); {
 	case n < 10:
 		b = append(b, '$', byte('0'+n), '\r', '\n')
@@ -25,22 +31,6 @@ func appendBulkArg(b []byte, s string) []byte {
 		b = append(b, '\r', '\n')
 	}
 	b = append(b, s...)
-	return append(b, '\r', '\n')
-}
-
-// appendBulkArgBytes is appendBulkArg for bytes.
-func appendBulkArgBytes(b []byte, p []byte) []byte {
-	switch n := len(p); {
-	case n < 10:
-		b = append(b, '$', byte('0'+n), '\r', '\n')
-	case n < 100:
-		b = append(b, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
-	default:
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(n), 10)
-		b = append(b, '\r', '\n')
-	}
-	b = append(b, p...)
 	return append(b, '\r', '\n')
 }
 
