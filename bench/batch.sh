@@ -24,6 +24,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/redis-server.sh
+. "$root/bench/redis-server.sh"
 rounds=8
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -46,32 +48,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$root/.ci/install-redis.sh" >&2
-if ! command -v redis-benchmark >/dev/null 2>&1; then
-  apt_get() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  apt_get env DEBIAN_FRONTEND=noninteractive apt-get update >&2
-  apt_get env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-tools >&2
-fi
+install_redis "$root"
 
-port=""
-for _ in $(seq 1 20); do
-  candidate=$((20000 + RANDOM % 30000))
-  redis-server --bind 127.0.0.1 --port "$candidate" --save "" --appendonly no \
-    --dir "$work" --logfile "$work/redis.log" --daemonize no &
-  redis_pid=$!
-  for _ in $(seq 1 50); do
-    if redis-cli -h 127.0.0.1 -p "$candidate" ping 2>/dev/null | grep -q PONG; then
-      port=$candidate
-      break
-    fi
-    kill -0 "$redis_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -n "$port" ] && break
-  kill "$redis_pid" 2>/dev/null || true
-  wait "$redis_pid" 2>/dev/null || true
-  redis_pid=""
-done
+start_redis "$work" || true
 [ -n "$port" ] || { echo "batch.sh: could not start redis-server" >&2; exit 1; }
 
 (cd "$root/bench" && go test -c -o "$work/bench.test" .)

@@ -20,6 +20,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/redis-server.sh
+. "$root/bench/redis-server.sh"
 quick=0
 out=""
 rounds_arg=""
@@ -66,34 +68,11 @@ trap 'exit 130' INT TERM
 step() { printf '\n==> %s\n' "$*" >&2; }
 
 step "Redis"
-"$root/.ci/install-redis.sh" >&2
-if ! command -v redis-benchmark >/dev/null 2>&1; then
-  apt_get() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  apt_get env DEBIAN_FRONTEND=noninteractive apt-get update >&2
-  apt_get env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-tools >&2
-fi
+install_redis "$root"
 
 # Start redis-server on a free loopback port: try random ports until one binds.
 mkdir -p "$work/redis"
-port=""
-for _ in $(seq 1 20); do
-  candidate=$((20000 + RANDOM % 30000))
-  redis-server --bind 127.0.0.1 --port "$candidate" --save "" --appendonly no \
-    --dir "$work/redis" --logfile "$work/redis/redis.log" --daemonize no &
-  redis_pid=$!
-  for _ in $(seq 1 50); do
-    if redis-cli -h 127.0.0.1 -p "$candidate" ping 2>/dev/null | grep -q PONG; then
-      port=$candidate
-      break
-    fi
-    kill -0 "$redis_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -n "$port" ] && break
-  kill "$redis_pid" 2>/dev/null || true
-  wait "$redis_pid" 2>/dev/null || true
-  redis_pid=""
-done
+start_redis "$work/redis" || true
 [ -n "$port" ] || { echo "run.sh: could not start redis-server" >&2; exit 1; }
 addr="127.0.0.1:$port"
 echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $addr (pid $redis_pid)" >&2
