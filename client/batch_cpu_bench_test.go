@@ -19,10 +19,7 @@ var benchValue = strings.Repeat("0123456789abcdef", 4)
 // benchmarks in bench/ (Clients/BATCH*), which the server and the sockets dominate.
 func BenchmarkBatchCallerSide(b *testing.B) {
 	c := &Client{}
-	keys := make([]string, 100)
-	for i := range keys {
-		keys[i] = "key:" + strconv.Itoa(i)
-	}
+	keys := benchKeys(100)
 	replies := make([][]byte, len(keys))
 	for i := range replies {
 		replies[i] = []byte(benchValue)
@@ -105,13 +102,19 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkEncodeFrames measures encoding alone: the frames of 100 GETs (or SETs of 64-byte
-// values) appended to a batch's buffer, as Batch.Get and Batch.Set encode them.
-func BenchmarkEncodeFrames(b *testing.B) {
-	keys := make([]string, 100)
+// benchKeys returns n distinct keys.
+func benchKeys(n int) []string {
+	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = "key:" + strconv.Itoa(i)
 	}
+	return keys
+}
+
+// BenchmarkEncodeFrames measures encoding alone: the frames of 100 GETs (or SETs of 64-byte
+// values) appended to a batch's buffer, as Batch.Get and Batch.Set encode them.
+func BenchmarkEncodeFrames(b *testing.B) {
+	keys := benchKeys(100)
 	var bt Batch
 	b.Run("GET", func(b *testing.B) {
 		b.ReportAllocs()
@@ -140,10 +143,7 @@ func BenchmarkEncodeFrames(b *testing.B) {
 // BenchmarkBatchQueue measures queueing alone: 100 GETs (or SETs) queued in a batch, which is
 // then emptied without running (encoding, futures and entries).
 func BenchmarkBatchQueue(b *testing.B) {
-	keys := make([]string, 100)
-	for i := range keys {
-		keys[i] = "key:" + strconv.Itoa(i)
-	}
+	keys := benchKeys(100)
 	var bt Batch
 	b.Run("GET", func(b *testing.B) {
 		b.ReportAllocs()
