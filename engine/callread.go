@@ -25,10 +25,12 @@ type OwnGroupOfferer interface {
 	OfferOwnGroup(cmds []*Command) bool
 }
 
-// SubmitGroupReadOwn is SubmitGroup followed by ReadOwn(cmds, deadline), for a caller that
-// reads its group's replies itself whenever a connection lets it: the connection that takes the
-// group at once knows that its caller comes to read (OwnGroupOfferer). It reports what ReadOwn
-// reports.
+// SubmitGroupReadOwn is SubmitGroup for a caller that then reads its group's replies itself,
+// on the calling goroutine, when the connection that took the group lets it (see CallerReader),
+// within deadline (zero: none): the connection that takes the group at once knows that its
+// caller comes to read (OwnGroupOfferer). It reports whether every command of the group
+// completed; on false the caller waits for the group as usual. It never reads on a Cluster
+// engine, nor for a group that had to wait for a connection.
 //
 // It asks only the connection that took the group on this goroutine: a connection that took it
 // as its caller's own (OwnGroupOfferer) waits for that caller's ReadOwn, which must therefore
@@ -36,25 +38,6 @@ type OwnGroupOfferer interface {
 func (e *Engine) SubmitGroupReadOwn(cmds []*Command, deadline time.Time) bool {
 	if r, ok := e.submitGroup(cmds, true).(CallerReader); ok {
 		return r.ReadOwn(cmds[0], cmds[len(cmds)-1], deadline)
-	}
-	return false
-}
-
-// ReadOwn lets the caller that has just submitted the group cmds (SubmitGroup) read its
-// replies itself on a connection that implements CallerReader, within deadline (zero: none);
-// see CallerReader. It reports whether every command of the group completed. Call it from the
-// goroutine that submitted the group, before waiting for the group as usual; it never reads
-// on a Cluster engine, and it returns false at once when no connection lets the caller read.
-func (e *Engine) ReadOwn(cmds []*Command, deadline time.Time) bool {
-	if e.cl != nil || len(cmds) == 0 {
-		return false
-	}
-	lead, last := cmds[0], cmds[len(cmds)-1]
-	s := e.snap.Load()
-	for i := range s.slots {
-		if r, ok := s.slots[i].conn.(CallerReader); ok && r.ReadOwn(lead, last, deadline) {
-			return true
-		}
 	}
 	return false
 }

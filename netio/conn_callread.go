@@ -11,10 +11,10 @@ import (
 //
 // A caller that wrote its own group on an idle connection (conn_direct.go) and is about to wait
 // for the replies can read them itself, on its own goroutine (ReadOwn, reached through
-// engine.Engine.ReadOwn). Without it, the replies wake the reader goroutine, which wakes the
-// caller: two hand-offs per round trip, and on a machine with few cores the runtime wakes an
-// idle thread for each. With it, a lone sequential caller writes, sleeps in its own read and
-// wakes with its replies, as a connection without a reader goroutine would.
+// engine.Engine.SubmitGroupReadOwn). Without it, the replies wake the reader goroutine, which
+// wakes the caller: two hand-offs per round trip, and on a machine with few cores the runtime
+// wakes an idle thread for each. With it, a lone sequential caller writes, sleeps in its own
+// read and wakes with its replies, as a connection without a reader goroutine would.
 //
 // One goroutine at a time owns the read side: the socket's read half, the RESP reader with the
 // reply it may be in the middle of, the scratch value and the count of replies delivered. The
