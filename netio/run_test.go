@@ -81,6 +81,14 @@ func (c *completions) check(t *testing.T, n int) {
 	}
 }
 
+// connectAnswering connects to a fake server that answers the first n commands it reads with
+// replies, all in one write (answerInOneWrite); the connection closes when the test ends.
+func connectAnswering(t *testing.T, n int, replies string) (*netio.Conn, *sink) {
+	t.Helper()
+	_, ep := startFake(t, answerInOneWrite(n, replies))
+	return mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
+}
+
 func offerAll(t *testing.T, conn *netio.Conn, cmds []*cmd) {
 	t.Helper()
 	group := make([]*engine.Command, len(cmds))
@@ -102,9 +110,7 @@ func TestRepliesOfOneReadPairInRuns(t *testing.T) {
 	for i := range n {
 		b.WriteString("$" + strconv.Itoa(len("v"+strconv.Itoa(i))) + "\r\nv" + strconv.Itoa(i) + "\r\n")
 	}
-	_, ep := startFake(t, answerInOneWrite(n, b.String()))
-	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
-	defer conn.Close()
+	conn, s := connectAnswering(t, n, b.String())
 
 	var rec completions
 	cmds := rec.group(n)
@@ -137,9 +143,7 @@ func TestMisfitInARunFailsTheRestOnce(t *testing.T) {
 	const bad = 3
 	replies := strings.Repeat("$1\r\nv\r\n", bad) + "+OK\r\n" + strings.Repeat("$1\r\nv\r\n", n-bad-1)
 	// The server answers only the first n commands: the two sent after stay in flight.
-	_, ep := startFake(t, answerInOneWrite(n, replies))
-	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
-	defer conn.Close()
+	conn, s := connectAnswering(t, n, replies)
 
 	var rec completions
 	cmds := rec.group(n + 2)
@@ -186,9 +190,7 @@ func TestMisfitInARunFailsTheRestOnce(t *testing.T) {
 func TestBrokenReplyInARunFailsAfterTheRepliesBeforeIt(t *testing.T) {
 	const n = 6
 	replies := strings.Repeat(":1\r\n", 4) + "?x\r\n"
-	_, ep := startFake(t, answerInOneWrite(n, replies))
-	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
-	defer conn.Close()
+	conn, s := connectAnswering(t, n, replies)
 
 	var rec completions
 	cmds := rec.group(n)
@@ -216,9 +218,7 @@ func TestBrokenReplyInARunFailsAfterTheRepliesBeforeIt(t *testing.T) {
 // pending command), reporting Lost once.
 func TestSurplusReplyInARunFailsTheConnection(t *testing.T) {
 	const n = 3
-	_, ep := startFake(t, answerInOneWrite(n, strings.Repeat("+OK\r\n", n+1)))
-	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
-	defer conn.Close()
+	conn, s := connectAnswering(t, n, strings.Repeat("+OK\r\n", n+1))
 
 	var rec completions
 	cmds := rec.group(n)
@@ -244,9 +244,7 @@ func TestSurplusReplyInARunFailsTheConnection(t *testing.T) {
 func TestPushInARunIsDropped(t *testing.T) {
 	const n = 4
 	replies := ":0\r\n>2\r\n+invalidate\r\n:9\r\n:1\r\n:2\r\n>1\r\n+x\r\n:3\r\n"
-	_, ep := startFake(t, answerInOneWrite(n, replies))
-	conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
-	defer conn.Close()
+	conn, s := connectAnswering(t, n, replies)
 
 	var rec completions
 	cmds := rec.group(n)
@@ -279,9 +277,7 @@ func TestDrainWithinARunClosesAfterTheRun(t *testing.T) {
 			for i := range n {
 				b.WriteString(":" + strconv.Itoa(i) + "\r\n")
 			}
-			_, ep := startFake(t, answerInOneWrite(n, b.String()))
-			conn, s := mustConnect(t, netio.NewTransport(livenessConfig(0, 0)), ep)
-			defer conn.Close()
+			conn, s := connectAnswering(t, n, b.String())
 
 			var rec completions
 			cmds := rec.group(n)
