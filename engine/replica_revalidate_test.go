@@ -18,24 +18,7 @@ const (
 // firing: a process that stalled past two intervals.
 func stalledRouter(t *testing.T) (*ReplicaRouter, *harness, *manualRuntime) {
 	t.Helper()
-	primary := newHarness(t, Config{Slots: 1})
-	replica := newHarness(t, Config{Slots: 1, Endpoint: Endpoint{Host: "127.0.0.2", Port: 6379}})
-	cfg := fsm.RouterConfig{Default: fsm.ReadReplica, RefreshInterval: 100 * time.Millisecond,
-		Endpoints: []fsm.Endpoint{fsm.MakeEndpoint("127.0.0.1", 6379), fsm.MakeEndpoint("127.0.0.2", 6379)}}
-	rt := newManualRuntime()
-	rt.now = 7 * time.Second
-	r, err := NewReplicaRouter(cfg, []*Engine{primary.eng, replica.eng}, rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Start()
-	t.Cleanup(r.Close)
-	primary.run()
-	primary.ready()
-	replica.run()
-	replica.ready()
-	answerAll(t, primary, roleMaster)
-	answerAll(t, replica, roleReplica)
+	r, replica, rt := validatedRouter(t, 100*time.Millisecond)
 	if !r.Usable(1) {
 		t.Fatal("the replica is not usable after its validation")
 	}
@@ -61,14 +44,20 @@ func TestStalledReplicaReadWaitsForTheRecheck(t *testing.T) {
 	}
 	replica.run()
 	answerAll(t, replica, roleReplica)
+	awaitRecheck(t, &p)
+	target, _, err := r.selectEnd(&p)
+	if err != nil || target != 1 {
+		t.Fatalf("read went to %d (%v), want the revalidated replica 1", target, err)
+	}
+}
+
+// awaitRecheck waits for the answer of p, a read parked behind a re-check.
+func awaitRecheck(t *testing.T, p *pendingSelect) {
+	t.Helper()
 	select {
 	case p.answer = <-p.ch:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the read was not answered after the re-check")
-	}
-	target, _, err := r.selectEnd(&p)
-	if err != nil || target != 1 {
-		t.Fatalf("read went to %d (%v), want the revalidated replica 1", target, err)
 	}
 }
 
@@ -82,11 +71,7 @@ func TestStalledReplicaReadRefusedWhenRecheckSaysMaster(t *testing.T) {
 	}
 	replica.run()
 	answerAll(t, replica, roleMaster)
-	select {
-	case p.answer = <-p.ch:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the read was not answered after the re-check")
-	}
+	awaitRecheck(t, &p)
 	_, _, err := r.selectEnd(&p)
 	var refusal *ReadRefusal
 	if !errors.As(err, &refusal) || refusal.Reason != fsm.NoCandidate {

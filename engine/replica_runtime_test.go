@@ -43,13 +43,15 @@ func answerAll(t *testing.T, h *harness, role string) {
 	}
 }
 
-// TestReplicaRouterRunsOnItsRuntime: the router reads its time from the Runtime it is given and
-// arms its wake timer there, so a virtual clock (the simulator's) drives it as it drives the
-// engines.
-func TestReplicaRouterRunsOnItsRuntime(t *testing.T) {
+// validatedRouter returns a Replica-policy router with refresh interval every over a primary and
+// a replica engine on a manual runtime at 7 s, both connected and validated: each engine answered
+// the validation (ROLE, CONFIG GET, INFO SERVER). It returns the replica's harness; the router
+// closes when the test ends.
+func validatedRouter(t *testing.T, every time.Duration) (*ReplicaRouter, *harness, *manualRuntime) {
+	t.Helper()
 	primary := newHarness(t, Config{Slots: 1})
 	replica := newHarness(t, Config{Slots: 1, Endpoint: Endpoint{Host: "127.0.0.2", Port: 6379}})
-	cfg := fsm.RouterConfig{Default: fsm.ReadReplica, RefreshInterval: time.Second,
+	cfg := fsm.RouterConfig{Default: fsm.ReadReplica, RefreshInterval: every,
 		Endpoints: []fsm.Endpoint{fsm.MakeEndpoint("127.0.0.1", 6379), fsm.MakeEndpoint("127.0.0.2", 6379)}}
 	rt := newManualRuntime()
 	rt.now = 7 * time.Second
@@ -58,14 +60,21 @@ func TestReplicaRouterRunsOnItsRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Start()
-	defer r.Close()
-	// Each engine connects and answers the validation: ROLE, CONFIG GET, INFO SERVER.
+	t.Cleanup(r.Close)
 	primary.run()
 	primary.ready()
 	replica.run()
 	replica.ready()
-	answerAll(t, primary, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n")
-	answerAll(t, replica, "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6379\r\n$9\r\nconnected\r\n:0\r\n")
+	answerAll(t, primary, roleMaster)
+	answerAll(t, replica, roleReplica)
+	return r, replica, rt
+}
+
+// TestReplicaRouterRunsOnItsRuntime: the router reads its time from the Runtime it is given and
+// arms its wake timer there, so a virtual clock (the simulator's) drives it as it drives the
+// engines.
+func TestReplicaRouterRunsOnItsRuntime(t *testing.T) {
+	r, _, rt := validatedRouter(t, time.Second)
 	rt.mu.Lock()
 	armed := len(rt.timers)
 	rt.now = 9 * time.Second
