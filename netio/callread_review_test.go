@@ -1,7 +1,6 @@
 package netio_test
 
 import (
-	"context"
 	"errors"
 	"net"
 	"runtime"
@@ -223,14 +222,7 @@ func TestCallerReadNeedsAReadDeadline(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	cfg := netio.TransportConfig{
 		HandshakeTimeout: -1, // the handshake would refuse the socket otherwise
-		Dialer: netio.Dialer{Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
-			var d net.Dialer
-			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-			if err != nil {
-				return nil, err
-			}
-			return noDeadlineConn{nc}, nil
-		}},
+		Dialer:           wrappingDialer(func(nc net.Conn) net.Conn { return noDeadlineConn{nc} }),
 	}
 	conn, s := mustConnect(t, netio.NewTransport(cfg), tcp(t, srv.Addr()))
 	other := mustConnectDefault(t, tcp(t, srv.Addr()))

@@ -1,14 +1,11 @@
 package netio_test
 
 import (
-	"context"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/redistest"
 )
@@ -47,15 +44,10 @@ func TestOwnGroupsLeaveTheTimersAlone(t *testing.T) {
 	netio.SetParkIdle(t, time.Minute) // the free side stays free between groups, however slow
 	srv := redistest.Start(t, redistest.Config{})
 	var log *deadlineLog
-	cfg := netio.TransportConfig{Dialer: netio.Dialer{Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-		if err != nil {
-			return nil, err
-		}
+	cfg := netio.TransportConfig{Dialer: wrappingDialer(func(nc net.Conn) net.Conn {
 		log = &deadlineLog{Conn: nc}
-		return log, nil
-	}}}
+		return log
+	})}
 	conn, _ := mustConnect(t, netio.NewTransport(cfg), tcp(t, srv.Addr()))
 	lendSide(t, conn)
 	handshake, _ := log.snapshot()

@@ -1,15 +1,12 @@
 package netio_test
 
 import (
-	"context"
 	"errors"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/redistest"
 )
@@ -51,17 +48,10 @@ func (c *failingConn) failures() []int {
 func TestDirectWriteFailureFailsTheConnectionOnce(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	var fc *failingConn
-	tr := netio.NewTransport(netio.TransportConfig{Dialer: netio.Dialer{
-		Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
-			var d net.Dialer
-			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-			if err != nil {
-				return nil, err
-			}
-			fc = &failingConn{Conn: nc}
-			return fc, nil
-		},
-	}})
+	tr := netio.NewTransport(netio.TransportConfig{Dialer: wrappingDialer(func(nc net.Conn) net.Conn {
+		fc = &failingConn{Conn: nc}
+		return fc
+	})})
 	conn, s := mustConnect(t, tr, tcp(t, srv.Addr()))
 	do(t, conn, "PING") // idle again once its reply arrived
 	me := goroutineID()

@@ -2,7 +2,6 @@ package netio_test
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"runtime"
 	"strconv"
@@ -73,17 +72,10 @@ func (c *writerConn) take() []int {
 func TestIdleSendWritesOnTheCallersGoroutine(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	var wc *writerConn
-	tr := netio.NewTransport(netio.TransportConfig{Dialer: netio.Dialer{
-		Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
-			var d net.Dialer
-			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-			if err != nil {
-				return nil, err
-			}
-			wc = &writerConn{Conn: nc}
-			return wc, nil
-		},
-	}})
+	tr := netio.NewTransport(netio.TransportConfig{Dialer: wrappingDialer(func(nc net.Conn) net.Conn {
+		wc = &writerConn{Conn: nc}
+		return wc
+	})})
 	conn, _ := mustConnect(t, tr, tcp(t, srv.Addr()))
 	me := goroutineID()
 	wc.take() // the handshake's writes

@@ -199,6 +199,19 @@ func tcp(t testing.TB, addr string) engine.Endpoint {
 	return engine.Endpoint{Host: host, Port: p}
 }
 
+// wrappingDialer dials TCP as the default dialer does and hands every new connection to wrap,
+// whose result the transport then uses (a test's instrumented or faulty connection).
+func wrappingDialer(wrap func(net.Conn) net.Conn) netio.Dialer {
+	return netio.Dialer{Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
+		if err != nil {
+			return nil, err
+		}
+		return wrap(nc), nil
+	}}
+}
+
 // refusedEndpoint returns a loopback address where nothing listens.
 func refusedEndpoint(t testing.TB) engine.Endpoint {
 	t.Helper()

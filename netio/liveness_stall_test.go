@@ -1,16 +1,13 @@
 package netio_test
 
 import (
-	"context"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/netio"
 	"github.com/respire-go/respire/netio/redistest"
 )
@@ -63,15 +60,10 @@ func TestIdleReadTimeoutSparesARepliedStalledProcess(t *testing.T) {
 	var sc *stalledConn
 	tr := netio.NewTransport(netio.TransportConfig{
 		IdleReadTimeout: bound,
-		Dialer: netio.Dialer{Dial: func(ctx context.Context, ep engine.Endpoint) (net.Conn, error) {
-			var d net.Dialer
-			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-			if err != nil {
-				return nil, err
-			}
+		Dialer: wrappingDialer(func(nc net.Conn) net.Conn {
 			sc = &stalledConn{Conn: nc}
-			return sc, nil
-		}},
+			return sc
+		}),
 	})
 	conn, s := mustConnect(t, tr, tcp(t, srv.Addr()))
 	do(t, conn, "PING")
