@@ -145,19 +145,15 @@ func (h *HedgedRead) Release() {
 }
 
 // Leave ends a read whose caller stopped waiting: the router stops watching it and every
-// attempt in flight is let go. It returns the original attempt's candidate, whether its bytes
-// may have left (sent) and its stage then, for the caller's error.
+// attempt in flight is let go. It returns what Orphaned returns, for the caller's error: sent
+// counts every attempt, so an original attempt that was sent and then failed (its connection
+// lost) still makes the outcome unknown while its hedge waits for a connection.
 func (h *HedgedRead) Leave() (target int, sent bool, stage Stage) {
-	orig := &h.att[0]
-	stage = StageQueued
-	if !orig.done.Load() {
-		stage = orig.cmd.Stage()
-		sent = stage >= StageBuffered && stage < StageDone
-	}
+	target, sent, stage = h.Orphaned()
 	h.r.hedgeWithdraw(h.w)
 	h.win = -1
 	h.Release()
-	return orig.target, sent, stage
+	return target, sent, stage
 }
 
 // Orphaned describes a read whose router closed before any attempt settled it (Result returns
