@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/internal/command"
 	"github.com/respire-go/respire/netio/resp"
@@ -444,6 +442,9 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 		b.failAll(err)
 		return err
 	}
+	if c.usePipe(mode) {
+		return c.runPipe(ctx, b) // batch_pipe.go
+	}
 	cls, cmds, g := b.start(c, mode)
 	var done, timedOut bool
 	var ctxErr error
@@ -557,21 +558,7 @@ func (b *Batch) failAll(err error) {
 // outcome or a timeout is reported under each entry's own command name.
 func (b *Batch) failEach(err error) {
 	for i := range b.ents {
-		ent := &b.ents[i]
-		var uo *UnknownOutcomeError
-		var te *TimeoutError
-		switch {
-		case errors.As(err, &uo):
-			own := *uo
-			own.CommandName = ent.name
-			ent.out.fail(&own)
-		case errors.As(err, &te):
-			own := *te
-			own.CommandName = ent.name
-			ent.out.fail(&own)
-		default:
-			ent.out.fail(err)
-		}
+		b.ents[i].out.fail(withCommandName(err, b.ents[i].name))
 	}
 }
 

@@ -24,6 +24,9 @@ const (
 // Batch: a strings.Builder must not be copied once used, and a Batch may be.
 type textPack struct {
 	block strings.Builder
+	// arena, when set, holds replies whose strings are handed out as views instead of copies
+	// (a pipeline's replies: batch_pipe.go); it is never written where they lie.
+	arena *resp.Arena
 }
 
 // text returns a string holding a copy of p.
@@ -34,6 +37,11 @@ func (t *textPack) text(p []byte) string {
 		return ""
 	case n > maxPackedText || t == nil:
 		return string(p)
+	}
+	if t.arena != nil {
+		if s, ok := t.arena.String(p); ok {
+			return s
+		}
 	}
 	if t.block.Cap()-t.block.Len() < n {
 		t.block = strings.Builder{}

@@ -34,9 +34,11 @@ type Client struct {
 	calls      sync.Pool
 	// callBlocks pools the calls of batch runs, a run's worth at a time (batch_calls.go).
 	callBlocks sync.Pool
-	closed     atomic.Bool
-	closeOnce  sync.Once
-	pubsub     *pubsubState
+	// pipes pools the pipelines that carry a batch as one command (batch_pipe.go).
+	pipes     sync.Pool
+	closed    atomic.Bool
+	closeOnce sync.Once
+	pubsub    *pubsubState
 	// ns applies Options.KeyPrefix and Options.PubSubPrefix (prefix.go); nil when both are empty.
 	ns *namespace
 	// renewer renews credentials when Options.Credentials notifies changes (credentials.go).

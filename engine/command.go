@@ -64,6 +64,9 @@ type Command struct {
 	// Expect is the shape of the replies the command accepts; the zero Shape accepts any. A
 	// transport that reads a reply of another shape fails the connection (see Replied).
 	Expect Shape
+	// Multi, when set, makes the command a pipeline of several commands whose replies go to
+	// Multi.Replies instead of Reply (see Multi).
+	Multi *Multi
 	// Reply is the server's reply when Err is nil. Server error replies are replies.
 	Reply resp.Value
 	// cl is the command's Cluster routing state (cluster_submit.go); Complete reads its first

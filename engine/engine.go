@@ -253,6 +253,10 @@ func (e *Engine) Journal() *Journal { return e.journal }
 //     retry; it notices nothing.
 func (e *Engine) Submit(cmd *Command) {
 	if e.cl != nil {
+		if cmd.Multi != nil {
+			cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrMultiOnCluster})
+			return
+		}
 		e.submitCluster(cmd)
 		return
 	}

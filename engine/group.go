@@ -23,6 +23,10 @@ type GroupOfferer interface {
 // the group cannot be written as one unit. Nothing was sent.
 var ErrGroupUnsupported = errors.New("respire: the connection cannot take a group of commands as one unit")
 
+// ErrMultiOnCluster: a pipeline sent as one command (Multi) was submitted to a Cluster engine,
+// which routes each command by its own slot. Nothing was sent.
+var ErrMultiOnCluster = errors.New("respire: a Cluster engine cannot take a pipeline as one command")
+
 // SubmitGroup sends cmds, in order, on one connection as one unit (see GroupOfferer), or
 // queues them until a connection is ready; it never blocks on the network. Every command
 // completes through its own Done, exactly once, and keeps its own stage, so that a connection
@@ -44,6 +48,10 @@ func (e *Engine) submitGroup(cmds []*Command, own bool) Conn {
 		return nil
 	}
 	if e.cl != nil {
+		if cmds[0].Multi != nil {
+			failGroup(cmds, &AcquireError{Outcome: fsm.OutcomeFailed, Err: ErrMultiOnCluster})
+			return nil
+		}
 		e.submitGroupCluster(cmds)
 		return nil
 	}

@@ -396,17 +396,28 @@ func (c *Conn) handle() error {
 	}
 	// The reply moves into the command and the command's old storage becomes the next
 	// scratch: no copy, no allocation once the storages are large enough.
-	err = wire.Deliver(cmd, &c.scratch)
-	c.nread++
-	c.completed.Store(c.nread)
+	done, err := wire.Deliver(cmd, &c.scratch)
 	if err != nil {
 		// Not the command's reply: nothing after it can be trusted to pair either. The
-		// connection stops taking commands before the caller learns of the failure.
+		// connection stops taking commands before the caller learns of the failure. A
+		// pipeline still in flight completes with the rest of the flight (finish).
+		paired := cmd.Paired()
+		if paired {
+			c.nread++
+			c.completed.Store(c.nread)
+		}
 		ioErr := c.ioError("read", err)
 		c.shutdown(ioErr, false)
-		cmd.Complete(err)
+		if paired {
+			cmd.Complete(err)
+		}
 		return ioErr
 	}
+	if !done {
+		return nil // a pipeline's reply; the pipeline completes with its last (engine.Multi)
+	}
+	c.nread++
+	c.completed.Store(c.nread)
 	if c.draining.Load() && c.drained(c.nread) {
 		c.shutdown(c.closedErr, true)
 	}
@@ -418,7 +429,7 @@ func (c *Conn) next() (*engine.Command, error) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	cmd, err := c.p.Next()
-	if cmd != nil {
+	if cmd != nil && cmd.Paired() {
 		c.inFlight.Add(-1)
 	}
 	return cmd, err

@@ -52,8 +52,11 @@ const runMax = 32
 type replyRun struct {
 	// vals are the replies after the first (which is the Conn's scratch value).
 	vals [runMax - 1]resp.Value
-	// cmds are the commands the run took from the flight, in order.
+	// cmds are the commands the run paired its replies with, in order: a pipeline
+	// (engine.Multi) once per reply.
 	cmds [runMax]*engine.Command
+	// popped[i] reports that cmds[i] left the flight with the i-th reply (its last).
+	popped [runMax]bool
 	// runs counts the runs of more than one reply (tests).
 	runs atomic.Uint64
 }
@@ -101,6 +104,7 @@ func (c *Conn) handleRun() error {
 	}
 	c.fmu.Lock()
 	k := 0
+	popped := 0
 	var pairErr error
 	for k < n {
 		cmd, err := c.p.Next()
@@ -109,24 +113,40 @@ func (c *Conn) handleRun() error {
 			break
 		}
 		r.cmds[k] = cmd
+		r.popped[k] = cmd.Paired()
+		if r.popped[k] {
+			popped++
+		}
 		k++
 	}
-	c.inFlight.Add(-int64(k))
+	c.inFlight.Add(-int64(popped))
 	c.fmu.Unlock()
 
 	for i := 0; i < k; i++ {
 		cmd := r.cmds[i]
 		r.cmds[i] = nil
-		err := wire.Deliver(cmd, c.reply(i))
-		c.nread++
+		done, err := wire.DeliverInRun(cmd, c.reply(i))
+		if !done && err == nil && i == k-1 {
+			wire.Published(cmd) // a pipeline that continues in the next run
+		}
+		if done {
+			c.nread++
+		}
 		if err != nil {
 			// As in handle: the connection stops taking commands before the caller learns of
-			// the failure; the rest of the run cannot be trusted to pair either.
+			// the failure; the rest of the run cannot be trusted to pair either. A pipeline
+			// that is still in flight completes with the rest of the flight (finish).
+			paired := cmd.Paired()
+			if paired {
+				c.nread++
+			}
 			c.completed.Store(c.nread)
 			ioErr := c.ioError("read", err)
 			c.shutdown(ioErr, false)
-			cmd.Complete(err)
-			c.failRun(r.cmds[i+1 : k])
+			if paired {
+				cmd.Complete(err)
+			}
+			c.failRun(cmd, r.cmds[i+1:k], r.popped[i+1:k])
 			return ioErr
 		}
 	}
@@ -146,9 +166,10 @@ func (c *Conn) handleRun() error {
 	return readErr
 }
 
-// failRun completes cmds, the rest of a run after a reply that failed the connection, with the
-// error the connection stopped with, in order: they left the flight, so finish will not.
-func (c *Conn) failRun(cmds []*engine.Command) {
+// failRun completes the commands of a run after a reply that failed the connection (that of
+// failed) with the error the connection stopped with, in order: those that left the flight with
+// the run (popped), except failed, which its reply completed; finish completes the others.
+func (c *Conn) failRun(failed *engine.Command, cmds []*engine.Command, popped []bool) {
 	if len(cmds) == 0 {
 		return
 	}
@@ -157,6 +178,8 @@ func (c *Conn) failRun(cmds []*engine.Command) {
 	c.qmu.Unlock()
 	for i, cmd := range cmds {
 		cmds[i] = nil
-		cmd.Complete(err)
+		if popped[i] && cmd != failed {
+			cmd.Complete(err)
+		}
 	}
 }

@@ -305,7 +305,7 @@ func (s *SubConn) readLoop() error {
 				s.push(s.scratch)
 			}
 		case wire.FrameReply:
-			if err := wire.Deliver(f.Cmd, &s.scratch); err != nil {
+			if _, err := wire.Deliver(f.Cmd, &s.scratch); err != nil {
 				ioErr := s.ioError(err)
 				s.shutdown(ioErr, false)
 				f.Cmd.Complete(err)

@@ -206,7 +206,7 @@ func (c *simConn) Subscribe(topics []fsm.Topic, unsubscribe bool) {
 func (c *simConn) subscriberFrame(v *resp.Value) bool {
 	f, err := c.sub.Read(v)
 	if err == nil && f.Kind == wire.FrameReply {
-		if err = wire.Deliver(f.Cmd, v); err != nil {
+		if _, err = wire.Deliver(f.Cmd, v); err != nil {
 			f.Cmd.Complete(err)
 			c.protocolFailure(err)
 			return false

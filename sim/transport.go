@@ -617,15 +617,21 @@ func (c *simConn) receive() {
 				}
 			}
 			c.w.noteReadOnly(v)
-			err = wire.Deliver(cmd, v)
+			var done bool
+			done, err = wire.Deliver(cmd, v)
 			if err != nil {
 				// Not the command's reply: the connection cannot pair replies any more. The
 				// command completes first, then the connection fails the others. (netio stops
 				// taking commands before it completes the command, as a caller on another
 				// goroutine may send at once; here callers act only in later events.)
-				cmd.Complete(err)
+				if cmd.Paired() {
+					cmd.Complete(err) // a pipeline still in flight completes with the flight
+				}
 				c.protocolFailure(err)
 				return
+			}
+			if !done {
+				continue // a pipeline's reply: it completes with its last (engine.Multi)
 			}
 			c.w.maybeDoubleComplete(cmd)
 			if c.drained() {

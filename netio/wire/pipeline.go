@@ -216,6 +216,9 @@ func (p *Pipeline) Next() (*engine.Command, error) {
 	if p.flight.n == 0 {
 		return nil, errNoPending
 	}
+	if cmd := p.flight.at(0); !cmd.Pair() {
+		return cmd, nil // a pipeline (engine.Multi) with more replies to come: it stays in flight
+	}
 	cmd := p.flight.pop()
 	p.popped++
 	p.answered++
@@ -231,19 +234,47 @@ func (p *Pipeline) Next() (*engine.Command, error) {
 	return cmd, nil
 }
 
-// Deliver completes cmd with the reply in *reply. The reply moves into the command and the
-// command's old storage moves into *reply, to read the next reply into: no copy, and no
-// allocation once both storages are large enough. A reply that does not fit cmd's Expect leaves
-// cmd uncompleted and returns the *resp.ProtocolError it must complete with (Command.Misfit):
-// the driver must first stop the connection taking commands, then complete cmd with the error,
-// then fail the connection with it before it completes anything else (see Misfit).
-func Deliver(cmd *engine.Command, reply *resp.Value) error {
+// Deliver completes cmd with the reply in *reply and reports whether cmd completed. The reply
+// moves into the command and the command's old storage moves into *reply, to read the next reply
+// into: no copy, and no allocation once both storages are large enough. A pipeline
+// (engine.Multi) stores the reply in its next slot and completes only with its last reply.
+// Decide anything about cmd before: once it completed, it is its caller's again.
+//
+// A reply that does not fit cmd's Expect leaves cmd uncompleted and returns the
+// *resp.ProtocolError it must complete with (Command.Misfit): the driver must first stop the
+// connection taking commands, then complete cmd with the error if it left the flight
+// (Command.Paired; a pipeline still in flight completes with the connection's failure, as the
+// rest of the flight does), then fail the connection with it before it completes anything else
+// (see Misfit).
+func Deliver(cmd *engine.Command, reply *resp.Value) (bool, error) {
+	return deliver(cmd, reply, true)
+}
+
+// DeliverInRun is Deliver for a driver that delivers a run of replies together: a pipeline's
+// reply is not published to its caller (engine.Multi.Arrived) until the driver calls Published
+// after the run.
+func DeliverInRun(cmd *engine.Command, reply *resp.Value) (bool, error) {
+	return deliver(cmd, reply, false)
+}
+
+// Published publishes the replies stored in cmd, a pipeline the last reply of a run was delivered
+// to (DeliverInRun) and that has not completed. Call it before anything else is read.
+func Published(cmd *engine.Command) {
+	if cmd.Multi != nil {
+		cmd.Multi.Publish()
+	}
+}
+
+func deliver(cmd *engine.Command, reply *resp.Value, publish bool) (bool, error) {
+	if cmd.Multi != nil {
+		return cmd.DeliverPart(reply, publish)
+	}
 	cmd.Reply, *reply = *reply, cmd.Reply
 	if err := cmd.Misfit(); err != nil {
-		return err
+		return false, err
 	}
 	cmd.Complete(nil)
-	return nil
+	return true, nil
 }
 
 // Answered returns the number of replies Next paired with commands. Flight side.

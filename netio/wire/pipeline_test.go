@@ -36,9 +36,12 @@ func reply(p *Pipeline, v resp.Value) error {
 	if err != nil {
 		return err
 	}
-	if err := Deliver(cmd, &v); err != nil {
-		// A driver stops taking commands here, then completes the misfit command.
-		cmd.Complete(err)
+	if _, err := Deliver(cmd, &v); err != nil {
+		// A driver stops taking commands here, then completes the misfit command (unless it
+		// is a pipeline still in flight, which completes with the flight).
+		if cmd.Paired() {
+			cmd.Complete(err)
+		}
 		return err
 	}
 	return nil

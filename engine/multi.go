@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"github.com/respire-go/respire/netio/resp"
+)
+
+// Multi is the reply side of a command whose Frame holds several commands written back to back:
+// an explicit pipeline sent as one unit. The connection pairs one reply per command with it, in
+// order, stores each in Replies, and completes the command once: after the last reply, or with
+// the connection's failure. A connection lost in the middle therefore leaves the first Arrived
+// replies in place and the commands after them without one: their outcome is unknown when the
+// command's final stage says it may have been sent (MaybeSent), and a definite failure
+// otherwise, as for a single command. Nothing is resent.
+//
+// Why one command instead of a group of commands (SubmitGroup): a connection handles one queue
+// entry, one flight entry and one completion for the whole pipeline, and the replies land next
+// to each other in memory, where the caller reads them, instead of in a hundred commands of
+// their own. The rules of a single command hold for it unchanged: the stages, FIFO pairing,
+// pushes that never pair, drain, the idle-read bound and failure.
+//
+// Ownership is the command's: the connection's read side writes Replies until the command
+// completes; the caller reads them after Done. A caller that stops waiting (Leave) may read, first,
+// the replies Arrived already counts: the read side never writes them again.
+//
+// A Multi's commands share the command's Name for diagnostics; Expect, when set, holds the shape
+// of each command's reply (Command.Expect is then unused). A Cluster engine refuses a Multi (its
+// commands' slots are not known to it): SubmitGroup fails it.
+type Multi struct {
+	// Replies receives the replies, in order: its length is the number of commands in the
+	// Frame. The read side swaps each reply's storage with the one it finds in its slot (as
+	// for Command.Reply), so storage left there is reused.
+	Replies []resp.Value
+	// Expect, when not nil, holds the shape each command's reply must fit (see Shape): a reply
+	// that does not fails the connection, as for a single command.
+	Expect []Shape
+	// Arena holds the payloads of the short replies stored in Replies (resp.Arena.Move): the
+	// read side's decoding storage stays with it. Reset drops its blocks.
+	Arena resp.Arena
+	// paired counts the replies the connection paired with the command (read side).
+	paired int
+	// stored counts the replies stored in Replies (read side).
+	stored int
+	// arrived publishes stored to the caller (Arrived).
+	arrived atomic.Int32
+}
+
+// Reset prepares m for a run of n commands: Replies has length n (keeping storage), no reply
+// paired or arrived, the arena's blocks dropped (values the caller took from them stay valid).
+// The caller calls it while it owns the command.
+func (m *Multi) Reset(n int) {
+	if cap(m.Replies) < n {
+		grown := make([]resp.Value, n)
+		copy(grown, m.Replies[:cap(m.Replies)])
+		m.Replies = grown
+	}
+	m.Replies = m.Replies[:n]
+	m.Arena.Drop()
+	m.paired, m.stored = 0, 0
+	m.arrived.Store(0)
+}
+
+// Arrived returns the number of replies published as stored (Publish), the first ones in order.
+// The caller may read Replies[:Arrived()] while the command is still pending: the connection
+// never writes them again.
+func (m *Multi) Arrived() int { return int(m.arrived.Load()) }
+
+// Publish makes the replies stored so far visible to Arrived. The read side publishes after each
+// reply, or once after a run of replies it delivers together (DeliverPart's publish): an atomic
+// store per reply costs about as much as storing the reply.
+func (m *Multi) Publish() { m.arrived.Store(int32(m.stored)) }
+
+// Stored returns the number of replies stored, the first ones in order. Read it only after the
+// command completed (Done): the replies after them never came (Command.Err says why).
+func (m *Multi) Stored() int { return m.stored }
+
+// Pair records that a reply was paired with the command and reports whether it was the
+// command's last: only then does the command leave the connection's flight. For a command
+// without Multi it reports true. Read side (wire.Pipeline.Next).
+func (c *Command) Pair() bool {
+	m := c.Multi
+	if m == nil {
+		return true
+	}
+	m.paired++
+	return m.paired >= len(m.Replies)
+}
+
+// Paired reports whether every reply of the command was paired with it: true for a command
+// without Multi. A command not Paired is still in its connection's flight. Read side.
+func (c *Command) Paired() bool {
+	return c.Multi == nil || c.Multi.paired >= len(c.Multi.Replies)
+}
+
+// storeReply moves *reply into the next slot of Replies (swapping storage) and reports whether
+// the reply fits its shape and whether it was the last. Read side.
+func (m *Multi) storeReply(reply *resp.Value) (last bool, fits bool) {
+	i := m.stored
+	if m.Expect != nil && !m.Expect[i].Fits(reply) {
+		return false, false
+	}
+	if !m.Arena.Move(&m.Replies[i], reply) {
+		m.Replies[i], *reply = *reply, m.Replies[i]
+	}
+	m.stored = i + 1
+	return m.stored >= len(m.Replies), true
+}
+
+// DeliverPart stores the reply in *reply in the next slot of Replies, swapping storage, and
+// completes the command after its last reply; it reports whether it completed. A reply that does
+// not fit its command's shape is not stored and returns the *resp.ProtocolError the connection
+// fails with (see Misfit). Read side (wire.Deliver).
+//
+// publish makes the reply visible to Arrived at once; a driver that delivers a run of replies
+// together passes false and calls Multi.Publish after the run instead.
+func (c *Command) DeliverPart(reply *resp.Value, publish bool) (bool, error) {
+	last, fits := c.Multi.storeReply(reply)
+	if !fits {
+		return false, &resp.ProtocolError{Reason: "reply of kind " + reply.Kind.String() + " does not fit a command of pipeline " + c.Name}
+	}
+	if last {
+		c.Complete(nil)
+	} else if publish {
+		c.Multi.Publish()
+	}
+	return last, nil
+}
