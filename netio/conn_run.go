@@ -84,6 +84,17 @@ func (c *Conn) handleRun() error {
 	if cmd := c.head; cmd != nil {
 		return c.handleMultiRun(cmd)
 	}
+	// The reply may be the first of a pipeline: then its replies go straight into it.
+	c.fmu.Lock()
+	var head *engine.Command
+	if c.p.InFlight() > 0 {
+		head = c.p.At(0)
+	}
+	c.fmu.Unlock()
+	if head != nil && head.Unpaired() > 1 {
+		c.head = head
+		return c.handleMultiRun(head)
+	}
 	r := c.replies
 	n := 1
 	var readErr error
