@@ -401,30 +401,41 @@ func (c *Conn) handle() error {
 	// scratch: no copy, no allocation once the storages are large enough.
 	done, err := wire.Deliver(cmd, &c.scratch)
 	if err != nil {
-		// Not the command's reply: nothing after it can be trusted to pair either. The
-		// connection stops taking commands before the caller learns of the failure. A
-		// pipeline still in flight completes with the rest of the flight (finish).
-		paired := cmd.Paired()
-		if paired {
-			c.nread++
-			c.completed.Store(c.nread)
-		}
-		ioErr := c.ioError("read", err)
-		c.shutdown(ioErr, false)
-		if paired {
-			cmd.Complete(err)
-		}
-		return ioErr
+		return c.misfit(cmd, err)
 	}
-	if !done {
-		return nil // a pipeline's reply; the pipeline completes with its last (engine.Multi)
+	if done {
+		c.delivered()
+	} // else a pipeline's reply: the pipeline completes with its last (engine.Multi)
+	return nil
+}
+
+// misfit fails the connection with err, the error of a reply that does not fit cmd
+// (wire.Deliver): nothing after it can be trusted to pair either. The connection stops taking
+// commands before the caller learns of the failure; cmd completes with err if it left the flight
+// (a pipeline still in flight completes with the rest of the flight: finish). It returns the
+// connection's error.
+func (c *Conn) misfit(cmd *engine.Command, err error) error {
+	paired := cmd.Paired()
+	if paired {
+		c.nread++
 	}
+	c.completed.Store(c.nread)
+	ioErr := c.ioError("read", err)
+	c.shutdown(ioErr, false)
+	if paired {
+		cmd.Complete(err)
+	}
+	return ioErr
+}
+
+// delivered counts a completed command and closes a draining connection that answered
+// everything.
+func (c *Conn) delivered() {
 	c.nread++
 	c.completed.Store(c.nread)
 	if c.draining.Load() && c.drained(c.nread) {
 		c.shutdown(c.closedErr, true)
 	}
-	return nil
 }
 
 // next takes the command the reply just read belongs to (wire.Pipeline.Next).

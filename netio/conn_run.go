@@ -150,19 +150,8 @@ func (c *Conn) handleRun() error {
 			c.nread++
 		}
 		if err != nil {
-			// As in handle: the connection stops taking commands before the caller learns of
-			// the failure; the rest of the run cannot be trusted to pair either. A pipeline
-			// that is still in flight completes with the rest of the flight (finish).
-			paired := cmd.Paired()
-			if paired {
-				c.nread++
-			}
-			c.completed.Store(c.nread)
-			ioErr := c.ioError("read", err)
-			c.shutdown(ioErr, false)
-			if paired {
-				cmd.Complete(err)
-			}
+			// As in handle; the rest of the run cannot be trusted to pair either.
+			ioErr := c.misfit(cmd, err)
 			c.failRun(cmd, r.cmds[i+1:k], r.popped[i+1:k])
 			return ioErr
 		}
@@ -252,25 +241,10 @@ func (c *Conn) handleMultiRun(cmd *engine.Command) error {
 
 	switch {
 	case misfit != nil:
-		// As in handle: the connection stops taking commands before the caller learns of the
-		// failure. A pipeline still in flight completes with the rest of the flight (finish).
-		if popped {
-			c.nread++
-			c.completed.Store(c.nread)
-		}
-		ioErr := c.ioError("read", misfit)
-		c.shutdown(ioErr, false)
-		if popped {
-			cmd.Complete(misfit)
-		}
-		return ioErr
+		return c.misfit(cmd, misfit) // as in handle
 	case popped:
 		cmd.Complete(nil)
-		c.nread++
-		c.completed.Store(c.nread)
-		if c.draining.Load() && c.drained(c.nread) {
-			c.shutdown(c.closedErr, true)
-		}
+		c.delivered()
 	default:
 		cmd.Multi.Publish()
 	}
