@@ -16,15 +16,35 @@ func (c *simConn) writeCommand(cmd *engine.Command, afterHandshake bool) {
 		c.writeFrame(cmd.Frame, cmd.ID, afterHandshake)
 		return
 	}
-	f := cmd.Frame
-	for i, id := range m.IDs {
+	c.writeFrames(cmd.Frame, m.IDs, afterHandshake)
+}
+
+// writeFrames writes f, the frames of the commands ids back to back, as one frame per command.
+func (c *simConn) writeFrames(f []byte, ids []uint64, afterHandshake bool) {
+	for i, id := range ids {
 		n := len(f)
-		if i < len(m.IDs)-1 {
+		if i < len(ids)-1 {
 			n = requestLen(f)
 		}
 		c.writeFrame(f[:n], id, afterHandshake)
 		f = f[n:]
 	}
+}
+
+// unanswered returns what the replay-accepted plant writes again of cmd, written on a connection
+// that failed: its frame; for a pipeline with ids, the frames of its commands that had no reply
+// yet.
+func unanswered(cmd *engine.Command) *replayFrame {
+	m := cmd.Multi
+	if m == nil || m.IDs == nil {
+		return &replayFrame{id: cmd.ID, frame: append([]byte(nil), cmd.Frame...)}
+	}
+	f := cmd.Frame
+	for range m.Stored() {
+		f = f[requestLen(f):]
+	}
+	ids := m.IDs[m.Stored():]
+	return &replayFrame{id: ids[0], frame: append([]byte(nil), f...), ids: append([]uint64(nil), ids...)}
 }
 
 // entryID returns the id the reply being paired with cmd belongs to: for a pipeline with ids,

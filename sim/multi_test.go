@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"fmt"
+
+	"github.com/respire-go/respire/sim/check"
 	"testing"
 
 	"github.com/respire-go/respire/netio/resp"
@@ -73,5 +76,92 @@ func TestBatchPipelineEntriesAttributed(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no pipeline ended ok")
+	}
+}
+
+// TestBatchPipelineLostMidReplies: in batch-pipeline-lost-mid-replies the connection is cut in
+// the middle of a pipeline's replies, three times. Each such pipeline keeps the replies that
+// arrived before the cut, paired with its first commands; the others have an unknown outcome;
+// none is written again on the next connection, and batch-entries and no-replay pass.
+func TestBatchPipelineLostMidReplies(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/batch-pipeline-lost-mid-replies.yaml")
+	res := run(t, sc, sc.Seed, false)
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations: %v", v.Unexpected)
+	}
+	sends := map[uint64]int{}
+	for _, s := range res.Sends {
+		sends[s.CmdID]++
+	}
+	paired := map[uint64]bool{}
+	for _, p := range res.Paired {
+		paired[p.CmdID] = true
+	}
+	cut := 0
+	for i := range res.Batches {
+		b := &res.Batches[i]
+		for _, id := range b.Cmds {
+			if sends[id] > 1 {
+				t.Fatalf("batch %d: command %d written %d times", b.ID, id, sends[id])
+			}
+		}
+		if b.Outcome != record.BatchFailed || b.Replied == 0 || b.Replied == len(b.Cmds) {
+			continue
+		}
+		if !b.Unknown {
+			t.Fatalf("batch %d lost its connection after %d replies with a definite failure", b.ID, b.Replied)
+		}
+		for j, id := range b.Cmds {
+			if sends[id] != 1 || paired[id] != (j < b.Replied) {
+				t.Fatalf("batch %d command %d: written %d times, paired %v; %d replies kept", b.ID, j, sends[id], paired[id], b.Replied)
+			}
+		}
+		t.Logf("batch %d cut after %d of %d replies at %v: %s", b.ID, b.Replied, len(b.Cmds), b.Return, b.Err)
+		cut++
+	}
+	if cut != 3 {
+		var got []string
+		for _, b := range res.Batches {
+			if b.Outcome != record.BatchOK {
+				got = append(got, fmt.Sprintf("%d %s %d/%d %v", b.ID, b.Outcome, b.Replied, len(b.Cmds), b.Call))
+			}
+		}
+		t.Fatalf("want 3 pipelines cut in the middle of their replies, got %d: %v", cut, got)
+	}
+}
+
+// TestPlantReplayAcceptedPipeline: with replay-accepted, the INCRs of a pipeline cut in the
+// middle of its replies that had no reply yet are written again on the next connection, and
+// applied twice: no-replay catches it (TestPositiveControlsThroughJudge); the replies kept
+// before the cut are not written again.
+func TestPlantReplayAcceptedPipeline(t *testing.T) {
+	sc := mustLoad(t, "testdata/plant_replay_accepted_pipeline.yaml")
+	res := run(t, sc, sc.Seed, false)
+	sends, applies := map[uint64]int{}, map[uint64]int{}
+	for _, s := range res.Sends {
+		sends[s.CmdID]++
+	}
+	for _, a := range res.Applies {
+		applies[a.CmdID]++
+	}
+	replayed := 0
+	for i := range res.Batches {
+		b := &res.Batches[i]
+		if b.Outcome != record.BatchFailed || b.Replied == 0 || b.Replied == len(b.Cmds) {
+			continue
+		}
+		for j, id := range b.Cmds {
+			again := sends[id] == 2 && applies[id] == 2
+			if again != (j >= b.Replied) {
+				t.Fatalf("batch %d command %d (%d replies kept): written %d times, applied %d times", b.ID, j, b.Replied, sends[id], applies[id])
+			}
+		}
+		replayed++
+	}
+	if replayed == 0 {
+		t.Fatal("no pipeline cut in the middle of its replies was written again")
+	}
+	if n := countViolations(res, check.CheckNoReplay); n == 0 {
+		t.Fatal("no-replay missed the replayed pipeline")
 	}
 }
