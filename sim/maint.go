@@ -219,8 +219,7 @@ func (w *world) maintLateClose(c *simConn) bool {
 			for i := 0; i < c.p.InFlight(); i++ {
 				if cmd := c.p.At(i); cmd.ID != 0 {
 					w.tr.Plant(string(scenario.PlantMaintResendMoving), cmd.ID)
-					nc.swallow++
-					nc.writeFrame(cmd.Frame, cmd.ID, true)
+					nc.writeAgain(unanswered(cmd))
 					nc.up.commit(ctlData)
 					break
 				}

@@ -31,8 +31,20 @@ func (c *simConn) writeFrames(f []byte, ids []uint64, afterHandshake bool) {
 	}
 }
 
-// unanswered returns what the replay-accepted plant writes again of cmd, written on a connection
-// that failed: its frame; for a pipeline with ids, the frames of its commands that had no reply
+// writeAgain writes r, what a plant writes again (unanswered), whose replies no command awaits:
+// they are swallowed.
+func (c *simConn) writeAgain(r *replayFrame) {
+	if r.ids != nil {
+		c.writeFrames(r.frame, r.ids, true)
+		c.swallow += len(r.ids)
+		return
+	}
+	c.swallow++
+	c.writeFrame(r.frame, r.id, true)
+}
+
+// unanswered returns what the replay-accepted and maint-resend-moving plants write again of cmd,
+// written on a connection that failed or is closed: its frame; for a pipeline with ids, the frames of its commands that had no reply
 // yet.
 func unanswered(cmd *engine.Command) *replayFrame {
 	m := cmd.Multi

@@ -500,13 +500,7 @@ func (w *world) replayOnReady(c *simConn) {
 	}
 	w.replays[c.slot] = nil
 	w.tr.Plant("replay-accepted", r.id)
-	if r.ids != nil {
-		c.writeFrames(r.frame, r.ids, true)
-		c.swallow += len(r.ids)
-	} else {
-		c.swallow++
-		c.writeFrame(r.frame, r.id, true)
-	}
+	c.writeAgain(r)
 	c.up.commit(ctlData)
 }
 
