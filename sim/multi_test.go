@@ -5,6 +5,7 @@ import (
 
 	"github.com/respire-go/respire/sim/check"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/netio/resp"
 	"github.com/respire-go/respire/sim/record"
@@ -164,4 +165,50 @@ func TestPlantReplayAcceptedPipeline(t *testing.T) {
 	if n := countViolations(res, check.CheckNoReplay); n == 0 {
 		t.Fatal("no-replay missed the replayed pipeline")
 	}
+}
+
+// TestBatchPipelineTimeoutMidReplies: in batch-pipeline-timeout-mid-replies a slow node answers a
+// pipeline's INCRs one by one, and the pipeline's budget runs out after some of its replies: the
+// batch keeps those (read before the batcher leaves) and reports the others unknown; the
+// connection, which still holds the pipeline, pairs the late replies with it (each under its own
+// INCR's id), and nothing is written twice.
+func TestBatchPipelineTimeoutMidReplies(t *testing.T) {
+	sc := mustLoad(t, "../scenarios/batch-pipeline-timeout-mid-replies.yaml")
+	res := run(t, sc, sc.Seed, false)
+	if v := check.Judge(res); !v.Pass() {
+		t.Fatalf("violations: %v", v.Unexpected)
+	}
+	sends, applies := map[uint64]int{}, map[uint64]int{}
+	for _, s := range res.Sends {
+		sends[s.CmdID]++
+	}
+	for _, a := range res.Applies {
+		applies[a.CmdID]++
+	}
+	paired := map[uint64]time.Duration{}
+	for _, p := range res.Paired {
+		paired[p.CmdID] = p.At
+	}
+	left := 0
+	for i := range res.Batches {
+		b := &res.Batches[i]
+		if b.Outcome != record.BatchTimeout || b.Replied == 0 || b.Replied == len(b.Cmds) {
+			continue
+		}
+		if !b.Unknown {
+			t.Fatalf("batch %d timed out after %d replies without unknown outcomes", b.ID, b.Replied)
+		}
+		for j, id := range b.Cmds {
+			at, ok := paired[id]
+			if sends[id] != 1 || applies[id] != 1 || !ok || (at <= b.Return) != (j < b.Replied) {
+				t.Fatalf("batch %d command %d (%d replies kept at %v): written %d times, applied %d times, paired %v at %v",
+					b.ID, j, b.Replied, b.Return, sends[id], applies[id], ok, at)
+			}
+		}
+		left++
+	}
+	if left == 0 {
+		t.Fatal("no pipeline timed out in the middle of its replies")
+	}
+	t.Logf("%d pipelines timed out in the middle of their replies", left)
 }
