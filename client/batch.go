@@ -118,7 +118,7 @@ func newFuture[T any](b *Batch, dec func(*resp.Value) (T, error)) *Future[T] {
 	}
 	f := &sl.free[0]
 	sl.free = sl.free[1:]
-	f.dec = dec
+	f.dec, f.err = dec, ErrNotRun
 	return f
 }
 
@@ -136,12 +136,12 @@ type batchEntry struct {
 	info       *command.Info
 	name       string
 	shape      engine.Shape
-	block      bool
 	out        settler
-	// keys says where the reply holds keys, once prepare applied a key prefix.
-	keys replyKeys
 	// script is the script of a RunScript entry (an EVALSHA frame), nil otherwise.
 	script *Script
+	block  bool
+	// keys says where the reply holds keys, once prepare applied a key prefix.
+	keys replyKeys
 }
 
 // settler receives an entry's outcome.
@@ -156,36 +156,24 @@ type settler interface {
 // Future is the result of a command queued in a Batch, available once the batch has run.
 type Future[T any] struct {
 	val T
+	// err is ErrNotRun until the batch has run (newFuture).
 	err error
 	dec func(*resp.Value) (T, error)
 	// packed, when set, decodes instead of dec, with the batch's string pack (queuePacked).
 	packed func(*resp.Value, *textPack) (T, error)
-	done   bool
 }
 
 // Result returns the command's value and error. Before the batch has run, the error is
 // ErrNotRun.
-func (f *Future[T]) Result() (T, error) {
-	if !f.done {
-		var zero T
-		return zero, ErrNotRun
-	}
-	return f.val, f.err
-}
+func (f *Future[T]) Result() (T, error) { return f.val, f.err }
 
 // Val returns the command's value: the zero value if it failed or has not run.
 func (f *Future[T]) Val() T { return f.val }
 
 // Err returns the command's error: nil on success, ErrNotRun before the batch has run.
-func (f *Future[T]) Err() error {
-	if !f.done {
-		return ErrNotRun
-	}
-	return f.err
-}
+func (f *Future[T]) Err() error { return f.err }
 
 func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint, t *textPack) error {
-	f.done = true
 	if v.IsError() {
 		f.err = serverError(v, name, ep, "")
 		return f.err
@@ -198,10 +186,7 @@ func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint, t *textPack)
 	return f.err
 }
 
-func (f *Future[T]) fail(err error) {
-	f.done = true
-	f.err = err
-}
+func (f *Future[T]) fail(err error) { f.err = err }
 
 // Len returns the number of queued commands.
 func (b *Batch) Len() int { return len(b.ents) }
@@ -782,7 +767,7 @@ func (f *Future[T]) String() string {
 	switch {
 	case f == nil:
 		return "client.Future(nil)"
-	case !f.done:
+	case f.err == ErrNotRun:
 		return "client.Future{pending}"
 	case f.err != nil:
 		return "client.Future{error: " + f.err.Error() + "}"

@@ -64,22 +64,28 @@ func BenchmarkBatchCallerSide(b *testing.B) {
 }
 
 // benchRun runs the batch's pipeline as runBatchIn does, with the connection's part played
-// here: each command gets the reply reply(i) and completes, in order.
+// here: the pipeline command (batch_pipe.go) gets the replies reply(i), in order, and completes
+// with the last.
 func benchRun(b *testing.B, c *Client, bt *Batch, reply func(i int, v *resp.Value)) {
 	defer bt.done()
 	if err := bt.check(c, true, modePipeline); err != nil {
 		b.Fatal(err)
 	}
-	cls, cmds, g := bt.start(c, modePipeline)
-	for i, cmd := range cmds {
-		cmd.Enqueued()
-		cmd.Writing()
-		cmd.Written()
-		reply(i, &cmd.Reply)
-		cmd.Complete(nil)
+	p := bt.startPipe(c)
+	cmd := &p.cmd
+	cmd.Enqueued()
+	cmd.Writing()
+	cmd.Written()
+	var v resp.Value
+	for i := range bt.ents {
+		reply(i, &v)
+		cmd.Pair()
+		if _, err := cmd.DeliverPart(&v, true); err != nil {
+			b.Fatal(err)
+		}
 	}
-	<-g.done
-	if err := bt.settle(c, cls, true, nil, false, modePipeline, nil); err != nil {
+	<-p.grp.done
+	if err := bt.settlePipe(c, p, true, nil, false); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -5,5 +5,5 @@ func NewTxForTest(*Client) *Tx { return &Tx{} }
 
 // SettledFutureForTest returns a future that holds value, as a batch leaves it.
 func SettledFutureForTest(value string) *Future[string] {
-	return &Future[string]{val: value, done: true}
+	return &Future[string]{val: value}
 }

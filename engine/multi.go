@@ -97,19 +97,65 @@ func (c *Command) Paired() bool {
 	return c.Multi == nil || c.Multi.paired >= len(c.Multi.Replies)
 }
 
-// storeReply moves *reply into the next slot of Replies (swapping storage) and reports whether
-// the reply fits its shape and whether it was the last. Read side.
-func (m *Multi) storeReply(reply *resp.Value) (last bool, fits bool) {
+// storeReply moves *reply into the next slot of Replies (resp.Arena.Move, or a swap of storage)
+// and reports whether it was the last, or returns the *resp.ProtocolError of a reply that does
+// not fit its command's shape (not stored). Read side.
+func (c *Command) storeReply(reply *resp.Value) (last bool, err error) {
+	m := c.Multi
 	i := m.stored
 	if m.Expect != nil && !m.Expect[i].Fits(reply) {
-		return false, false
+		return false, c.misfitPart(reply)
 	}
 	if !m.Arena.Move(&m.Replies[i], reply) {
 		m.Replies[i], *reply = *reply, m.Replies[i]
 	}
 	m.stored = i + 1
-	return m.stored >= len(m.Replies), true
+	return m.stored >= len(m.Replies), nil
 }
+
+// misfitPart returns the error of a reply v that does not fit its command in the pipeline.
+func (c *Command) misfitPart(v *resp.Value) error {
+	return &resp.ProtocolError{Reason: "reply of kind " + v.Kind.String() + " does not fit a command of pipeline " + c.Name}
+}
+
+// StoreReply stores the reply in *reply in the pipeline's next slot, as DeliverPart does, but
+// never completes the command: a driver that stores a run of replies before it pairs them
+// (StoreNext) completes the command itself once its last reply is stored and paired (Full). It
+// returns the *resp.ProtocolError of a reply that does not fit its shape (not stored). Read side.
+func (c *Command) StoreReply(reply *resp.Value) error {
+	_, err := c.storeReply(reply)
+	return err
+}
+
+// StoreNext reads the pipeline's next reply from rd straight into its slot when rd has it whole
+// in its buffer and it is a short scalar (resp.Reader.ReadBufferedTo); it reports false, having
+// read nothing, otherwise. read with a non-nil error: the reply was read but does not fit its
+// shape (not stored). Call it only while the command awaits more replies (Unpaired). Read side.
+func (c *Command) StoreNext(rd *resp.Reader) (read bool, err error) {
+	m := c.Multi
+	i := m.stored
+	v := &m.Replies[i]
+	if !rd.ReadBufferedTo(v, &m.Arena) {
+		return false, nil
+	}
+	if m.Expect != nil && !m.Expect[i].Fits(v) {
+		return true, c.misfitPart(v)
+	}
+	m.stored = i + 1
+	return true, nil
+}
+
+// Unpaired returns how many replies the connection has still to pair with the command: 0 for a
+// command without Multi, or one whose replies all paired. Read side.
+func (c *Command) Unpaired() int {
+	if c.Multi == nil {
+		return 0
+	}
+	return len(c.Multi.Replies) - c.Multi.paired
+}
+
+// Full reports whether every reply of the pipeline is stored. Read side.
+func (m *Multi) Full() bool { return m.stored >= len(m.Replies) }
 
 // DeliverPart stores the reply in *reply in the next slot of Replies, swapping storage, and
 // completes the command after its last reply; it reports whether it completed. A reply that does
@@ -119,9 +165,9 @@ func (m *Multi) storeReply(reply *resp.Value) (last bool, fits bool) {
 // publish makes the reply visible to Arrived at once; a driver that delivers a run of replies
 // together passes false and calls Multi.Publish after the run instead.
 func (c *Command) DeliverPart(reply *resp.Value, publish bool) (bool, error) {
-	last, fits := c.Multi.storeReply(reply)
-	if !fits {
-		return false, &resp.ProtocolError{Reason: "reply of kind " + reply.Kind.String() + " does not fit a command of pipeline " + c.Name}
+	last, err := c.storeReply(reply)
+	if err != nil {
+		return false, err
 	}
 	if last {
 		c.Complete(nil)

@@ -14,11 +14,11 @@ import "github.com/respire-go/respire/netio/resp"
 type Shape struct {
 	// kinds has bit 1<<k for every accepted resp.Kind k; zero accepts every kind.
 	kinds uint32
-	// text, when set, is the only simple string accepted ("OK").
-	text string
 	// elems, when positive, is one more than the exact element count of an aggregate reply
 	// (pairs count as two elements, as in resp.Value.Len).
 	elems int32
+	// text, when set, is the only simple string accepted ("OK").
+	text string
 }
 
 // ShapeOf returns the shape that accepts replies of the given kinds.

@@ -141,6 +141,9 @@ type Conn struct {
 	// replies holds the replies paired under one hold of fmu (conn_run.go); nil when replies are
 	// paired one at a time. Reader-owned.
 	replies *replyRun
+	// head is the pipeline (engine.Multi) at the head of the flight that awaits more replies,
+	// once a reply paired with it; nil otherwise (read side: conn_run.go).
+	head *engine.Command
 
 	writerDone chan struct{}
 	announced  chan struct{} // closed once Sink.Ready returned: Lost may follow
@@ -429,8 +432,15 @@ func (c *Conn) next() (*engine.Command, error) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	cmd, err := c.p.Next()
-	if cmd != nil && cmd.Paired() {
+	switch {
+	case cmd == nil:
+	case !cmd.Paired():
+		c.head = cmd // a pipeline with more replies to come (conn_run.go)
+	default:
 		c.inFlight.Add(-1)
+		if c.head == cmd {
+			c.head = nil
+		}
 	}
 	return cmd, err
 }

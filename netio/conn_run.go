@@ -81,6 +81,20 @@ func (c *Conn) reply(i int) *resp.Value {
 // it in the read buffer, up to runMax. It returns the error that fails the connection. It runs
 // on whoever holds the read side.
 func (c *Conn) handleRun() error {
+	if cmd := c.head; cmd != nil {
+		return c.handleMultiRun(cmd)
+	}
+	// The reply may be the first of a pipeline: then its replies go straight into it.
+	c.fmu.Lock()
+	var head *engine.Command
+	if c.p.InFlight() > 0 {
+		head = c.p.At(0)
+	}
+	c.fmu.Unlock()
+	if head != nil && head.Unpaired() > 1 {
+		c.head = head
+		return c.handleMultiRun(head)
+	}
 	r := c.replies
 	n := 1
 	var readErr error
@@ -121,6 +135,9 @@ func (c *Conn) handleRun() error {
 	}
 	c.inFlight.Add(-int64(popped))
 	c.fmu.Unlock()
+	if k > 0 && !r.popped[k-1] {
+		c.head = r.cmds[k-1] // a pipeline whose next replies the next run reads into it
+	}
 
 	for i := 0; i < k; i++ {
 		cmd := r.cmds[i]
@@ -182,4 +199,80 @@ func (c *Conn) failRun(failed *engine.Command, cmds []*engine.Command, popped []
 			cmd.Complete(err)
 		}
 	}
+}
+
+// handleMultiRun is handleRun when the reply in c.scratch belongs to cmd, a pipeline
+// (engine.Multi) at the head of the flight that awaits more replies (c.head). Its replies are
+// read straight into its slots (engine.Command.StoreNext: no storage of the reader's in between,
+// no copy of a reply from one value to another), as many as the buffer holds whole and cmd still
+// awaits, then paired under one hold of the flight lock; cmd completes once its last reply is
+// stored and paired, and otherwise publishes what it stored (engine.Multi.Publish). A reply the
+// direct read declines (an aggregate, a long string, a value not whole yet) is read into
+// c.scratch as usual and stored from there; a push is dropped, as in handleRun. The rules of
+// handleRun hold: FIFO order, a reply that does not fit its shape fails the connection before cmd
+// completes (cmd completes with the error if that was its last reply, and with the rest of the
+// flight otherwise), and a read error comes after the replies before it.
+func (c *Conn) handleMultiRun(cmd *engine.Command) error {
+	want := cmd.Unpaired()
+	k := 1
+	misfit := cmd.StoreReply(&c.scratch)
+	var readErr error
+	for misfit == nil && k < want {
+		read, err := cmd.StoreNext(c.rd)
+		if !read {
+			ok, rerr := c.rd.ReadBuffered(&c.scratch)
+			if rerr != nil {
+				readErr = c.ioError("read", rerr)
+				break
+			}
+			if !ok {
+				break
+			}
+			if c.p.Unsolicited(&c.scratch) {
+				continue // nobody takes pushes on this connection (initRun): dropped
+			}
+			err = cmd.StoreReply(&c.scratch)
+		}
+		k++
+		misfit = err
+	}
+
+	c.fmu.Lock()
+	for i := 0; i < k; i++ {
+		c.p.Next() // cmd heads the flight with at least k replies to pair: no error
+	}
+	popped := cmd.Paired()
+	if popped {
+		c.inFlight.Add(-1)
+	}
+	c.fmu.Unlock()
+	if popped {
+		c.head = nil
+	}
+
+	switch {
+	case misfit != nil:
+		// As in handle: the connection stops taking commands before the caller learns of the
+		// failure. A pipeline still in flight completes with the rest of the flight (finish).
+		if popped {
+			c.nread++
+			c.completed.Store(c.nread)
+		}
+		ioErr := c.ioError("read", misfit)
+		c.shutdown(ioErr, false)
+		if popped {
+			cmd.Complete(misfit)
+		}
+		return ioErr
+	case popped:
+		cmd.Complete(nil)
+		c.nread++
+		c.completed.Store(c.nread)
+		if c.draining.Load() && c.drained(c.nread) {
+			c.shutdown(c.closedErr, true)
+		}
+	default:
+		cmd.Multi.Publish()
+	}
+	return readErr
 }

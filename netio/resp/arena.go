@@ -9,7 +9,8 @@ import "unsafe"
 // over with the reply; and the strings the application keeps can be views of the arena's blocks
 // (String) instead of copies.
 //
-// Bounds: a block is ArenaBlock bytes and only payloads of at most ArenaMax bytes go to one, so
+// Bounds: a block is at most ArenaBlock bytes (the first block of a fill as large as the previous
+// fill took, rounded up, when that was less) and only payloads of at most ArenaMax bytes go to one, so
 // that a string kept from a block holds at most ArenaBlock bytes in memory. Bytes written to a
 // block are never written again: a block is only appended to, and Drop forgets the blocks
 // instead of reusing them.
@@ -18,6 +19,9 @@ type Arena struct {
 	blocks [][]byte
 	cur    []byte
 	n      int
+	// used counts the bytes taken since the last Drop; last is what the fill before took,
+	// which sizes the next fill's first block.
+	used, last int
 }
 
 const (
@@ -25,6 +29,8 @@ const (
 	ArenaBlock = 8 << 10
 	// ArenaMax bounds the payloads an arena takes.
 	ArenaMax = 256
+	// arenaRound rounds a first block's size up.
+	arenaRound = 512
 )
 
 // Move moves the reply src into dst when it is a scalar that needs no storage of its own: an
@@ -102,13 +108,19 @@ func (a *Arena) copy(p []byte) []byte {
 		return []byte{}
 	}
 	if len(a.cur)-a.n < n {
+		size := ArenaBlock
 		if a.cur != nil {
 			a.blocks = append(a.blocks, a.cur)
+		} else if a.last > 0 && a.last < ArenaBlock {
+			// The first block of a fill is as large as the previous fill took (a pipeline
+			// pooled for similar batches), rounded up, so that it wastes little.
+			size = max((a.last+arenaRound-1)&^(arenaRound-1), n)
 		}
-		a.cur, a.n = make([]byte, ArenaBlock), 0
+		a.cur, a.n = make([]byte, size), 0
 	}
 	start := a.n
 	a.n += copy(a.cur[start:], p)
+	a.used += n
 	return a.cur[start:a.n:a.n]
 }
 
@@ -148,4 +160,81 @@ func (a *Arena) Drop() {
 	clear(a.blocks)
 	a.blocks = a.blocks[:0]
 	a.cur, a.n = nil, 0
+	a.last, a.used = a.used, 0
+}
+
+// ReadBufferedTo reads the next value into *dst as Move would move it, when it is whole in the
+// buffer and one the fast path takes (see readFast) that Move takes too: a simple string or error
+// or a bulk string of at most ArenaMax bytes, an integer, a null. It reports whether it did;
+// otherwise it leaves everything untouched (anything else, a value not yet whole, malformed input
+// or a value beyond a limit), and ReadBuffered reads the value with the general rules and errors.
+// It never reads the underlying reader. dst keeps its storage, as with Move; no value of the
+// Reader's own storage is involved, which a driver that knows where the next reply goes uses to
+// store it there directly (netio's pipelines).
+func (r *Reader) ReadBufferedTo(dst *Value, a *Arena) bool {
+	if r.err != nil || r.partial || r.noFast || r.w == r.r {
+		return false
+	}
+	b := r.buf[r.r:r.w]
+	cr, err := lineEnd(b, 1, r.lim.line)
+	if err != nil || cr+2 > r.lim.reply {
+		return false
+	}
+	line := b[1:cr]
+	next := cr + 2
+	switch b[0] {
+	case '$':
+		n, e := parseLen(line)
+		if e != "" {
+			return false
+		}
+		if n < 0 { // parseLen accepts exactly -1
+			dst.setScalar(KindNull, NullFormBulk, false, 0, 0)
+			if dst.Str != nil {
+				dst.Str = nil
+			}
+			break
+		}
+		if n > ArenaMax || n > int64(r.lim.bulk) || int(n) > r.lim.reply-next-2 {
+			return false
+		}
+		end := next + int(n)
+		if len(b) < end+2 || b[end] != '\r' || b[end+1] != '\n' {
+			return false
+		}
+		dst.setScalar(KindBulkString, 0, false, 0, 0)
+		dst.Str = a.copy(b[next:end])
+		next = end + 2
+	case ':':
+		n, e := parseInt(line)
+		if e != "" {
+			return false
+		}
+		dst.setScalar(KindInteger, 0, false, n, 0)
+		if dst.Str != nil {
+			dst.Str = nil
+		}
+	case '+', '-':
+		if len(line) > ArenaMax {
+			return false
+		}
+		k := KindSimpleString
+		if b[0] == '-' {
+			k = KindSimpleError
+		}
+		dst.setText(k, line)
+	case '_':
+		if len(line) != 0 {
+			return false
+		}
+		dst.setScalar(KindNull, NullFormRESP3, false, 0, 0)
+		if dst.Str != nil {
+			dst.Str = nil
+		}
+	default:
+		return false
+	}
+	r.consume(next)
+	r.shrink()
+	return true
 }
