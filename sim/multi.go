@@ -44,12 +44,15 @@ func (c *simConn) writeAgain(r *replayFrame) {
 }
 
 // unanswered returns what the replay-accepted and maint-resend-moving plants write again of cmd,
-// written on a connection that failed or is closed: its frame; for a pipeline with ids, the frames of its commands that had no reply
-// yet.
+// written on a connection that failed or is closed: its frame; for a pipeline with ids, the
+// frames of its commands that had no reply yet (nil if none is left).
 func unanswered(cmd *engine.Command) *replayFrame {
 	m := cmd.Multi
 	if m == nil || m.IDs == nil {
 		return &replayFrame{id: cmd.ID, frame: append([]byte(nil), cmd.Frame...)}
+	}
+	if m.Stored() >= len(m.IDs) {
+		return nil
 	}
 	f := cmd.Frame
 	for range m.Stored() {

@@ -482,8 +482,10 @@ func (w *world) captureReplay(c *simConn) {
 	}
 	for i := 0; i < c.p.InFlight(); i++ {
 		if cmd := c.p.At(i); cmd.ID != 0 {
-			w.replays[c.slot] = unanswered(cmd)
-			return
+			if r := unanswered(cmd); r != nil {
+				w.replays[c.slot] = r
+				return
+			}
 		}
 	}
 }
