@@ -35,6 +35,10 @@ type Multi struct {
 	// Expect, when not nil, holds the shape each command's reply must fit (see Shape): a reply
 	// that does not fails the connection, as for a single command.
 	Expect []Shape
+	// IDs, when not nil, holds one identifier per command of the Frame, in order, for a driver
+	// that attributes each command on its own (the simulator's checkers work per command). nil
+	// in production: no connection reads it.
+	IDs []uint64
 	// Arena holds the payloads of the short replies stored in Replies (resp.Arena.Move): the
 	// read side's decoding storage stays with it. Reset drops its blocks.
 	Arena resp.Arena

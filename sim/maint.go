@@ -217,10 +217,13 @@ func (w *world) maintLateClose(c *simConn) bool {
 	if w.sc.Planted(scenario.PlantMaintResendMoving) && c.slot >= 0 && c.slot < len(w.tp.slotConn) {
 		if nc := w.tp.slotConn[c.slot]; nc != nil && nc != c && nc.phase == phaseReady && !nc.clientClosed {
 			for i := 0; i < c.p.InFlight(); i++ {
-				if cmd := c.p.At(i); cmd.ID != 0 {
+				cmd := c.p.At(i)
+				if cmd.ID == 0 {
+					continue
+				}
+				if r := unanswered(cmd); r != nil {
 					w.tr.Plant(string(scenario.PlantMaintResendMoving), cmd.ID)
-					nc.swallow++
-					nc.writeFrame(cmd.Frame, cmd.ID, true)
+					nc.writeAgain(r)
 					nc.up.commit(ctlData)
 					break
 				}

@@ -77,6 +77,9 @@ type plants struct {
 type replayFrame struct {
 	id    uint64
 	frame []byte
+	// ids, for a pipeline (engine.Multi), are the commands whose frames frame holds back to
+	// back: those that had no reply yet (multi.go).
+	ids []uint64
 }
 
 // world is one run: the kernel, the simulated network and nodes, the client engine, the
@@ -479,8 +482,10 @@ func (w *world) captureReplay(c *simConn) {
 	}
 	for i := 0; i < c.p.InFlight(); i++ {
 		if cmd := c.p.At(i); cmd.ID != 0 {
-			w.replays[c.slot] = &replayFrame{id: cmd.ID, frame: append([]byte(nil), cmd.Frame...)}
-			return
+			if r := unanswered(cmd); r != nil {
+				w.replays[c.slot] = r
+				return
+			}
 		}
 	}
 }
@@ -497,8 +502,7 @@ func (w *world) replayOnReady(c *simConn) {
 	}
 	w.replays[c.slot] = nil
 	w.tr.Plant("replay-accepted", r.id)
-	c.swallow++
-	c.writeFrame(r.frame, r.id, true)
+	c.writeAgain(r)
 	c.up.commit(ctlData)
 }
 

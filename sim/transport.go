@@ -505,7 +505,7 @@ func (c *simConn) flush() bool {
 	}
 	batch := c.p.Take()
 	for _, cmd := range batch {
-		c.writeFrame(cmd.Frame, cmd.ID, c.phase == phaseReady)
+		c.writeCommand(cmd, c.phase == phaseReady)
 	}
 	c.p.Hold(batch)
 	first, last, wasIdle := c.p.Handoff()
@@ -610,10 +610,10 @@ func (c *simConn) receive() {
 				c.protocolFailure(err)
 				return
 			}
-			if cmd.ID != 0 {
-				c.w.recordReply(&c.w.res.Paired, cmd.ID, c.id, p.data[p.rd-n:p.rd])
+			if id := entryID(cmd); id != 0 {
+				c.w.recordReply(&c.w.res.Paired, id, c.id, p.data[p.rd-n:p.rd])
 				if c.w.seg != nil {
-					c.w.seg.paired(cmd.ID)
+					c.w.seg.paired(id)
 				}
 			}
 			c.w.noteReadOnly(v)

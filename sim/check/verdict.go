@@ -44,6 +44,9 @@ func Checkers(r *record.Result) []Checker {
 		if sc.ReplicaReads() {
 			names = append(names, replicaCheckers...)
 		}
+		if sc.Workload.Batches != nil {
+			names = append(names, CheckBatchEntries)
+		}
 	default:
 		names = append(names, inv.Names...)
 	}
@@ -167,6 +170,8 @@ func registry(r *record.Result) map[string]Checker {
 		scenario.CheckReplicaReplay:  ReplicaReplay{},
 		// Fences (fence.go).
 		CheckFence: Fence{},
+		// The batchers' batches (batch.go).
+		CheckBatchEntries: BatchEntries{},
 	}
 	for name, c := range maintCheckers(sc) {
 		byName[name] = c

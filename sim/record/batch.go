@@ -33,4 +33,13 @@ type BatchOp struct {
 	Outcome string
 	// Err is the error text of a batch that did not end ok.
 	Err string
+	// Replied is the number of its first commands whose replies the batcher took: all of them
+	// when it ended ok, none when withdrawn. For a pipeline (one engine.Multi command) that
+	// failed or timed out, the replies that arrived before; for a group of commands (an atomic
+	// batch) that failed, the commands before the first that did not end with a reply, and 0
+	// when it timed out.
+	Replied int
+	// Unknown reports that the commands after the first Replied have an unknown outcome (they may
+	// have been written); otherwise a batch that did not end ok failed them definitely.
+	Unknown bool
 }

@@ -13,13 +13,18 @@ import (
 )
 
 // The batchers send batches on the command slots (workload.batches) and record them
-// (Result.Batches). They stand in for client.Client.Pipeline and Atomic: the batch's commands
-// go to the engine as one group (Engine.SubmitGroup), and the batcher waits for all their
-// replies within one client.command_timeout budget from the batch's start. When the budget
+// (Result.Batches). They stand in for client.Client.Pipeline and Atomic, and send a batch as
+// they do: a pipeline as one command whose frame holds every INCR's frame back to back
+// (engine.Multi, with one id per INCR in Multi.IDs for the checkers), an atomic batch (and any
+// batch on a Cluster, whose engine refuses a Multi) as one group of commands
+// (Engine.SubmitGroup). The batcher waits for all the replies within one client.command_timeout
+// budget from the batch's start. When the budget
 // fires it asks the relaxation of the connection that took the batch (the lead command's,
 // engine.Relax.Extend: the rule the client's waits ask too) for more time. A batch that times
 // out is withdrawn if no connection took it yet, and otherwise left to its connection, with an
-// unknown outcome. Nothing is ever resent.
+// unknown outcome. A pipeline keeps the replies that arrived before a failure or a timeout
+// (BatchOp.Replied); its other INCRs have an unknown outcome when the pipeline may have been
+// written, a definite failure otherwise. Nothing is ever resent.
 
 // Batcher event kinds (the event's arg): issue, or the timer with sequence number arg.
 const batcherIssue uint64 = 0
@@ -50,9 +55,11 @@ type batcher struct {
 
 // batchRun is the runtime state of one batch.
 type batchRun struct {
-	b       *batcher
-	idx     int
-	cmds    []*engine.Command
+	b    *batcher
+	idx  int
+	cmds []*engine.Command
+	// multi is the reply side of a pipeline sent as one command (cmds[0]); nil for a group.
+	multi   *engine.Multi
 	pending int
 	timer   uint64
 	ended   bool
@@ -105,19 +112,32 @@ func (b *batcher) issue() bool {
 		run.cmds = append(run.cmds, cmd)
 		op.Cmds = append(op.Cmds, cmd.ID)
 	}
-	if atomic {
-		add("MULTI")
-	}
-	for range bw.spec.Size {
-		add("INCR", b.key)
-	}
-	if atomic {
-		add("EXEC")
+	if atomic || w.Scenario.IsCluster() {
+		if atomic {
+			add("MULTI")
+		}
+		for range bw.spec.Size {
+			add("INCR", b.key)
+		}
+		if atomic {
+			add("EXEC")
+		}
+	} else {
+		run.multi = &engine.Multi{IDs: make([]uint64, 0, bw.spec.Size)}
+		var frame []byte
+		for range bw.spec.Size {
+			bw.nextCmd++
+			run.multi.IDs = append(run.multi.IDs, bw.nextCmd)
+			frame = resp.AppendCommand(frame, "INCR", b.key)
+		}
+		run.multi.Reset(bw.spec.Size)
+		op.Cmds = append(op.Cmds, run.multi.IDs...)
+		run.cmds = append(run.cmds, &engine.Command{ID: run.multi.IDs[0], Name: "PIPELINE", Frame: frame, Multi: run.multi, Done: run.cmdDone})
 	}
 	run.pending = len(run.cmds)
 	w.Result.Batches = append(w.Result.Batches, op)
 	b.cur = run
-	w.Trace.End(w.Trace.Begin("batch issue").Int("id", op.ID).Int("batcher", b.idx).Int("cmds", len(run.cmds)))
+	w.Trace.End(w.Trace.Begin("batch issue").Int("id", op.ID).Int("batcher", b.idx).Int("cmds", len(op.Cmds)))
 	if own := w.Scenario.Client.CommandTimeout; own > 0 {
 		run.schedule(own)
 	}
@@ -144,10 +164,24 @@ func (run *batchRun) cmdDone(cmd *engine.Command) {
 	if run.pending > 0 {
 		return
 	}
+	op := run.op()
 	outcome, errText := record.BatchOK, ""
-	for _, c := range run.cmds {
+	if m := run.multi; m != nil {
+		// Its first Stored replies arrived; when it failed, the others never came.
+		op.Replied = m.Stored()
+		if cmd.Err != nil {
+			outcome, errText = record.BatchFailed, cmd.Err.Error()
+			op.Unknown = cmd.MaybeSent()
+		}
+		run.end(outcome, errText)
+		return
+	}
+	op.Replied = len(run.cmds)
+	for i, c := range run.cmds {
 		if c.Verdict() != engine.VerdictReplied {
 			outcome, errText = record.BatchFailed, c.Err.Error()
+			op.Replied = i
+			op.Unknown = c.MaybeSent()
 			break
 		}
 	}
@@ -174,9 +208,22 @@ func (run *batchRun) expire() bool {
 		run.end(record.BatchWithdraw, batchTimedOut)
 		return true
 	}
+	if m := run.multi; m != nil {
+		// The replies Arrived counts are final even once the pipeline is left to its
+		// connection: read them first (as client.Batch.settlePipe does).
+		arrived := m.Arrived()
+		if !run.cmds[0].Leave() {
+			return false // its completion came first and ended the batch
+		}
+		op := run.op()
+		op.Replied, op.Unknown = arrived, true
+		run.end(record.BatchTimeout, batchTimedOut)
+		return true
+	}
 	for _, c := range run.cmds {
 		c.Leave()
 	}
+	run.op().Unknown = true
 	run.end(record.BatchTimeout, batchTimedOut)
 	return true
 }
