@@ -18,14 +18,17 @@ import (
 // pipeline may have been written, definite when it cannot have been), nothing is resent.
 //
 // Where it is not used: transactions (MULTI ... EXEC as a group of commands), dedicated
-// connections, Cluster clients (each entry goes by its own slot) and simulated clients (whose
-// commands each carry their own id for the simulator's checkers).
+// connections and Cluster clients (each entry goes by its own slot). A simulated client's
+// pipeline carries one command id per entry (engine.Multi.IDs, simseam.go), by which the
+// simulator attributes each command and its reply.
 
 // pipe is a pooled pipeline command and what its run needs.
 type pipe struct {
 	cmd    engine.Command
 	multi  engine.Multi
 	shapes []engine.Shape
+	// ids are the command ids of a simulated client's pipeline (simseam.go).
+	ids    []uint64
 	grp    *callGroup
 	client *Client
 	one    [1]*engine.Command
@@ -37,7 +40,7 @@ const maxPipeSlots = maxBlockCalls
 
 // usePipe reports whether b's run in mode goes to the connection as one command.
 func (c *Client) usePipe(mode batchMode) bool {
-	return mode == modePipeline && c.sim == nil && !c.opts.UseCluster
+	return mode == modePipeline && !c.opts.UseCluster
 }
 
 // onDone runs when the connection completes the pipeline: it wakes the batch's caller, or
@@ -64,6 +67,7 @@ func (b *Batch) startPipe(c *Client) *pipe {
 		p.cmd.Name = "PIPELINE"
 	}
 	p.grp = b.grp
+	p.multi.IDs = nil
 	n := len(b.ents)
 	p.multi.Reset(n)
 	p.multi.Expect = nil
@@ -113,12 +117,16 @@ func (c *Client) runPipe(ctx context.Context, b *Batch) error {
 	cmds := p.one[:]
 	var done, timedOut bool
 	var ctxErr error
-	budget := c.submitReadOwn(ctx, cmds)
-	select {
-	case <-p.grp.done:
-		done = true
-	default:
-		done, ctxErr, timedOut = awaitGroup(ctx, p.grp, budget, relaxOf{lead: cmds[0]})
+	if c.sim != nil {
+		done, ctxErr, timedOut = c.awaitPipeSim(ctx, p, len(b.ents)) // simseam.go
+	} else {
+		budget := c.submitReadOwn(ctx, cmds)
+		select {
+		case <-p.grp.done:
+			done = true
+		default:
+			done, ctxErr, timedOut = awaitGroup(ctx, p.grp, budget, relaxOf{lead: cmds[0]})
+		}
 	}
 	if !done && c.eng.Withdraw(cmds[0]) {
 		// Still waiting for a connection: nothing was sent.

@@ -124,6 +124,23 @@ func (c *Client) awaitGroupSim(ctx context.Context, g *callGroup, cmds []*engine
 	for _, cmd := range cmds {
 		cmd.ID = c.sim.CommandID()
 	}
+	return c.submitGroupSim(ctx, g, cmds)
+}
+
+// awaitPipeSim is awaitGroupSim for a pipeline sent as one command (batch_pipe.go): each of its n
+// commands gets its own command id (engine.Multi.IDs, which the simulator attributes each
+// command and reply by), the pipeline the first.
+func (c *Client) awaitPipeSim(ctx context.Context, p *pipe, n int) (done bool, ctxErr error, timedOut bool) {
+	ids := p.ids[:0]
+	for range n {
+		ids = append(ids, c.sim.CommandID())
+	}
+	p.ids, p.multi.IDs, p.cmd.ID = ids, ids, ids[0]
+	return c.submitGroupSim(ctx, p.grp, p.one[:])
+}
+
+// submitGroupSim submits cmds, their ids set, and waits for the group g through the host.
+func (c *Client) submitGroupSim(ctx context.Context, g *callGroup, cmds []*engine.Command) (done bool, ctxErr error, timedOut bool) {
 	c.eng.SubmitGroup(cmds)
 	switch c.waitRelaxedSim(ctx, func() bool { return len(g.done) > 0 }, c.opts.CommandTimeout, relaxOf{lead: cmds[0]}) {
 	case simbind.Ready:

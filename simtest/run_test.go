@@ -322,9 +322,18 @@ func TestBatches(t *testing.T) {
 		}
 	})
 	incrs := 0
+	ids := map[uint64]string{}
 	for _, a := range res.Sim.Applies {
 		if a.Name == "INCR" {
 			incrs++
+		}
+		if a.Name == "SET" || a.Name == "INCR" {
+			// A pipeline travels as one command (engine.Multi), each of its commands under
+			// its own command id (Multi.IDs), as the simulator's checkers need.
+			if prev, dup := ids[a.CmdID]; a.CmdID == 0 || dup {
+				t.Fatalf("%s applied under command id %d (already %q): want an id of its own", a.Name, a.CmdID, prev)
+			}
+			ids[a.CmdID] = a.Name
 		}
 	}
 	if incrs != 3 {
