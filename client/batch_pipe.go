@@ -35,7 +35,8 @@ type pipe struct {
 }
 
 // Pooled pipelines keep reply slots for at most maxPipeSlots entries, each with at most
-// maxBlockReply bytes of storage (as a batch's pooled calls do).
+// maxBlockReply bytes of storage (as a batch's pooled calls do), and no arena block: the
+// strings handed out keep the blocks they lie in, the pool none.
 const maxPipeSlots = maxBlockCalls
 
 // usePipe reports whether b's run in mode goes to the connection as one command.
@@ -108,6 +109,7 @@ func (c *Client) putPipe(p *pipe) {
 		p.shapes = nil
 	}
 	p.multi.Expect = nil
+	p.multi.Arena.Drop()
 	c.pipes.Put(p)
 }
 
