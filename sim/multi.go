@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/respire-go/respire/engine"
+import (
+	"github.com/respire-go/respire/engine"
+	"github.com/respire-go/respire/netio/resp"
+)
 
 // A pipeline sent as one command (engine.Multi, the batchers' pipelines as Client.Pipeline sends
 // them) carries one id per command in Multi.IDs. The simulator attributes each command on its
@@ -24,7 +27,7 @@ func (c *simConn) writeFrames(f []byte, ids []uint64, afterHandshake bool) {
 	for i, id := range ids {
 		n := len(f)
 		if i < len(ids)-1 {
-			n = requestLen(f)
+			n = requestLen(f, &c.reqArgs)
 		}
 		c.writeFrame(f[:n], id, afterHandshake)
 		f = f[n:]
@@ -55,8 +58,9 @@ func unanswered(cmd *engine.Command) *replayFrame {
 		return nil
 	}
 	f := cmd.Frame
+	var args [][]byte
 	for range m.Stored() {
-		f = f[requestLen(f):]
+		f = f[requestLen(f, &args):]
 	}
 	ids := m.IDs[m.Stored():]
 	return &replayFrame{id: ids[0], frame: append([]byte(nil), f...), ids: append([]uint64(nil), ids...)}
@@ -72,40 +76,13 @@ func entryID(cmd *engine.Command) uint64 {
 	return cmd.ID
 }
 
-// requestLen returns the length of the request (a RESP array of bulk strings, as
-// resp.AppendCommand writes it) at the start of f; all of f when f does not start with a whole
-// one.
-func requestLen(f []byte) int {
-	p := 0
-	line := func() (int, bool) {
-		if p >= len(f) {
-			return 0, false
-		}
-		p++ // the type byte
-		n := 0
-		for p < len(f) && f[p] >= '0' && f[p] <= '9' {
-			n = n*10 + int(f[p]-'0')
-			p++
-		}
-		if p+1 >= len(f) || f[p] != '\r' || f[p+1] != '\n' {
-			return 0, false
-		}
-		p += 2
-		return n, true
-	}
-	if len(f) == 0 || f[0] != '*' {
+// requestLen returns the length of the request at the start of f, parsed as a server parses it
+// (resp.ParseCommand, the parser the simulated nodes run; args is its scratch); all of f when f
+// does not start with a whole one.
+func requestLen(f []byte, args *[][]byte) int {
+	n, err := resp.ParseCommand(f, args, nil)
+	if err != nil || n == 0 {
 		return len(f)
 	}
-	args, ok := line()
-	for i := 0; ok && i < args; i++ {
-		var n int
-		if n, ok = line(); ok {
-			p += n + 2
-			ok = p <= len(f)
-		}
-	}
-	if !ok {
-		return len(f)
-	}
-	return p
+	return n
 }

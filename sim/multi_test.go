@@ -28,7 +28,8 @@ func TestRequestLen(t *testing.T) {
 		{[]byte("PING\r\n"), 6},
 		{nil, 0},
 	} {
-		if got := requestLen(tc.f); got != tc.want {
+		var args [][]byte
+		if got := requestLen(tc.f, &args); got != tc.want {
 			t.Errorf("requestLen(%q) = %d, want %d", tc.f, got, tc.want)
 		}
 	}

@@ -54,7 +54,9 @@ type frame struct {
 // keep it within 1016 bytes, which with the allocator's header fit its 1024-byte size class (the
 // flags sit together for that).
 type simConn struct {
-	w *world
+	// reqArgs is requestLen's scratch (multi.go).
+	reqArgs [][]byte
+	w       *world
 	// synRTO is the retransmission timeout of a held SYN or SYN-ACK (doubling per retry).
 	synRTO  time.Duration
 	id      fsm.ConnID
