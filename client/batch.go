@@ -101,7 +101,7 @@ type futureSlab[T any] struct{ free []Future[T] }
 const futureSlabLen = 32
 
 // newFuture returns a future of the batch, taken from the block of its type.
-func newFuture[T any](b *Batch, dec func(*resp.Value) (T, error)) *Future[T] {
+func newFuture[T any](b *Batch) *Future[T] {
 	var sl *futureSlab[T]
 	for _, s := range b.slabs {
 		if s, ok := s.(*futureSlab[T]); ok {
@@ -118,7 +118,7 @@ func newFuture[T any](b *Batch, dec func(*resp.Value) (T, error)) *Future[T] {
 	}
 	f := &sl.free[0]
 	sl.free = sl.free[1:]
-	f.dec, f.err = dec, ErrNotRun
+	f.err = ErrNotRun
 	return f
 }
 
@@ -137,6 +137,10 @@ type batchEntry struct {
 	name       string
 	shape      engine.Shape
 	out        settler
+	// dec decodes the reply into out: a func(*resp.Value) (T, error), or a
+	// func(*resp.Value, *textPack) (T, error) that packs short strings (queuePacked), of out's
+	// result type T. Kept here rather than in the future, which the application keeps.
+	dec any
 	// script is the script of a RunScript entry (an EVALSHA frame), nil otherwise.
 	script *Script
 	block  bool
@@ -148,7 +152,7 @@ type batchEntry struct {
 type settler interface {
 	// settle decodes a reply (a server error reply becomes the entry's *ServerError), its
 	// short strings packed by t, and returns the entry's error.
-	settle(v *resp.Value, name string, ep Endpoint, t *textPack) error
+	settle(v *resp.Value, name string, ep Endpoint, t *textPack, dec any) error
 	// fail records an error that replaces the reply.
 	fail(err error)
 }
@@ -158,9 +162,6 @@ type Future[T any] struct {
 	val T
 	// err is ErrNotRun until the batch has run (newFuture).
 	err error
-	dec func(*resp.Value) (T, error)
-	// packed, when set, decodes instead of dec, with the batch's string pack (queuePacked).
-	packed func(*resp.Value, *textPack) (T, error)
 }
 
 // Result returns the command's value and error. Before the batch has run, the error is
@@ -173,15 +174,18 @@ func (f *Future[T]) Val() T { return f.val }
 // Err returns the command's error: nil on success, ErrNotRun before the batch has run.
 func (f *Future[T]) Err() error { return f.err }
 
-func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint, t *textPack) error {
+func (f *Future[T]) settle(v *resp.Value, name string, ep Endpoint, t *textPack, dec any) error {
 	if v.IsError() {
 		f.err = serverError(v, name, ep, "")
 		return f.err
 	}
-	if f.packed != nil {
-		f.val, f.err = f.packed(v, t)
-	} else {
-		f.val, f.err = f.dec(v)
+	switch d := dec.(type) {
+	case func(*resp.Value, *textPack) (T, error):
+		f.val, f.err = d(v, t)
+	case func(*resp.Value) (T, error):
+		f.val, f.err = d(v)
+	default:
+		panic("respire: a batch entry's decoder does not match its future")
 	}
 	return f.err
 }
@@ -212,7 +216,12 @@ func (b *Batch) encoder() enc { return enc{buf: &b.buf} }
 
 // queue adds an encoded command whose reply dec decodes and returns its future.
 func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T] {
-	f := newFuture(b, dec)
+	return enqueue[T](b, e, dec)
+}
+
+// enqueue is queue with the entry's decoder (batchEntry.dec) given as it is stored.
+func enqueue[T any](b *Batch, e *enc, dec any) *Future[T] {
+	f := newFuture[T](b)
 	b.bound(e)
 	if e.err != nil {
 		b.buf = b.buf[:e.start]
@@ -225,7 +234,7 @@ func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T]
 	e.finish()
 	info := e.spec.info
 	b.ents = append(b.ents, batchEntry{start: e.start, end: len(b.buf), info: info, name: info.Name(), shape: e.shape,
-		block: e.block || info.Blocking() == command.BlockingAlways, out: f})
+		block: e.block || info.Blocking() == command.BlockingAlways, out: f, dec: dec})
 	return f
 }
 
@@ -233,7 +242,7 @@ func queue[T any](b *Batch, e *enc, dec func(*resp.Value) (T, error)) *Future[T]
 // is returned as it is, owning its memory. What may run where is decided when the batch runs:
 // see Commands.Pipeline and Commands.Atomic.
 func (b *Batch) Do(args ...any) *Future[resp.Value] {
-	f := newFuture(b, decValue)
+	f := newFuture[resp.Value](b)
 	start := len(b.buf)
 	info, name, err := appendRaw(&b.buf, args)
 	if err == nil && len(b.ents) >= MaxBatchLen {
@@ -247,7 +256,7 @@ func (b *Batch) Do(args ...any) *Future[resp.Value] {
 		f.fail(err)
 		return f
 	}
-	ent := batchEntry{start: start, end: len(b.buf), info: info, name: name, shape: anyReply, out: f}
+	ent := batchEntry{start: start, end: len(b.buf), info: info, name: name, shape: anyReply, out: f, dec: decValue}
 	if info != nil && info.Blocking() != command.BlockingNever {
 		ent.block = info.MayBlock(frameArgs(b.buf[start:]))
 	}
@@ -610,7 +619,7 @@ func (b *Batch) settle(c *Client, cls []*call, done bool, ctxErr error, timedOut
 				if ent.keys != replyNoKeys {
 					v = b.reply(i, v)
 				}
-				err = ent.out.settle(v, ent.name, c.ep, texts)
+				err = ent.out.settle(v, ent.name, c.ep, texts, ent.dec)
 			}
 			if first == nil {
 				first = err
@@ -670,7 +679,7 @@ func (b *Batch) settleExec(c *Client, cls []*call, abandoned func(int) bool, los
 		e = x
 		c.noteReadOnly(&e)
 		r := b.reply(i, &e)
-		err := b.ents[i].out.settle(r, b.ents[i].name, c.ep, b.pack())
+		err := b.ents[i].out.settle(r, b.ents[i].name, c.ep, b.pack(), b.ents[i].dec)
 		if raw != nil {
 			(*raw)[i] = r.Clone()
 		}

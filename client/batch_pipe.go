@@ -223,7 +223,7 @@ func (b *Batch) settleReplies(c *Client, replies []resp.Value, from, to int, tex
 		if ent.keys != replyNoKeys {
 			v = b.reply(i, v)
 		}
-		if err := ent.out.settle(v, ent.name, c.ep, texts); first == nil {
+		if err := ent.out.settle(v, ent.name, c.ep, texts, ent.dec); first == nil {
 			first = err
 		}
 	}

@@ -65,9 +65,7 @@ func (b *Batch) pack() *textPack {
 // queuePacked is queue for a result decoded with a string pack: dec decodes as its unpacked
 // twin does, the same value for the same reply, only its strings sharing blocks.
 func queuePacked[T any](b *Batch, e *enc, dec func(*resp.Value, *textPack) (T, error)) *Future[T] {
-	f := queue[T](b, e, nil)
-	f.packed = dec
-	return f
+	return enqueue[T](b, e, dec)
 }
 
 // isText reports a reply kind that textOf decodes as its bytes.
