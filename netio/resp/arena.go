@@ -57,10 +57,7 @@ func (a *Arena) Move(dst, src *Value) bool {
 		}
 		dst.setText(src.Kind, src.Str)
 	case KindInteger, KindNull, KindBoolean, KindDouble:
-		dst.setScalar(src.Kind, src.NullForm, src.Bool, src.Int, src.Float)
-		if dst.Str != nil {
-			dst.Str = nil
-		}
+		dst.setNumber(src.Kind, src.NullForm, src.Bool, src.Int, src.Float)
 	default:
 		return false
 	}
@@ -82,6 +79,14 @@ func (v *Value) setText(k Kind, p []byte) {
 	t := m.tape[:len(p):len(p)]
 	copy(t, p)
 	v.Str = t
+}
+
+// setNumber is setScalar for a value without a string (an integer, a null, a boolean, a double).
+func (v *Value) setNumber(k Kind, nf NullForm, b bool, i int64, f float64) {
+	v.setScalar(k, nf, b, i, f)
+	if v.Str != nil {
+		v.Str = nil
+	}
 }
 
 // setScalar makes *v a scalar of the given kind and payload without a string, keeping its
@@ -175,66 +180,24 @@ func (r *Reader) ReadBufferedTo(dst *Value, a *Arena) bool {
 	if r.err != nil || r.partial || r.noFast || r.w == r.r {
 		return false
 	}
-	b := r.buf[r.r:r.w]
-	cr, err := lineEnd(b, 1, r.lim.line)
-	if err != nil || cr+2 > r.lim.reply {
+	s, ok := r.scanFast(r.buf[r.r:r.w])
+	if !ok || len(s.text) > ArenaMax {
 		return false
 	}
-	line := b[1:cr]
-	next := cr + 2
-	switch b[0] {
-	case '$':
-		n, e := parseLen(line)
-		if e != "" {
-			return false
-		}
-		if n < 0 { // parseLen accepts exactly -1
-			dst.setScalar(KindNull, NullFormBulk, false, 0, 0)
-			if dst.Str != nil {
-				dst.Str = nil
-			}
-			break
-		}
-		if n > ArenaMax || n > int64(r.lim.bulk) || int(n) > r.lim.reply-next-2 {
-			return false
-		}
-		end := next + int(n)
-		if len(b) < end+2 || b[end] != '\r' || b[end+1] != '\n' {
-			return false
-		}
+	switch s.tag {
+	case tagBulk:
 		dst.setScalar(KindBulkString, 0, false, 0, 0)
-		dst.Str = a.copy(b[next:end])
-		next = end + 2
-	case ':':
-		n, e := parseInt(line)
-		if e != "" {
-			return false
-		}
-		dst.setScalar(KindInteger, 0, false, n, 0)
-		if dst.Str != nil {
-			dst.Str = nil
-		}
-	case '+', '-':
-		if len(line) > ArenaMax {
-			return false
-		}
-		k := KindSimpleString
-		if b[0] == '-' {
-			k = KindSimpleError
-		}
-		dst.setText(k, line)
-	case '_':
-		if len(line) != 0 {
-			return false
-		}
-		dst.setScalar(KindNull, NullFormRESP3, false, 0, 0)
-		if dst.Str != nil {
-			dst.Str = nil
-		}
-	default:
-		return false
+		dst.Str = a.copy(s.text)
+	case tagSimple, tagError:
+		dst.setText(tagKinds[s.tag], s.text)
+	case tagInt:
+		dst.setNumber(KindInteger, 0, false, s.n, 0)
+	case tagNull:
+		dst.setNumber(KindNull, NullFormRESP3, false, 0, 0)
+	default: // tagNullBulk
+		dst.setNumber(KindNull, NullFormBulk, false, 0, 0)
 	}
-	r.consume(next)
+	r.consume(s.size)
 	r.shrink()
 	return true
 }

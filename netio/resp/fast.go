@@ -20,6 +20,79 @@ import "encoding/binary"
 // limits (TestFastPathMatchesDecoder checks both paths on random and malformed streams, cut at
 // every point).
 
+// fastScalar is a value the fast path takes, recognised whole at the start of the buffered
+// bytes by scanFast.
+type fastScalar struct {
+	// tag is the value's tape tag: tagSimple, tagError, tagInt, tagNull, tagNullBulk or tagBulk.
+	tag byte
+	// n is an integer's value.
+	n int64
+	// text is a string's payload, a view of the read buffer.
+	text []byte
+	// size is the number of bytes the value occupies.
+	size int
+}
+
+// scanFast recognises the value at the start of b (not empty) when it is one the fast path takes
+// and is whole in b, within r's limits, and reports whether it did. It reads nothing and changes
+// nothing: readFast and ReadBufferedTo store what it found, each its own way.
+func (r *Reader) scanFast(b []byte) (fastScalar, bool) {
+	var s fastScalar
+	switch b[0] {
+	case '$':
+		s.tag = tagBulk
+	case '+':
+		s.tag = tagSimple
+	case '-':
+		s.tag = tagError
+	case ':':
+		s.tag = tagInt
+	case '_':
+		s.tag = tagNull
+	default:
+		return s, false
+	}
+	cr, err := lineEnd(b, 1, r.lim.line)
+	if err != nil || cr+2 > r.lim.reply {
+		return s, false
+	}
+	line := b[1:cr]
+	s.size = cr + 2
+	switch s.tag {
+	case tagInt:
+		n, e := parseInt(line)
+		if e != "" {
+			return s, false
+		}
+		s.n = n
+	case tagNull:
+		if len(line) != 0 {
+			return s, false
+		}
+	case tagBulk:
+		n, e := parseLen(line)
+		if e != "" {
+			return s, false
+		}
+		if n < 0 { // parseLen accepts exactly -1
+			s.tag = tagNullBulk
+			break
+		}
+		next := s.size
+		if n > int64(r.lim.bulk) || int(n) > r.lim.reply-next-2 {
+			return s, false
+		}
+		end := next + int(n)
+		if len(b) < end+2 || b[end] != '\r' || b[end+1] != '\n' {
+			return s, false
+		}
+		s.text, s.size = b[next:end], end+2
+	default:
+		s.text = line
+	}
+	return s, true
+}
+
 // readFast reads the value at the start of the buffered bytes into *v when it is one the fast
 // path takes (see above) and is whole in the buffer, and reports whether it did. It must only be
 // called between values (not r.partial) with bytes buffered.
@@ -27,82 +100,29 @@ func (r *Reader) readFast(v *Value) bool {
 	if r.noFast {
 		return false
 	}
-	b := r.buf[r.r:r.w]
-	var tag byte
-	switch b[0] {
-	case '$':
-		return r.readFastBulk(v, b)
-	case '+':
-		tag = tagSimple
-	case '-':
-		tag = tagError
-	case ':':
-		tag = tagInt
-	case '_':
-		tag = tagNull
-	default:
+	s, ok := r.scanFast(r.buf[r.r:r.w])
+	if !ok {
 		return false
 	}
-	cr, err := lineEnd(b, 1, r.lim.line)
-	if err != nil || cr+2 > r.lim.reply {
-		return false
-	}
-	line := b[1:cr]
-	switch tag {
+	switch s.tag {
 	case tagInt:
-		n, e := parseInt(line)
-		if e != "" {
-			return false
-		}
-		x := zigzag(n)
+		x := zigzag(s.n)
 		t := r.fastTape(1 + uvarintLen(x))
 		t[0] = tagInt
 		binary.PutUvarint(t[1:], x)
-		r.fastDeliver(v, Value{Kind: KindInteger, Int: n}, t, cr+2)
-	case tagNull:
-		if len(line) != 0 {
-			return false
+		r.fastDeliver(v, Value{Kind: KindInteger, Int: s.n}, t, s.size)
+	case tagNull, tagNullBulk:
+		t := r.fastTape(1)
+		t[0] = s.tag
+		nf := NullFormRESP3
+		if s.tag == tagNullBulk {
+			nf = NullFormBulk
 		}
-		t := r.fastTape(1)
-		t[0] = tagNull
-		r.fastDeliver(v, Value{Kind: KindNull, NullForm: NullFormRESP3}, t, cr+2)
+		r.fastDeliver(v, Value{Kind: KindNull, NullForm: nf}, t, s.size)
 	default:
-		t, s := r.fastString(tag, line)
-		r.fastDeliver(v, Value{Kind: tagKinds[tag], Str: s}, t, cr+2)
+		t, str := r.fastString(s.tag, s.text)
+		r.fastDeliver(v, Value{Kind: tagKinds[s.tag], Str: str}, t, s.size)
 	}
-	return true
-}
-
-// readFastBulk is readFast for a bulk string or a null bulk string ('$' at b[0]).
-func (r *Reader) readFastBulk(v *Value, b []byte) bool {
-	cr, err := lineEnd(b, 1, r.lim.line)
-	if err != nil {
-		return false
-	}
-	next := cr + 2
-	if next > r.lim.reply {
-		return false
-	}
-	n, e := parseLen(b[1:cr])
-	if e != "" {
-		return false
-	}
-	if n < 0 { // parseLen accepts exactly -1
-		t := r.fastTape(1)
-		t[0] = tagNullBulk
-		r.fastDeliver(v, Value{Kind: KindNull, NullForm: NullFormBulk}, t, next)
-		return true
-	}
-	if n > int64(r.lim.bulk) || int(n) > r.lim.reply-next-2 {
-		return false
-	}
-	size := int(n)
-	end := next + size
-	if len(b) < end+2 || b[end] != '\r' || b[end+1] != '\n' {
-		return false
-	}
-	t, s := r.fastString(tagBulk, b[next:end])
-	r.fastDeliver(v, Value{Kind: KindBulkString, Str: s}, t, end+2)
 	return true
 }
 
