@@ -411,20 +411,17 @@ func (c *Conn) handle() error {
 
 // misfit fails the connection with err, the error of a reply that does not fit cmd
 // (wire.Deliver): nothing after it can be trusted to pair either. The connection stops taking
-// commands before the caller learns of the failure; cmd completes with err if it left the flight
+// commands before the caller learns of the failure; cmd completes as wire.CompleteMisfit says
 // (a pipeline still in flight completes with the rest of the flight: finish). It returns the
 // connection's error.
 func (c *Conn) misfit(cmd *engine.Command, err error) error {
-	paired := cmd.Paired()
-	if paired {
+	if cmd.Paired() {
 		c.nread++
 	}
 	c.completed.Store(c.nread)
 	ioErr := c.ioError("read", err)
 	c.shutdown(ioErr, false)
-	if paired {
-		cmd.Complete(err)
-	}
+	wire.CompleteMisfit(cmd, err, ioErr)
 	return ioErr
 }
 

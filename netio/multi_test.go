@@ -243,17 +243,14 @@ type misfitCase struct {
 	// bad is the command whose reply misfits; replies is what the server answers.
 	bad     int
 	replies string
-	// bareInRuns: in runs, the misfit's command completes with the misfit's bare error (one
-	// still in the flight completes with the connection's, which wraps it).
-	bareInRuns bool
 	// stored is the number of replies each pipeline keeps.
 	stored map[int]int
 }
 
 // TestMultiMisfitInARun: a reply that does not fit its command, read with other replies, fails
 // the connection; every command completes exactly once, in order: those before with their
-// replies, the misfit's command with the *resp.ProtocolError (a pipeline keeps the replies
-// stored before it), the rest with the connection's error as unknown outcomes, whether their
+// replies, the misfit's command with the *resp.ProtocolError (bare for a single command, wrapped
+// in the connection's *IOError for a pipeline, which keeps the replies stored before it), the rest with the connection's error as unknown outcomes, whether their
 // replies were in the run (handleRun's failRun) or not (finish). Each case runs in runs and
 // one reply at a time (handle).
 func TestMultiMisfitInARun(t *testing.T) {
@@ -262,7 +259,7 @@ func TestMultiMisfitInARun(t *testing.T) {
 		{
 			// The pipeline's last reply is in the run: it leaves the flight with the run.
 			name: "pipeline, rest of it and a single in the run", flight: []int{0, 5, 0, 0}, bad: 1,
-			replies: bulks(1) + bulks(2) + "+OK\r\n" + bulks(2) + bulks(1), bareInRuns: true, stored: map[int]int{1: 2},
+			replies: bulks(1) + bulks(2) + "+OK\r\n" + bulks(2) + bulks(1), stored: map[int]int{1: 2},
 		},
 		{
 			// The pipeline's last reply is beyond the run (runMax 32): it stays in the flight.
@@ -272,12 +269,12 @@ func TestMultiMisfitInARun(t *testing.T) {
 		{
 			// A single command's misfit before a pipeline whose replies are all in the run.
 			name: "single before a pipeline in the run", flight: []int{0, 0, 3, 0}, bad: 1,
-			replies: bulks(1) + "+OK\r\n" + bulks(3) + bulks(1), bareInRuns: true, stored: map[int]int{2: 0},
+			replies: bulks(1) + "+OK\r\n" + bulks(3) + bulks(1), stored: map[int]int{2: 0},
 		},
 		{
 			// A single command's misfit before a pipeline longer than the run.
 			name: "single before a long pipeline", flight: []int{0, 0, 45, 0}, bad: 1,
-			replies: bulks(1) + "+OK\r\n" + bulks(45) + bulks(1), bareInRuns: true, stored: map[int]int{2: 0},
+			replies: bulks(1) + "+OK\r\n" + bulks(45) + bulks(1), stored: map[int]int{2: 0},
 		},
 	}
 	for _, tc := range cases {
@@ -288,8 +285,10 @@ func TestMultiMisfitInARun(t *testing.T) {
 
 // run runs the case; runs false pairs the replies one at a time (conn.go's handle).
 func (tc misfitCase) run(t *testing.T, runs bool) {
-	// One at a time, a pipeline's misfit leaves it in the flight unless it was its last reply.
-	bare := tc.flight[tc.bad] == 0 || (runs && tc.bareInRuns)
+	// A single command's misfit completes it with the bare error; a pipeline's, with the
+	// connection's error wrapping it, however the replies were read (in runs or one at a time,
+	// its last reply in the run or not).
+	bare := tc.flight[tc.bad] == 0
 	total := 0
 	for _, size := range tc.flight {
 		total += max(size, 1)

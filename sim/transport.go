@@ -626,10 +626,9 @@ func (c *simConn) receive() {
 				// command completes first, then the connection fails the others. (netio stops
 				// taking commands before it completes the command, as a caller on another
 				// goroutine may send at once; here callers act only in later events.)
-				if cmd.Paired() {
-					cmd.Complete(err) // a pipeline still in flight completes with the flight
-				}
-				c.protocolFailure(err)
+				ioErr := c.ioError("read", err)
+				wire.CompleteMisfit(cmd, err, ioErr)
+				c.lose(ioErr)
 				return
 			}
 			if !done {

@@ -241,11 +241,9 @@ func (p *Pipeline) Next() (*engine.Command, error) {
 // Decide anything about cmd before: once it completed, it is its caller's again.
 //
 // A reply that does not fit cmd's Expect leaves cmd uncompleted and returns the
-// *resp.ProtocolError it must complete with (Command.Misfit): the driver must first stop the
-// connection taking commands, then complete cmd with the error if it left the flight
-// (Command.Paired; a pipeline still in flight completes with the connection's failure, as the
-// rest of the flight does), then fail the connection with it before it completes anything else
-// (see Misfit).
+// *resp.ProtocolError of the misfit (Command.Misfit): the driver must first stop the connection
+// taking commands, then complete cmd (CompleteMisfit), then fail the connection with the error
+// before it completes anything else.
 func Deliver(cmd *engine.Command, reply *resp.Value) (bool, error) {
 	return deliver(cmd, reply, true)
 }
@@ -275,6 +273,25 @@ func deliver(cmd *engine.Command, reply *resp.Value, publish bool) (bool, error)
 	}
 	cmd.Complete(nil)
 	return true, nil
+}
+
+// CompleteMisfit completes cmd, whose reply did not fit it (Deliver's error misfit), once its
+// connection stopped taking commands and is about to fail with connErr, which wraps misfit. A
+// single command completes with misfit. A pipeline (engine.Multi) completes with connErr: here
+// if the misfit was its last reply, otherwise with the rest of the flight when the connection
+// fails; its error is the same either way, whatever the reads that brought its replies. It
+// reports whether cmd completed here (it left the flight: Command.Paired). Every driver, netio's
+// and the simulator's, completes a misfit's command through it.
+func CompleteMisfit(cmd *engine.Command, misfit, connErr error) bool {
+	if !cmd.Paired() {
+		return false
+	}
+	if cmd.Multi != nil {
+		cmd.Complete(connErr)
+	} else {
+		cmd.Complete(misfit)
+	}
+	return true
 }
 
 // Answered returns the number of replies Next paired with commands. Flight side.

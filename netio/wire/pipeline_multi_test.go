@@ -118,29 +118,35 @@ func TestPipelineMultiPublishesOnlyWhenAsked(t *testing.T) {
 }
 
 // misfitDriver delivers reply to the flight's oldest command as a driver does, and on a misfit
-// applies the driver's rule: stop, complete the command if it left the flight (Paired), abort the
-// rest. It returns the misfit's error.
+// applies the driver's rule: stop with the connection's error (connLost, wrapping the misfit),
+// complete the command (CompleteMisfit), abort the rest. It returns the misfit's error.
 func misfitDriver(p *Pipeline, v resp.Value) error {
 	cmd, err := p.Next()
 	if err != nil {
 		return err
 	}
 	if _, err := Deliver(cmd, &v); err != nil {
-		p.Stop(err, false)
-		if cmd.Paired() {
-			cmd.Complete(err)
-		}
+		lost := &connLost{err}
+		p.Stop(lost, false)
+		CompleteMisfit(cmd, err, lost)
 		p.Aborted()
 		return err
 	}
 	return nil
 }
 
+// connLost is a connection's failure after a misfit, as a driver reports it.
+type connLost struct{ err error }
+
+func (e *connLost) Error() string { return "connection lost: " + e.err.Error() }
+func (e *connLost) Unwrap() error { return e.err }
+
 // TestPipelineMultiMisfit: a reply that does not fit its command's shape in a pipeline is not
-// stored; under the driver's rule the pipeline completes once with the failure, with the replies
-// before it stored, whether the misfit was its last reply (it left the flight: the driver
-// completes it) or one before (it is still in flight: Aborted completes it). A single command
-// after it fails once too.
+// stored; under the driver's rule the pipeline completes once with the connection's failure,
+// which wraps the misfit, with the replies before it stored, whether the misfit was its last
+// reply (it left the flight: CompleteMisfit completes it) or one before (it is still in flight:
+// Aborted completes it). A single command after it fails once too. A single command's own
+// misfit completes it with the bare misfit.
 func TestPipelineMultiMisfit(t *testing.T) {
 	const n = 4
 	for bad := range n {
@@ -167,8 +173,9 @@ func TestPipelineMultiMisfit(t *testing.T) {
 			if len(done) != 2 || done[0] != m || done[1] != after {
 				t.Fatalf("%d completions, want the pipeline then the command after it, once each", len(done))
 			}
-			if !errors.As(m.Err, &pe) || !m.MaybeSent() || m.Multi.Stored() != bad {
-				t.Fatalf("pipeline: err %v, maybe sent %v, stored %d; want the misfit, unknown, %d stored", m.Err, m.MaybeSent(), m.Multi.Stored(), bad)
+			var lost *connLost
+			if !errors.As(m.Err, &lost) || !errors.As(m.Err, &pe) || !m.MaybeSent() || m.Multi.Stored() != bad {
+				t.Fatalf("pipeline: err %v, maybe sent %v, stored %d; want the connection's error wrapping the misfit, unknown, %d stored", m.Err, m.MaybeSent(), m.Multi.Stored(), bad)
 			}
 			if after.Err == nil || !after.MaybeSent() {
 				t.Fatalf("command after: err %v, maybe sent %v", after.Err, after.MaybeSent())
@@ -177,6 +184,31 @@ func TestPipelineMultiMisfit(t *testing.T) {
 				t.Fatalf("paired %v after a misfit on reply %d of %d", m.Paired(), bad, n)
 			}
 		})
+	}
+}
+
+// TestCompleteMisfitSingle: a single command whose reply misfits completes with the bare misfit,
+// not the connection's error; a pipeline still in flight is left to the connection's failure.
+func TestCompleteMisfitSingle(t *testing.T) {
+	var p Pipeline
+	var done []*engine.Command
+	single := pipelineCmd("GET", &done)
+	single.Expect = engine.ShapeOf(resp.KindInteger)
+	m := multiCmd(2, &done)
+	_ = p.Accept(single)
+	_ = p.Accept(m)
+	send(&p)
+	misfit := misfitDriver(&p, resp.SimpleString("OK"))
+	var pe *resp.ProtocolError
+	var lost *connLost
+	if !errors.As(single.Err, &pe) || errors.As(single.Err, &lost) || single.Err != misfit {
+		t.Fatalf("single command: %v, want the bare misfit %v", single.Err, misfit)
+	}
+	if !errors.As(m.Err, &lost) || len(done) != 2 {
+		t.Fatalf("pipeline behind it: %v, %d completions; want the connection's error, 2", m.Err, len(done))
+	}
+	if CompleteMisfit(m, misfit, &connLost{misfit}) {
+		t.Fatal("CompleteMisfit completed a pipeline with no reply paired")
 	}
 }
 
