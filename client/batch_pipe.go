@@ -155,13 +155,15 @@ func (b *Batch) settlePipe(c *Client, p *pipe, done bool, ctxErr error, timedOut
 	var first error
 	from := 0
 	if !done {
-		// Replies[:arrived] are final: the connection never writes them again, even once the
-		// pipeline is left to it.
-		arrived := p.multi.Arrived()
-		first = b.settleReplies(c, p.multi.Replies, 0, arrived, texts)
-		from = arrived
-		stage := stageOf(cmd.Stage())
-		if cmd.Leave() {
+		// The replies that arrived are final and settled first; then the caller leaves, unless
+		// the completion came first (engine.Command.LeaveMulti).
+		var stage Stage
+		left := cmd.LeaveMulti(func(arrived int) {
+			first = b.settleReplies(c, p.multi.Replies, 0, arrived, texts)
+			from = arrived
+			stage = stageOf(cmd.Stage())
+		})
+		if left {
 			// Left to the connection, which recycles the pipeline; it may still write its
 			// frame from the batch's buffer.
 			b.grp.left.Store(0)

@@ -75,6 +75,20 @@ func (m *Multi) Arrived() int { return int(m.arrived.Load()) }
 // store per reply costs about as much as storing the reply.
 func (m *Multi) Publish() { m.arrived.Store(int32(m.stored)) }
 
+// LeaveMulti is Leave for a pipeline command, with the rule that keeps its replies, which every
+// caller of a pipeline (the client's batches, the simulator's batchers) follows through it: the
+// replies Arrived counts are final and the caller's, but once the caller has left, the connection
+// may complete and recycle the command at any moment. So keep first receives their number, to
+// read Replies[:arrived] while the command is still the caller's to read, and only then does the
+// caller leave. It reports Leave's result. True: the connection keeps the command; the commands
+// after the arrived replies have an unknown outcome (they may have been written; none is sent
+// again). False: the completion came first and the caller waits for it; the replies from arrived
+// on are then judged from the completed command (Stored, Err).
+func (c *Command) LeaveMulti(keep func(arrived int)) bool {
+	keep(c.Multi.Arrived())
+	return c.Leave()
+}
+
 // Stored returns the number of replies stored, the first ones in order. Read it only after the
 // command completed (Done): the replies after them never came (Command.Err says why).
 func (m *Multi) Stored() int { return m.stored }

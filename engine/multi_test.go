@@ -111,3 +111,37 @@ func TestMultiReset(t *testing.T) {
 		t.Fatalf("after Reset(40): %d slots, slot 1 storage %d (want %d kept)", len(m.Replies), m.Replies[1].StorageSize(), storage)
 	}
 }
+
+// TestLeaveMulti: a caller leaving a pipeline reads the replies that arrived while it still owns
+// the command (keep runs before it leaves, with Arrived), then leaves: true while it waited,
+// false once the completion came first, whose replies are then judged from Stored.
+func TestLeaveMulti(t *testing.T) {
+	for _, completedFirst := range []bool{false, true} {
+		var m Multi
+		m.Reset(4)
+		cmd := &Command{Multi: &m}
+		for range 2 {
+			cmd.Pair()
+			v := resp.BulkString("v")
+			if _, err := cmd.DeliverPart(&v, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if completedFirst && !cmd.Answered() {
+			t.Fatal("Answered on a waiting command")
+		}
+		calls := 0
+		left := cmd.LeaveMulti(func(arrived int) {
+			calls++
+			if arrived != 2 {
+				t.Fatalf("keep got %d replies, want the 2 that arrived", arrived)
+			}
+			if cmd.Left() {
+				t.Fatal("keep ran after the caller left: the connection could have recycled the replies")
+			}
+		})
+		if calls != 1 || left == completedFirst || cmd.Left() == completedFirst {
+			t.Fatalf("completed first %v: keep called %d times, left %v", completedFirst, calls, left)
+		}
+	}
+}

@@ -208,11 +208,11 @@ func (run *batchRun) expire() bool {
 		run.end(record.BatchWithdraw, batchTimedOut)
 		return true
 	}
-	if m := run.multi; m != nil {
-		// The replies Arrived counts are final even once the pipeline is left to its
-		// connection: read them first (as client.Batch.settlePipe does).
-		arrived := m.Arrived()
-		if !run.cmds[0].Leave() {
+	if run.multi != nil {
+		// The client's rule for leaving a pipeline (engine.Command.LeaveMulti): the replies
+		// that arrived are kept, the rest unknown.
+		var arrived int
+		if !run.cmds[0].LeaveMulti(func(n int) { arrived = n }) {
 			return false // its completion came first and ended the batch
 		}
 		op := run.op()
