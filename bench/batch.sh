@@ -36,28 +36,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/respire-batch.XXXXXX")
-redis_pid=""
-cleanup() {
-  if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
-    kill "$redis_pid" 2>/dev/null || true
-    wait "$redis_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-install_redis "$root"
-
-start_redis "$work" || true
-[ -n "$port" ] || { echo "batch.sh: could not start redis-server" >&2; exit 1; }
-
-(cd "$root/bench" && go test -c -o "$work/bench.test" .)
-
-# The redis-benchmark keys: the same count and value size as the Go benchmarks' (4,096 keys of
-# 64 bytes, every GET a hit).
-redis-benchmark -h 127.0.0.1 -p "$port" -c 8 -P 100 -n 400000 -t set -d 64 -r 4096 -q >/dev/null 2>&1
+batch_setup "$root" batch
 
 raw="$work/raw.txt"
 : > "$raw"

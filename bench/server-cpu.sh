@@ -28,25 +28,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case $batches in '' | *[!0-9]*) echo "server-cpu.sh: --batches takes a positive number" >&2; exit 2 ;; esac
+case $batches in "" | *[!0-9]*) batches=0 ;; esac
+[ "$batches" -ge 4 ] || { echo "server-cpu.sh: --batches takes a number of at least 4" >&2; exit 2; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/respire-server-cpu.XXXXXX")
-redis_pid=""
-cleanup() {
-  if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
-    kill "$redis_pid" 2>/dev/null || true
-    wait "$redis_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-install_redis "$root"
-start_redis "$work" || true
-[ -n "$port" ] || { echo "server-cpu.sh: could not start redis-server" >&2; exit 1; }
-(cd "$root/bench" && go test -c -o "$work/bench.test" .)
-redis-benchmark -h 127.0.0.1 -p "$port" -c 8 -P 100 -n 400000 -t set -d 64 -r 4096 -q >/dev/null 2>&1
+batch_setup "$root" server-cpu
 
 use_perf=false
 if command -v perf >/dev/null 2>&1 &&
