@@ -250,9 +250,10 @@ type misfitCase struct {
 // TestMultiMisfitInARun: a reply that does not fit its command, read with other replies, fails
 // the connection; every command completes exactly once, in order: those before with their
 // replies, the misfit's command with the *resp.ProtocolError (bare for a single command, wrapped
-// in the connection's *IOError for a pipeline, which keeps the replies stored before it), the rest with the connection's error as unknown outcomes, whether their
-// replies were in the run (handleRun's failRun) or not (finish). Each case runs in runs and
-// one reply at a time (handle).
+// in the connection's *IOError for a pipeline, which keeps the replies stored before it), the
+// rest with the connection's error as unknown outcomes, whether their replies were in the run
+// (handleRun's failRun) or not (finish). Each case runs in runs and one reply at a time
+// (handle).
 func TestMultiMisfitInARun(t *testing.T) {
 	bulks := func(n int) string { return strings.Repeat("$1\r\nv\r\n", n) }
 	cases := []misfitCase{
