@@ -53,7 +53,8 @@ func TestDirectWriteFailureFailsTheConnectionOnce(t *testing.T) {
 		return fc
 	})})
 	conn, s := mustConnect(t, tr, tcp(t, srv.Addr()))
-	do(t, conn, "PING") // idle again once its reply arrived
+	do(t, conn, "PING")
+	netio.AwaitWriterIdle(t, conn) // the writer of the handshake or the PING may not have parked yet
 	me := goroutineID()
 
 	fc.armed.Store(true)
