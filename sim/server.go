@@ -156,10 +156,11 @@ func (s *server) CommandError(name string, args [][]byte) (string, bool) {
 }
 
 // ReplyFault implements node.ReplyFaults: the busy time of the first active slow_reply fault
-// on the node that names the command, and whether a malformed_reply fault garbles its reply.
-func (s *server) ReplyFault(name string, args [][]byte) (time.Duration, bool) {
+// on the node that names the command, and how the first malformed_reply fault that names it
+// garbles its reply.
+func (s *server) ReplyFault(name string, args [][]byte) (time.Duration, node.Garble) {
 	var slow time.Duration
-	malformed := false
+	garble := node.GarbleNone
 	for _, fs := range s.w.active {
 		if fs.node != s {
 			continue
@@ -168,12 +169,16 @@ func (s *server) ReplyFault(name string, args [][]byte) (time.Duration, bool) {
 		case fs.kind == "slow_reply" && slow == 0 && fs.f.SlowReply.Matches(name, args):
 			slow = fs.extra
 			s.w.tr.End(s.w.tr.Begin("fault slow").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
-		case fs.kind == "malformed_reply" && !malformed && fs.f.MalformedReply.Matches(name, args):
-			malformed = true
-			s.w.tr.End(s.w.tr.Begin("fault malformed").Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
+		case fs.kind == "malformed_reply" && garble == node.GarbleNone && fs.f.MalformedReply.Matches(name, args):
+			what := "fault malformed"
+			garble = node.GarbleMalformed
+			if fs.f.MalformedReply.WrongKind {
+				garble, what = node.GarbleWrongKind, "fault wrong-kind"
+			}
+			s.w.tr.End(s.w.tr.Begin(what).Uint("fault", uint64(fs.idx)).Str("node", s.ID()).Word(name))
 		}
 	}
-	return slow, malformed
+	return slow, garble
 }
 
 // SubscribeRefusal implements node.Env: the reply of a subscribe_error fault on the node that

@@ -8,12 +8,30 @@ type ReplyFaults interface {
 	// ReplyFault returns what a fault does to the reply of the command args (name is its
 	// canonical upper-case name), which the node just executed: slow > 0 keeps the node busy
 	// that long before the reply is written (Redis runs one command at a time: nothing else is
-	// served meanwhile), and malformed replaces the reply with bytes no RESP parser accepts.
-	ReplyFault(name string, args [][]byte) (slow time.Duration, malformed bool)
+	// served meanwhile), and garble replaces the reply.
+	ReplyFault(name string, args [][]byte) (slow time.Duration, garble Garble)
 }
+
+// Garble says how a fault replaces a reply.
+type Garble uint8
+
+const (
+	// GarbleNone keeps the reply.
+	GarbleNone Garble = iota
+	// GarbleMalformed replaces it with bytes no RESP parser accepts (malformedReply).
+	GarbleMalformed
+	// GarbleWrongKind replaces it with a well-formed reply of a kind no command of the workload
+	// accepts (wrongKindReply).
+	GarbleWrongKind
+)
 
 // malformedReply is what a malformed-reply fault writes: a frame with an unknown type byte.
 var malformedReply = []byte("?malformed\r\n")
+
+// wrongKindReply is what a wrong-kind reply fault writes: an empty array, well formed under
+// RESP2 and RESP3, which the reply shape of GET, SET, INCR and the workload's other commands
+// refuses.
+var wrongKindReply = []byte("*0\r\n")
 
 // replyState is the node's state of a slow command: the node is busy, with the reply held.
 type replyState struct {
@@ -27,9 +45,12 @@ func (n *Node) replyFault(c *Conn, name string, id uint64, mark int) {
 	if n.rf.faults == nil {
 		return
 	}
-	slow, malformed := n.rf.faults.ReplyFault(name, n.args)
-	if malformed {
+	slow, garble := n.rf.faults.ReplyFault(name, n.args)
+	switch garble {
+	case GarbleMalformed:
 		n.out = append(n.out[:mark], malformedReply...)
+	case GarbleWrongKind:
+		n.out = append(n.out[:mark], wrongKindReply...)
 	}
 	if slow <= 0 {
 		return

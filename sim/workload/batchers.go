@@ -96,6 +96,9 @@ func (b *batcher) Run(arg uint64) bool {
 	return run.expire()
 }
 
+// incrShape is the reply shape of a pipeline's INCR (engine.Multi.Expect).
+var incrShape = engine.ShapeOf(resp.KindInteger)
+
 // issue submits the batcher's next batch and arms its budget.
 func (b *batcher) issue() bool {
 	bw := b.bw
@@ -123,11 +126,12 @@ func (b *batcher) issue() bool {
 			add("EXEC")
 		}
 	} else {
-		run.multi = &engine.Multi{IDs: make([]uint64, 0, bw.spec.Size)}
+		run.multi = &engine.Multi{IDs: make([]uint64, 0, bw.spec.Size), Expect: make([]engine.Shape, 0, bw.spec.Size)}
 		var frame []byte
 		for range bw.spec.Size {
 			bw.nextCmd++
 			run.multi.IDs = append(run.multi.IDs, bw.nextCmd)
+			run.multi.Expect = append(run.multi.Expect, incrShape)
 			frame = resp.AppendCommand(frame, "INCR", b.key)
 		}
 		run.multi.Reset(bw.spec.Size)

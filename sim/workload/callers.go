@@ -78,6 +78,19 @@ type caller struct {
 
 var opNames = [...]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}
 
+// opShapes holds the reply shape each operation of opNames accepts, as an application's typed
+// call would (engine.Command.Expect): a reply of another kind is a protocol error, which the
+// transport's shared code (wire.Deliver, wire.CompleteMisfit) turns into the command's failure
+// and the connection's loss. MGET's element count is added per operation.
+var opShapes = [...]engine.Shape{
+	engine.ShapeOf(resp.KindBulkString, resp.KindNull),
+	engine.ShapeOf(resp.KindSimpleString).Text("OK"),
+	engine.ShapeOf(resp.KindInteger),
+	engine.ShapeOf(resp.KindInteger),
+	engine.ShapeOf(resp.KindArray),
+	engine.ShapeOf(resp.KindSimpleString).Text("OK"),
+}
+
 // NewCallers schedules the callers of w's scenario (none when it has no callers).
 func NewCallers(w *Env) *Callers {
 	spec := &w.Scenario.Workload
@@ -196,6 +209,10 @@ func (c *caller) issue() bool {
 	}
 	cmd := wl.command()
 	cmd.Name, cmd.ID, cmd.Done = op.Name, id, wl.done
+	cmd.Expect = opShapes[kind]
+	if op.Name == "MGET" {
+		cmd.Expect = cmd.Expect.Elems(len(op.Keys))
+	}
 	cmd.Frame = appendOpFrame(cmd.Frame[:0], op)
 	wl.live = append(wl.live, liveOp{cmd: cmd, caller: c})
 	wl.open++
