@@ -12,11 +12,10 @@ import (
 	"github.com/respire-go/respire/netio"
 )
 
-// maintTransport sets the maintenance handshake and relaxation bounds of the transport
-// configuration from the shared resolver's outcome (MaintenanceNotifications,
-// MaintenanceRelaxedTimeout, MaintenanceWindowTimeout), as the simulator does.
+// maintTransport sets the maintenance relaxation bounds of the transport configuration from the
+// shared resolver's outcome (MaintenanceRelaxedTimeout, MaintenanceWindowTimeout), as the
+// simulator does; the handshake's opt-in (MaintenanceNotifications) came with r.Handshake.
 func (o *Options) maintTransport(t *netio.TransportConfig, r *config.Resolved) {
-	t.Handshake.Maintenance = netio.MaintMode(r.Handshake.Maintenance)
 	t.Maintenance = r.Relaxation
 }
 

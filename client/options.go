@@ -510,17 +510,7 @@ func (o Options) resolve() (Options, config.Resolved, error) {
 
 // transportConfig derives the netio configuration from o and the resolver's outcome r for o.
 func (o *Options) transportConfig(r *config.Resolved) netio.TransportConfig {
-	h := &r.Handshake
-	hs := netio.HandshakeConfig{
-		Protocol:       netio.Protocol(h.Protocol),
-		Username:       h.Username,
-		Password:       h.Password,
-		Database:       h.Database,
-		ClientName:     h.ClientName,
-		LibraryName:    h.LibraryName,
-		LibraryVersion: h.LibraryVersion,
-		ClientID:       h.ClientID,
-	}
+	hs := r.Handshake // the resolver's handshake is the protocol layer's, as in the simulator
 	// The command timeout bounds the handshake; NoTimeout (-1) is netio's "no bound" as well.
 	handshakeTimeout := r.Options.CommandTimeout
 	dialer := netio.Dialer{

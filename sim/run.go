@@ -198,10 +198,7 @@ func newWorld(sc *scenario.Scenario, seed uint64, opts RunOptions) *world {
 		panic("sim: run of an invalid scenario: " + err.Error())
 	}
 	w.cfg = cfg
-	h := &cfg.Handshake
-	w.handshake = wire.HandshakeConfig{Protocol: wire.Protocol(h.Protocol), Username: h.Username, Password: h.Password,
-		Database: h.Database, ClientName: h.ClientName, LibraryName: h.LibraryName, LibraryVersion: h.LibraryVersion,
-		ClientID: h.ClientID, Maintenance: wire.MaintMode(h.Maintenance)}
+	w.handshake = cfg.Handshake // the resolver's handshake is the protocol layer's, as in netio
 	w.sentinelHandshake()
 	for _, p := range sc.Plant {
 		switch p {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/respire-go/respire/engine"
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // Version is respire's library version, sent with CLIENT SETINFO LIB-VER. It is defined here
@@ -40,31 +41,19 @@ const (
 // CommandTimeout, ConnectionIdleReadTimeout and GatheredWriteStallTimeout.
 const NoTimeout time.Duration = -1
 
-// Protocol selects the RESP version. Its values are those of netio.Protocol.
-type Protocol int
+// Protocol selects the RESP version: the protocol layer's type (wire.Protocol), whose String
+// gives the words a scenario uses ("auto", "resp2", "resp3").
+type Protocol = wire.Protocol
 
 // Protocols.
 const (
 	// ProtocolAuto sends HELLO 3 and falls back to RESP2 when the server does not know HELLO.
-	ProtocolAuto Protocol = 0
+	ProtocolAuto = wire.ProtocolAuto
 	// ProtocolRESP2 speaks RESP2 without HELLO.
-	ProtocolRESP2 Protocol = 2
+	ProtocolRESP2 = wire.ProtocolRESP2
 	// ProtocolRESP3 requires RESP3.
-	ProtocolRESP3 Protocol = 3
+	ProtocolRESP3 = wire.ProtocolRESP3
 )
-
-// String returns "auto", "resp2" or "resp3": the words a scenario uses.
-func (p Protocol) String() string {
-	switch p {
-	case ProtocolAuto:
-		return "auto"
-	case ProtocolRESP2:
-		return "resp2"
-	case ProtocolRESP3:
-		return "resp3"
-	}
-	return "protocol(" + strconv.Itoa(int(p)) + ")"
-}
 
 // Options are the options that decide the engine's configuration and each connection's setup.
 // Every field has the name and meaning of the client.Options field of the same name (see there
@@ -270,24 +259,11 @@ func (p *DedicatedPool) validate() error {
 	return nil
 }
 
-// Handshake is what every new connection sends before it is ready.
-type Handshake struct {
-	// Protocol is the RESP version to negotiate.
-	Protocol Protocol
-	// Username and Password authenticate the connection; Password empty means no AUTH.
-	Username, Password string
-	// Database is selected when not zero.
-	Database int
-	// ClientName is set when not empty.
-	ClientName string
-	// LibraryName and LibraryVersion are sent with CLIENT SETINFO; both are empty when
-	// DisableLibraryInfo is set.
-	LibraryName, LibraryVersion string
-	// ClientID asks for the connection's CLIENT ID (EnableFences).
-	ClientID bool
-	// Maintenance opts the connection in to maintenance notifications.
-	Maintenance MaintMode
-}
+// Handshake is what every new connection sends before it is ready: the protocol layer's
+// configuration (wire.HandshakeConfig), which netio and the simulator run as it is. Resolve fills
+// every field but ReadOnly, which a Cluster client sets on its replica connections. LibraryName
+// and LibraryVersion are empty when DisableLibraryInfo is set; ClientID follows EnableFences.
+type Handshake = wire.HandshakeConfig
 
 // Resolved is the outcome of Resolve.
 type Resolved struct {

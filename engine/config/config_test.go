@@ -267,16 +267,18 @@ func TestValidateDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// allowedImports are what this package may import: the engine and the machines, and standard
-// packages that neither do I/O nor read the clock nor start goroutines.
+// allowedImports are what this package may import: the engine, the machines, the sans-I/O
+// protocol layer (netio/wire, whose own boundary test keeps it free of sockets and clocks), and
+// standard packages that neither do I/O nor read the clock nor start goroutines.
 var allowedImports = map[string]bool{
-	"github.com/respire-go/respire/engine": true,
-	"github.com/respire-go/respire/fsm":    true,
-	"fmt":                                  true, "strconv": true, "strings": true, "time": true,
+	"github.com/respire-go/respire/engine":     true,
+	"github.com/respire-go/respire/fsm":        true,
+	"github.com/respire-go/respire/netio/wire": true,
+	"fmt": true, "strconv": true, "strings": true, "time": true,
 }
 
-// TestPurity: the package imports only engine, fsm and pure standard packages, so the simulator
-// can use it without socket code. The control proves the check sees a forbidden import.
+// TestPurity: the package imports only engine, fsm, netio/wire and pure standard packages, so
+// the simulator can use it without socket code. The control proves the check sees a forbidden import.
 func TestPurity(t *testing.T) {
 	check := func(dir string) []string {
 		var bad []string

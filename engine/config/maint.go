@@ -1,39 +1,27 @@
 package config
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/respire-go/respire/fsm"
+	"github.com/respire-go/respire/netio/wire"
 )
 
 // MaintMode is how every connection opts in to maintenance notifications
-// (client.MaintenanceMode); its values are those of wire.MaintMode.
-type MaintMode uint8
+// (client.MaintenanceMode): the protocol layer's type (wire.MaintMode), whose String gives the
+// words a scenario uses ("disabled", "auto", "enabled").
+type MaintMode = wire.MaintMode
 
 // Maintenance modes.
 const (
 	// MaintDisabled (the zero value): no maintenance handshake.
-	MaintDisabled MaintMode = iota
+	MaintDisabled = wire.MaintDisabled
 	// MaintAuto: RESP3 connections send CLIENT MAINT_NOTIFICATIONS ON; an unknown-command error
 	// turns the feature off for that connection.
-	MaintAuto
+	MaintAuto = wire.MaintAuto
 	// MaintEnabled: RESP3 and the server's acknowledgement are required.
-	MaintEnabled
+	MaintEnabled = wire.MaintEnabled
 )
-
-// String returns "disabled", "auto" or "enabled": the words a scenario uses.
-func (m MaintMode) String() string {
-	switch m {
-	case MaintDisabled:
-		return "disabled"
-	case MaintAuto:
-		return "auto"
-	case MaintEnabled:
-		return "enabled"
-	}
-	return "maint(" + strconv.Itoa(int(m)) + ")"
-}
 
 // validateMaint checks the maintenance options; errors name the client's fields.
 func validateMaint(o *Options) error {

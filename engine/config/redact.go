@@ -9,7 +9,8 @@ import (
 // redacted stands for a secret wherever a value holding one is printed.
 const redacted = "[redacted]"
 
-// Options and Handshake hold a password: every fmt verb prints their redacted description.
+// Options and Resolved hold a password: every fmt verb prints their redacted description
+// (Handshake, wire.HandshakeConfig, redacts itself).
 var (
 	_ fmt.Formatter = Options{}
 	_ fmt.Formatter = Handshake{}
@@ -49,28 +50,9 @@ func (o Options) GoString() string { return o.String() }
 // Format makes every verb print the redacted description.
 func (o Options) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(o.String())) }
 
-// String describes h with its password redacted.
-func (h Handshake) String() string {
-	var b strings.Builder
-	b.WriteString("config.Handshake{")
-	writeIdentity(&b, h.Protocol, h.Username, h.Password, h.Database, h.ClientName)
-	if h.LibraryName != "" {
-		b.WriteString(" library=")
-		b.WriteString(strconv.Quote(h.LibraryName + "/" + h.LibraryVersion))
-	}
-	b.WriteString("}")
-	return b.String()
-}
-
-// GoString makes %#v print the redacted description too.
-func (h Handshake) GoString() string { return h.String() }
-
-// Format makes every verb print the redacted description.
-func (h Handshake) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(h.String())) }
-
 // String describes r with its password redacted.
 func (r Resolved) String() string {
-	return "config.Resolved{" + r.Options.String() + " " + r.Handshake.String() +
+	return "config.Resolved{" + r.Options.String() + " handshake={" + r.Handshake.String() + "}" +
 		" idle_read=" + r.IdleReadTimeout.String() + " write_stall=" + r.WriteStallTimeout.String() + "}"
 }
 
