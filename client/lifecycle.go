@@ -1,7 +1,6 @@
 package client
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/respire-go/respire/engine"
@@ -119,16 +118,9 @@ const (
 	SourceClusterDiscovery
 )
 
-var reconnectSourceNames = [...]string{"unspecified", "command", "dedicated", "pubsub", "cluster-discovery"}
-
 // String returns the name used in logs and metric attributes: "command", "dedicated", "pubsub",
-// "cluster-discovery" or "unspecified".
-func (s ReconnectSource) String() string {
-	if int(s) < len(reconnectSourceNames) {
-		return reconnectSourceNames[s]
-	}
-	return "source(" + strconv.Itoa(int(s)) + ")"
-}
+// "cluster-discovery" or "unspecified" (the machines' names: one table for both).
+func (s ReconnectSource) String() string { return fsm.Source(s).String() }
 
 // ReconnectScope narrows a recovery path: the respire.reconnect.scope metric attribute of the
 // Cluster and Sentinel discovery paths. Command slots, dedicated rents and pub/sub have none.
@@ -146,15 +138,8 @@ const (
 	ScopeSentinelMonitor
 )
 
-var reconnectScopeNames = [...]string{"none", "cluster-discovery", "sentinel-discovery", "sentinel-monitor"}
-
 // String returns "none", "cluster-discovery", "sentinel-discovery" or "sentinel-monitor".
-func (s ReconnectScope) String() string {
-	if int(s) < len(reconnectScopeNames) {
-		return reconnectScopeNames[s]
-	}
-	return "scope(" + strconv.Itoa(int(s)) + ")"
-}
+func (s ReconnectScope) String() string { return fsm.Scope(s).String() }
 
 // SourceState is the state of one recovery source (a slot, a rent or an episode) before the
 // endpoint's aggregation.
@@ -172,15 +157,8 @@ const (
 	SourceDisconnected
 )
 
-var sourceStateNames = [...]string{"unknown", "connecting", "connected", "disconnected"}
-
 // String returns "unknown", "connecting", "connected" or "disconnected".
-func (s SourceState) String() string {
-	if int(s) < len(sourceStateNames) {
-		return sourceStateNames[s]
-	}
-	return "source-state(" + strconv.Itoa(int(s)) + ")"
-}
+func (s SourceState) String() string { return fsm.SourceState(s).String() }
 
 // EndpointState is the aggregate health of an endpoint.
 type EndpointState uint8
@@ -194,12 +172,7 @@ const (
 )
 
 // String returns "connected" or "disconnected".
-func (s EndpointState) String() string {
-	if s == EndpointConnected {
-		return "connected"
-	}
-	return "disconnected"
-}
+func (s EndpointState) String() string { return fsm.EndpointState(s).String() }
 
 // RecycleState says what a lifetime-recycling observation reports (see
 // Options.ConnectionMaxLifetime).
@@ -217,12 +190,5 @@ const (
 	RecycleRetrying
 )
 
-var recycleStateNames = [...]string{"none", "published", "retrying"}
-
 // String returns "none", "published" or "retrying".
-func (r RecycleState) String() string {
-	if int(r) < len(recycleStateNames) {
-		return recycleStateNames[r]
-	}
-	return "recycle(" + strconv.Itoa(int(r)) + ")"
-}
+func (r RecycleState) String() string { return fsm.RecycleState(r).String() }

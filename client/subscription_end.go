@@ -1,6 +1,6 @@
 package client
 
-import "strconv"
+import "github.com/respire-go/respire/fsm"
 
 // SubscriptionEndReason says why a subscription ended (Subscription.Ended,
 // SubscriptionEndedError.Reason).
@@ -18,13 +18,6 @@ const (
 	EndRejected
 )
 
-var endReasonNames = [...]string{"none", "unsubscribed", "closed", "reconnect-exhausted", "rejected"}
-
 // String returns "unsubscribed", "closed", "reconnect-exhausted" or "rejected" ("none" for the
 // zero value).
-func (r SubscriptionEndReason) String() string {
-	if int(r) < len(endReasonNames) {
-		return endReasonNames[r]
-	}
-	return "end-reason(" + strconv.Itoa(int(r)) + ")"
-}
+func (r SubscriptionEndReason) String() string { return fsm.EndReason(r).String() }
