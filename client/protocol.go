@@ -1,6 +1,6 @@
 package client
 
-import "strconv"
+import "github.com/respire-go/respire/netio"
 
 // Protocol selects the RESP version a connection negotiates (Options.Protocol).
 type Protocol int
@@ -16,15 +16,6 @@ const (
 	ProtocolRESP3 Protocol = 3
 )
 
-// String returns "auto", "resp2" or "resp3", or "protocol(N)" for any other value.
-func (p Protocol) String() string {
-	switch p {
-	case ProtocolAuto:
-		return "auto"
-	case ProtocolRESP2:
-		return "resp2"
-	case ProtocolRESP3:
-		return "resp3"
-	}
-	return "protocol(" + strconv.Itoa(int(p)) + ")"
-}
+// String returns "auto", "resp2" or "resp3", or "protocol(N)" for any other value (the
+// protocol layer's names: one table for both).
+func (p Protocol) String() string { return netio.Protocol(p).String() }
