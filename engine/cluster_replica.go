@@ -466,23 +466,8 @@ func (sh *shardReads) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 			if !sh.gone {
 				rest = append(rest, f)
 			}
-		case fsm.SendHedge:
-			if w := sh.watches[f.Read]; w != nil {
-				w.signal(HedgeSignal{Target: f.Target})
-			}
-		case fsm.SettleRead:
-			if w := sh.watches[f.Read]; w != nil {
-				delete(sh.watches, f.Read)
-				w.signal(HedgeSignal{Settle: true, Target: f.Target, OK: f.OK})
-			}
-		case fsm.CountMetric:
-			sh.cr.cfg.Meter.record(&f)
-			switch f.Name {
-			case fsm.MetricHedgeSent:
-				sh.cr.hedge.Sent += uint64(f.Value)
-			case fsm.MetricHedgeWon:
-				sh.cr.hedge.Won += uint64(f.Value)
-			}
+		case fsm.SendHedge, fsm.SettleRead, fsm.CountMetric:
+			hedgeEffect(&f, sh.watches, &sh.cr.hedge, sh.cr.cfg.Meter)
 		}
 	}
 	return rest

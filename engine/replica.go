@@ -367,26 +367,36 @@ func (r *ReplicaRouter) stepLocked(ev fsm.RouterEvent) []fsm.RouterEffect {
 			r.rt.ArmTimer(r.timer, e.At-ev.At, r.woke)
 		case fsm.SendProbe, fsm.ValidateTarget:
 			rest = append(rest, e)
-		case fsm.SendHedge:
-			if w := r.watches[e.Read]; w != nil {
-				w.signal(HedgeSignal{Target: e.Target})
-			}
-		case fsm.SettleRead:
-			if w := r.watches[e.Read]; w != nil {
-				delete(r.watches, e.Read)
-				w.signal(HedgeSignal{Settle: true, Target: e.Target, OK: e.OK})
-			}
-		case fsm.CountMetric:
-			r.meter.record(&e)
-			switch e.Name {
-			case fsm.MetricHedgeSent:
-				r.hedge.Sent += uint64(e.Value)
-			case fsm.MetricHedgeWon:
-				r.hedge.Won += uint64(e.Value)
-			}
+		case fsm.SendHedge, fsm.SettleRead, fsm.CountMetric:
+			hedgeEffect(&e, r.watches, &r.hedge, r.meter)
 		}
 	}
 	return rest
+}
+
+// hedgeEffect carries out a router effect of hedging (SendHedge, SettleRead, CountMetric), which
+// the standalone router and each Cluster shard's handle alike: it signals the watched read's
+// caller, forgets a settled read, and counts and records the hedge metrics.
+func hedgeEffect(e *fsm.RouterEffect, watches map[fsm.ReadID]*ReadWatch, counts *HedgeCounts, m *HedgeMeter) {
+	switch e.Kind {
+	case fsm.SendHedge:
+		if w := watches[e.Read]; w != nil {
+			w.signal(HedgeSignal{Target: e.Target})
+		}
+	case fsm.SettleRead:
+		if w := watches[e.Read]; w != nil {
+			delete(watches, e.Read)
+			w.signal(HedgeSignal{Settle: true, Target: e.Target, OK: e.OK})
+		}
+	case fsm.CountMetric:
+		m.record(e)
+		switch e.Name {
+		case fsm.MetricHedgeSent:
+			counts.Sent += uint64(e.Value)
+		case fsm.MetricHedgeWon:
+			counts.Won += uint64(e.Value)
+		}
+	}
 }
 
 // woke steps the wake timer's fire.
