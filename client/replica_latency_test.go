@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,10 +15,12 @@ import (
 )
 
 // delayProxy forwards loopback connections to a server, delaying everything the server sends
-// by delay: latency without tc.
+// by delay: latency without tc. With hold set, it accepts new connections and forwards nothing
+// on them (a peer that never answers); cut closes the connections it carries.
 type delayProxy struct {
 	ln    net.Listener
-	delay time.Duration
+	delay atomic.Int64 // a time.Duration
+	hold  atomic.Bool
 	to    string
 	mu    sync.Mutex
 	conns []net.Conn
@@ -30,7 +33,8 @@ func startDelayProxy(t *testing.T, to *redistest.Server, delay time.Duration) *d
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &delayProxy{ln: ln, delay: delay, to: "127.0.0.1:" + strconv.Itoa(to.Port())}
+	p := &delayProxy{ln: ln, to: "127.0.0.1:" + strconv.Itoa(to.Port())}
+	p.setDelay(delay)
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(p.close)
@@ -41,12 +45,31 @@ func (p *delayProxy) endpoint() client.Endpoint {
 	return client.Endpoint{Host: "127.0.0.1", Port: p.ln.Addr().(*net.TCPAddr).Port}
 }
 
+// setDelay changes the delay of what the server sends from now on.
+func (p *delayProxy) setDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// cut closes every connection the proxy carries or holds.
+func (p *delayProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+}
+
 func (p *delayProxy) accept() {
 	defer p.wg.Done()
 	for {
 		in, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.hold.Load() {
+			p.mu.Lock()
+			p.conns = append(p.conns, in) // never answered; closed by cut or close
+			p.mu.Unlock()
+			continue
 		}
 		out, err := net.Dial("tcp", p.to)
 		if err != nil {
@@ -64,7 +87,7 @@ func (p *delayProxy) accept() {
 			for {
 				n, err := out.Read(buf)
 				if n > 0 {
-					time.Sleep(p.delay)
+					time.Sleep(time.Duration(p.delay.Load()))
 					if _, werr := in.Write(buf[:n]); werr != nil {
 						break
 					}
