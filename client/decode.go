@@ -669,64 +669,53 @@ func decTime(v *resp.Value) (time.Time, error) {
 	return time.Unix(sec, micro*1000), nil
 }
 
+// decKeyed decodes a pop's reply: null when nothing was popped (or a blocking pop's timeout
+// expired), otherwise [key, rest...] of n elements, the key a string and the rest decoded by
+// rest from the elements after it. name names the command in errors.
+func decKeyed[T any](name string, n int, v *resp.Value, rest func(v *resp.Value) (T, error)) (key string, r T, ok bool, err error) {
+	if v.Kind == resp.KindNull {
+		return "", r, false, nil
+	}
+	if !isList(v) || v.Len() != n {
+		return "", r, false, unexpected(name, v)
+	}
+	k := v.Elem(0)
+	if key, _, err = stringReply(name, &k); err != nil {
+		return "", r, false, err
+	}
+	if r, err = rest(v); err != nil {
+		var zero T
+		return "", zero, false, err
+	}
+	return key, r, true, nil
+}
+
 // decKeyValues decodes LMPOP's [key, [elements]]; null when nothing was popped.
 func decKeyValues(v *resp.Value) (Optional[KeyValues], error) {
-	if v.Kind == resp.KindNull {
-		return Optional[KeyValues]{}, nil
-	}
-	if !isList(v) || v.Len() != 2 {
-		return Optional[KeyValues]{}, unexpected("LMPOP", v)
-	}
-	k, elems := v.Elem(0), v.Elem(1)
-	key, _, err := stringReply("LMPOP", &k)
-	if err != nil {
-		return Optional[KeyValues]{}, err
-	}
-	values, err := decStrings(&elems)
-	if err != nil {
-		return Optional[KeyValues]{}, err
-	}
-	return Optional[KeyValues]{Value: KeyValues{Key: key, Values: values}, Valid: true}, nil
+	key, values, ok, err := decKeyed("LMPOP", 2, v, func(v *resp.Value) ([]string, error) {
+		elems := v.Elem(1)
+		return decStrings(&elems)
+	})
+	return Optional[KeyValues]{Value: KeyValues{Key: key, Values: values}, Valid: ok}, err
 }
 
 // decKeyMembers decodes ZMPOP's [key, [[member, score], ...]]; null when nothing was popped.
 func decKeyMembers(v *resp.Value) (Optional[KeyMembers], error) {
-	if v.Kind == resp.KindNull {
-		return Optional[KeyMembers]{}, nil
-	}
-	if !isList(v) || v.Len() != 2 {
-		return Optional[KeyMembers]{}, unexpected("ZMPOP", v)
-	}
-	k, elems := v.Elem(0), v.Elem(1)
-	key, _, err := stringReply("ZMPOP", &k)
-	if err != nil {
-		return Optional[KeyMembers]{}, err
-	}
-	members, err := zmembersFrom("ZMPOP", &elems)
-	if err != nil {
-		return Optional[KeyMembers]{}, err
-	}
-	return Optional[KeyMembers]{Value: KeyMembers{Key: key, Members: members}, Valid: true}, nil
+	key, members, ok, err := decKeyed("ZMPOP", 2, v, func(v *resp.Value) ([]ZMember, error) {
+		elems := v.Elem(1)
+		return zmembersFrom("ZMPOP", &elems)
+	})
+	return Optional[KeyMembers]{Value: KeyMembers{Key: key, Members: members}, Valid: ok}, err
 }
 
 // decKeyValue decodes BLPOP's [key, element]; null when the timeout expired.
 func decKeyValue(v *resp.Value) (Optional[KeyValue], error) {
-	if v.Kind == resp.KindNull {
-		return Optional[KeyValue]{}, nil
-	}
-	if !isList(v) || v.Len() != 2 {
-		return Optional[KeyValue]{}, unexpected("BLPOP", v)
-	}
-	k, e := v.Elem(0), v.Elem(1)
-	key, _, err := stringReply("BLPOP", &k)
-	if err != nil {
-		return Optional[KeyValue]{}, err
-	}
-	value, _, err := stringReply("BLPOP", &e)
-	if err != nil {
-		return Optional[KeyValue]{}, err
-	}
-	return Optional[KeyValue]{Value: KeyValue{Key: key, Value: value}, Valid: true}, nil
+	key, value, ok, err := decKeyed("BLPOP", 2, v, func(v *resp.Value) (string, error) {
+		e := v.Elem(1)
+		value, _, err := stringReply("BLPOP", &e)
+		return value, err
+	})
+	return Optional[KeyValue]{Value: KeyValue{Key: key, Value: value}, Valid: ok}, err
 }
 
 // KeyMember is a member popped from a sorted set, with its score and the set's key
@@ -738,22 +727,10 @@ type KeyMember struct {
 
 // decKeyMember decodes BZPOPMIN's [key, member, score]; null when the timeout expired.
 func decKeyMember(v *resp.Value) (Optional[KeyMember], error) {
-	if v.Kind == resp.KindNull {
-		return Optional[KeyMember]{}, nil
-	}
-	if !isList(v) || v.Len() != 3 {
-		return Optional[KeyMember]{}, unexpected("BZPOP", v)
-	}
-	k := v.Elem(0)
-	key, _, err := stringReply("BZPOP", &k)
-	if err != nil {
-		return Optional[KeyMember]{}, err
-	}
-	z, err := zmemberOf("BZPOP", v.Elem(1), v.Elem(2))
-	if err != nil {
-		return Optional[KeyMember]{}, err
-	}
-	return Optional[KeyMember]{Value: KeyMember{Key: key, ZMember: z}, Valid: true}, nil
+	key, z, ok, err := decKeyed("BZPOP", 3, v, func(v *resp.Value) (ZMember, error) {
+		return zmemberOf("BZPOP", v.Elem(1), v.Elem(2))
+	})
+	return Optional[KeyMember]{Value: KeyMember{Key: key, ZMember: z}, Valid: ok}, err
 }
 
 // decInfoMap decodes a "field:value" text reply, one pair per line (CLUSTER INFO, and each
