@@ -49,7 +49,7 @@ func drawScenario(t *rapid.T) string {
 			target = fmt.Sprintf("client_slot: %d", rapid.IntRange(0, conns-1).Draw(t, "slot"))
 		}
 		window := fmt.Sprintf("%dms", rapid.IntRange(10, 4000).Draw(t, "for-ms"))
-		switch rapid.IntRange(0, 10).Draw(t, "fault-kind") {
+		switch rapid.IntRange(0, 11).Draw(t, "fault-kind") {
 		case 0:
 			fmt.Fprintf(&b, "  - {at: %s, refuse: {%s, for: %s}}\n", at, target, window)
 		case 1:
@@ -73,6 +73,12 @@ func drawScenario(t *rapid.T) string {
 			fmt.Fprintf(&b, "  - {at: %s, accept_then_drop: {node: r1, for: %s, after: %dms}}\n", at, window, rapid.IntRange(0, 200).Draw(t, "after-ms"))
 		case 10:
 			fmt.Fprintf(&b, "  - {at: %s, push: {%s, every: %dms, for: %s}}\n", at, target, rapid.IntRange(1, 200).Draw(t, "every-ms"), window)
+		case 11:
+			// A garbled reply (bytes no parser accepts) or one of the wrong kind (the command's
+			// reply shape refuses it): either costs the connection, and the command ran.
+			cmd := rapid.SampledFrom([]string{"GET", "SET", "DEL", "INCR", "MGET", "MSET"}).Draw(t, "garbled-command")
+			fmt.Fprintf(&b, "  - {at: %s, malformed_reply: {node: r1, commands: [%s], for: %s, wrong_kind: %t}}\n",
+				at, cmd, window, rapid.Bool().Draw(t, "wrong-kind"))
 		}
 	}
 	fmt.Fprintf(&b, "workload: {callers: %d, rate: %d/s, keys: %d, counters: %d, mix: {get: %d, set: %d, del: %d, incr: %d, mget: %d, mset: %d}}\n",
