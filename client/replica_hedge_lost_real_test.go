@@ -28,7 +28,7 @@ func TestReplicaHedgedReadLostOriginalWhileHedgeWaits(t *testing.T) {
 	c, err := client.Connect(ctxT(t), client.Options{
 		Endpoints:              []client.Endpoint{viaPrimary.endpoint()},
 		ReplicaEndpoints:       []client.Endpoint{viaReplica.endpoint()},
-		ReadFrom:               client.ReplicaPreferred, // the replica first, the primary next: the hedge's
+		ReadFrom:               client.ReplicaPreferred, // the replica first, then the primary: the hedge goes there
 		ReplicaRefreshInterval: 10 * time.Second,
 		CommandTimeout:         budget,
 		HedgedReads:            &client.HedgedReadOptions{Delay: 5 * time.Millisecond, MaximumExtraLoadPercent: 100},
