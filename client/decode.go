@@ -16,23 +16,24 @@ import (
 // command on anything else.
 
 // Reply shapes the connection checks before completing a command (engine.Shape): a reply of
-// another shape fails the connection with a protocol error and never becomes a value.
+// another shape fails the connection with a protocol error and never becomes a value. They are
+// engine's table, which the simulator's workload uses too.
 var (
 	anyReply      = engine.Shape{}
-	okShape       = engine.ShapeOf(resp.KindSimpleString).Text("OK")
-	okOrNullShape = engine.ShapeOf(resp.KindSimpleString, resp.KindNull).Text("OK")
-	queuedShape   = engine.ShapeOf(resp.KindSimpleString).Text("QUEUED")
-	pongShape     = engine.ShapeOf(resp.KindSimpleString).Text("PONG")
-	intShape      = engine.ShapeOf(resp.KindInteger)
-	optIntShape   = engine.ShapeOf(resp.KindInteger, resp.KindNull)
-	boolShape     = engine.ShapeOf(resp.KindInteger, resp.KindBoolean)
-	textShape     = engine.ShapeOf(resp.KindSimpleString, resp.KindBulkString, resp.KindVerbatimString)
-	bulkShape     = engine.ShapeOf(resp.KindBulkString, resp.KindSimpleString, resp.KindVerbatimString, resp.KindNull)
-	floatShape    = engine.ShapeOf(resp.KindDouble, resp.KindBulkString, resp.KindSimpleString, resp.KindInteger)
-	optFloatShape = engine.ShapeOf(resp.KindDouble, resp.KindBulkString, resp.KindNull, resp.KindInteger)
-	arrayShape    = engine.ShapeOf(resp.KindArray, resp.KindSet, resp.KindNull)
-	mapShape      = engine.ShapeOf(resp.KindMap, resp.KindArray)
-	optArrayShape = engine.ShapeOf(resp.KindArray, resp.KindMap, resp.KindNull)
+	okShape       = engine.ShapeOK
+	okOrNullShape = engine.ShapeOKOrNull
+	queuedShape   = engine.ShapeQueued
+	pongShape     = engine.ShapePong
+	intShape      = engine.ShapeInt
+	optIntShape   = engine.ShapeOptInt
+	boolShape     = engine.ShapeBool
+	textShape     = engine.ShapeText
+	bulkShape     = engine.ShapeBulk
+	floatShape    = engine.ShapeFloat
+	optFloatShape = engine.ShapeOptFloat
+	arrayShape    = engine.ShapeArray
+	mapShape      = engine.ShapeMap
+	optArrayShape = engine.ShapeOptArray
 )
 
 // None is the result of a command whose only successful reply is OK (or another fixed

@@ -20,18 +20,23 @@ const (
 	GarbleNone Garble = iota
 	// GarbleMalformed replaces it with bytes no RESP parser accepts (malformedReply).
 	GarbleMalformed
-	// GarbleWrongKind replaces it with a well-formed reply of a kind no command of the workload
-	// accepts (wrongKindReply).
+	// GarbleWrongKind replaces it with a well-formed reply of another kind (wrongKind).
 	GarbleWrongKind
 )
 
 // malformedReply is what a malformed-reply fault writes: a frame with an unknown type byte.
 var malformedReply = []byte("?malformed\r\n")
 
-// wrongKindReply is what a wrong-kind reply fault writes: an empty array, well formed under
-// RESP2 and RESP3, which the reply shape of GET, SET, INCR and the workload's other commands
-// refuses.
-var wrongKindReply = []byte("*0\r\n")
+// wrongKind returns what a wrong-kind reply fault writes in place of reply, well formed under
+// RESP2 and RESP3: an integer, or an empty array when the command answered an integer. No typed
+// reply shape (engine.ShapeBulk, ShapeOK, ShapeInt, ShapeArray, ...) that accepts the one accepts
+// the other, so the command's shape refuses it.
+func wrongKind(reply []byte) []byte {
+	if len(reply) > 0 && reply[0] == ':' {
+		return []byte("*0\r\n")
+	}
+	return []byte(":0\r\n")
+}
 
 // replyState is the node's state of a slow command: the node is busy, with the reply held.
 type replyState struct {
@@ -50,7 +55,7 @@ func (n *Node) replyFault(c *Conn, name string, id uint64, mark int) {
 	case GarbleMalformed:
 		n.out = append(n.out[:mark], malformedReply...)
 	case GarbleWrongKind:
-		n.out = append(n.out[:mark], wrongKindReply...)
+		n.out = append(n.out[:mark], wrongKind(n.out[mark:])...)
 	}
 	if slow <= 0 {
 		return

@@ -89,8 +89,9 @@ func (f *SlowReplyFault) Matches(name string, args [][]byte) bool {
 // MalformedReplyFault makes a node answer the commands it names with a malformed frame for its
 // window, after executing them: the client's parser fails, its connection is lost, and the
 // commands in flight end with an unknown outcome. With WrongKind the frame is well formed but of
-// a kind the command does not accept (an empty array): the parser accepts it, the command's
-// expected reply shape does not, and the command fails with that protocol error.
+// a kind the command does not accept (an integer, or an empty array for a command that answers
+// an integer): the parser accepts it, the command's expected reply shape does not, and the
+// command fails with that protocol error.
 type MalformedReplyFault struct {
 	// Node is the node.
 	Node string `yaml:"node"`
@@ -99,8 +100,8 @@ type MalformedReplyFault struct {
 	// Commands and Keys select the commands, as in CommandErrorFault.
 	Commands []string `yaml:"commands"`
 	Keys     string   `yaml:"keys,omitempty"`
-	// WrongKind replaces the reply with a well-formed reply of the wrong kind (an empty array)
-	// instead of bytes no parser accepts.
+	// WrongKind replaces the reply with a well-formed reply of another kind instead of bytes no
+	// parser accepts.
 	WrongKind bool `yaml:"wrong_kind,omitempty"`
 }
 

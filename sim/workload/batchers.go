@@ -96,9 +96,6 @@ func (b *batcher) Run(arg uint64) bool {
 	return run.expire()
 }
 
-// incrShape is the reply shape of a pipeline's INCR (engine.Multi.Expect).
-var incrShape = engine.ShapeOf(resp.KindInteger)
-
 // issue submits the batcher's next batch and arms its budget.
 func (b *batcher) issue() bool {
 	bw := b.bw
@@ -131,7 +128,7 @@ func (b *batcher) issue() bool {
 		for range bw.spec.Size {
 			bw.nextCmd++
 			run.multi.IDs = append(run.multi.IDs, bw.nextCmd)
-			run.multi.Expect = append(run.multi.Expect, incrShape)
+			run.multi.Expect = append(run.multi.Expect, engine.ShapeInt) // as the client's typed INCR
 			frame = resp.AppendCommand(frame, "INCR", b.key)
 		}
 		run.multi.Reset(bw.spec.Size)
