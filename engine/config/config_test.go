@@ -278,7 +278,8 @@ var allowedImports = map[string]bool{
 }
 
 // TestPurity: the package imports only engine, fsm, netio/wire and pure standard packages, so
-// the simulator can use it without socket code. The control proves the check sees a forbidden import.
+// the simulator can use it without socket code. The control proves the check sees a forbidden
+// import.
 func TestPurity(t *testing.T) {
 	check := func(dir string) []string {
 		var bad []string

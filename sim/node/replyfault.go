@@ -27,15 +27,19 @@ const (
 // malformedReply is what a malformed-reply fault writes: a frame with an unknown type byte.
 var malformedReply = []byte("?malformed\r\n")
 
-// wrongKind returns what a wrong-kind reply fault writes in place of reply, well formed under
-// RESP2 and RESP3: an integer, or an empty array when the command answered an integer. No typed
-// reply shape (engine.ShapeBulk, ShapeOK, ShapeInt, ShapeArray, ...) that accepts the one accepts
-// the other, so the command's shape refuses it.
+// wrongKindInt and wrongKindArray are what a wrong-kind reply fault writes, both well formed
+// under RESP2 and RESP3 (wrongKind picks one).
+var wrongKindInt, wrongKindArray = []byte(":0\r\n"), []byte("*0\r\n")
+
+// wrongKind returns what a wrong-kind reply fault writes in place of reply: an integer, or an
+// empty array when the command answered an integer. The reply shapes of the workload's commands
+// (engine.ShapeBulk for GET, ShapeOK for SET and MSET, ShapeInt for INCR and DEL, ShapeArray for
+// MGET) each refuse it.
 func wrongKind(reply []byte) []byte {
 	if len(reply) > 0 && reply[0] == ':' {
-		return []byte("*0\r\n")
+		return wrongKindArray
 	}
-	return []byte(":0\r\n")
+	return wrongKindInt
 }
 
 // replyState is the node's state of a slow command: the node is busy, with the reply held.
