@@ -3,6 +3,7 @@ package simtest
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,6 +33,15 @@ const (
 	// unless the server has closed that connection by then. The client's other connections,
 	// and the connections a fence opens, take other paths.
 	Partition FaultKind = "partition"
+	// MalformedReply makes the node answer FaultSpace.Commands with a frame no RESP parser
+	// accepts, for a drawn window, after running them: the client loses the connection with a
+	// protocol error, and the commands in flight end with an unknown outcome.
+	MalformedReply FaultKind = "malformed_reply"
+	// WrongKindReply makes the node answer FaultSpace.Commands with a well-formed reply of
+	// another kind, for a drawn window, after running them (an integer, or an empty array
+	// where the command answers an integer): the parser accepts it and the command's reply
+	// shape does not, so the command ends with an unknown outcome and its connection is lost.
+	WrongKindReply FaultKind = "wrong_kind_reply"
 )
 
 // Defaults of FaultSpace.
@@ -54,25 +64,32 @@ var ErrFaultSpace = errors.New("simtest: invalid fault space")
 
 // FaultSpace describes the fault timelines Faults draws: up to MaxFaults faults of the given
 // kinds on one node (or, for partitions, one client slot), each starting in [0, Horizon],
-// kills, pauses and partitions lasting at most MaxDowntime. Every time is a multiple of Step,
-// so that shrinking moves faults earlier in whole steps. The zero value draws up to
-// DefaultMaxFaults faults of every kind on node "r1" and slot 0 in the first DefaultHorizon,
-// with downtimes up to DefaultMaxDowntime, in 1 ms steps.
+// kills, pauses, partitions and the windows of reply faults lasting at most MaxDowntime. Every
+// time is a multiple of Step, so that shrinking moves faults earlier in whole steps. The zero
+// value draws up to DefaultMaxFaults lost replies, kills, drops, pauses and partitions on node
+// "r1" and slot 0 in the first DefaultHorizon, with downtimes up to DefaultMaxDowntime, in 1 ms
+// steps; setting Commands adds malformed and wrong-kind replies to those commands.
 type FaultSpace struct {
 	// Node is the target node (default "r1", DefaultScenario's).
 	Node string
 	// Slot is the client connection slot a Partition cuts off (default 0). It must be below
 	// the scenario's client.connections.
 	Slot int
-	// Kinds are the kinds drawn (default: LoseReply, Kill, Drop, Pause, Partition). Shrinking
-	// prefers the kinds listed first.
+	// Kinds are the kinds drawn (default: LoseReply, Kill, Drop, Pause, Partition, and
+	// MalformedReply and WrongKindReply when Commands is set). Shrinking prefers the kinds
+	// listed first.
 	Kinds []FaultKind
+	// Commands are the commands whose replies MalformedReply and WrongKindReply replace: a
+	// name (INCR) or a name and its subcommand ("CLIENT INFO"), in any case, as in the
+	// scenario's malformed_reply fault. It is required when Kinds lists either kind.
+	Commands []string
 	// MaxFaults is the most faults in a timeline (default DefaultMaxFaults, at most
 	// MaxFaultsBound).
 	MaxFaults int
 	// Horizon is the latest start of a fault (default DefaultHorizon).
 	Horizon time.Duration
-	// MaxDowntime is the longest kill, pause or partition (default DefaultMaxDowntime).
+	// MaxDowntime is the longest kill, pause or partition, and the longest window of a
+	// reply fault (default DefaultMaxDowntime).
 	MaxDowntime time.Duration
 	// Step is the granularity of the drawn times (default 1 ms, at least MinStep).
 	Step time.Duration
@@ -90,11 +107,22 @@ func (s FaultSpace) withDefaults() (FaultSpace, error) {
 	case s.Step != 0 && s.Step < MinStep:
 		return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Step must be at least 1us"))
 	}
+	replies := false
 	for _, k := range s.Kinds {
 		switch k {
 		case LoseReply, Kill, Drop, Pause, Partition:
+		case MalformedReply, WrongKindReply:
+			replies = true
 		default:
 			return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Kinds: unknown kind "+strconv.Quote(string(k))))
+		}
+	}
+	switch {
+	case replies && len(s.Commands) == 0:
+		return s, errors.Join(ErrFaultSpace, errors.New("simtest: FaultSpace.Commands must name the commands whose replies MalformedReply and WrongKindReply replace"))
+	case len(s.Commands) > 0:
+		if err := scenario.ValidateCommandMatch("FaultSpace.Commands", s.Commands, ""); err != nil {
+			return s, errors.Join(ErrFaultSpace, err)
 		}
 	}
 	if s.Node == "" {
@@ -102,6 +130,9 @@ func (s FaultSpace) withDefaults() (FaultSpace, error) {
 	}
 	if len(s.Kinds) == 0 {
 		s.Kinds = []FaultKind{LoseReply, Kill, Drop, Pause, Partition}
+		if len(s.Commands) > 0 {
+			s.Kinds = append(s.Kinds, MalformedReply, WrongKindReply)
+		}
 	}
 	if s.MaxFaults == 0 {
 		s.MaxFaults = DefaultMaxFaults
@@ -151,6 +182,9 @@ func faults(s FaultSpace) *rapid.Generator[[]scenario.Fault] {
 		case Partition:
 			slot := s.Slot
 			f.Blackhole = &scenario.BlackholeFault{Target: scenario.Target{ClientSlot: &slot}, For: downtime()}
+		case MalformedReply, WrongKindReply:
+			f.MalformedReply = &scenario.MalformedReplyFault{Node: s.Node, Commands: slices.Clone(s.Commands),
+				For: downtime(), WrongKind: kind == WrongKindReply}
 		}
 		return f
 	})

@@ -43,8 +43,9 @@
 //
 // # Property tests
 //
-// Faults is a rapid generator of fault timelines (lost replies, kills, drops, pauses, and
-// partitions of one client connection's path) within a FaultSpace. Check runs a property under
+// Faults is a rapid generator of fault timelines (lost replies, kills, drops, pauses,
+// partitions of one client connection's path, and garbled or wrong-kind replies to the
+// commands FaultSpace.Commands names) within a FaultSpace. Check runs a property under
 // drawn timelines and seeds and shrinks a failure to the smallest failing run; WriteScenario
 // saves its resolved scenario as a file that scenario.Load reads back and that replays the
 // failure. Sweep runs a property over a fixed number of indexed timelines, for properties that

@@ -232,7 +232,9 @@ client: {connect_timeout: 500ms, command_timeout: 1s}
 // TestFaultSpaceBounds: an invalid fault space is an error before anything is drawn.
 func TestFaultSpaceBounds(t *testing.T) {
 	for _, fs := range []simtest.FaultSpace{{MaxFaults: -1}, {MaxFaults: simtest.MaxFaultsBound + 1}, {Horizon: -1},
-		{Step: time.Nanosecond}, {Kinds: []simtest.FaultKind{"flood"}}, {Slot: -1}} {
+		{Step: time.Nanosecond}, {Kinds: []simtest.FaultKind{"flood"}}, {Slot: -1},
+		{Kinds: []simtest.FaultKind{simtest.WrongKindReply}}, {Kinds: []simtest.FaultKind{simtest.Kill, simtest.MalformedReply}},
+		{Commands: []string{"INCR  "}}, {Commands: []string{""}}, {Commands: []string{"CLIENT KILL ID"}}} {
 		if _, err := simtest.Sweep(simtest.Config{}, fs, 1, func(*simtest.Env) {}); !errors.Is(err, simtest.ErrFaultSpace) {
 			t.Errorf("%+v: %v, want ErrFaultSpace", fs, err)
 		}

@@ -126,6 +126,13 @@ func (f *CommandErrorFault) validate(field string) error {
 	return nil
 }
 
+// ValidateCommandMatch checks the commands and keys pattern of a command fault (command_error,
+// slow_reply, malformed_reply) as the loader does, naming field in its error: for code that
+// builds such faults itself (simtest's fault spaces) and must refuse them before it draws any.
+func ValidateCommandMatch(field string, commands []string, keys string) error {
+	return validateMatch(field, commands, keys)
+}
+
 // validateMatch checks a fault's commands and keys pattern under field.
 func validateMatch(field string, commands []string, keys string) error {
 	if len(commands) == 0 {
