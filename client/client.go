@@ -350,6 +350,8 @@ type call struct {
 	policy   uint8
 	// hedgeable: a read that may be hedged (replica.go).
 	hedgeable bool
+	// own is the call's command as a group of one, for engine.Engine.SubmitGroupReadOwn.
+	own [1]*engine.Command
 }
 
 func (c *Client) getCall() *call {
@@ -358,6 +360,7 @@ func (c *Client) getCall() *call {
 	}
 	cl := &call{done: make(chan struct{}, 1), client: c}
 	cl.cmd.Done = cl.onDone
+	cl.own[0] = &cl.cmd
 	return cl
 }
 
@@ -444,12 +447,21 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 		}
 	}
 	cl.cmd.Reset()
-	if cl.node != 0 {
+	var timeout <-chan time.Time
+	switch {
+	case cl.node != 0:
 		c.eng.SubmitNode(&cl.cmd, cl.node)
-	} else {
+		timeout = c.armTimeout(cl)
+	case ctx.Done() == nil && !c.opts.UseCluster:
+		var done bool
+		if done, timeout = c.submitOwn(cl); done {
+			<-cl.done
+			return c.completion(cl)
+		}
+	default:
 		c.eng.Submit(&cl.cmd)
+		timeout = c.armTimeout(cl)
 	}
-	timeout := c.armTimeout(cl)
 	cl.relaxStart = time.Time{}
 	var shrunk <-chan struct{} // the maintenance window keeping the command alive shrank (maint.go)
 	for {
@@ -477,6 +489,34 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 			return c.abandon(cl, nil)
 		}
 	}
+}
+
+// submitOwn submits the call's command for a caller whose context cannot be cancelled, and
+// reads its reply on the caller's goroutine when the connection that takes it lets it (a lone
+// caller on an idle connection: engine.Engine.SubmitGroupReadOwn, as a pipeline's run does),
+// which spares the hand-off from the connection's reader goroutine. It reports whether the
+// command completed (its done then holds the signal). Otherwise the caller waits as usual, and
+// submitOwn returns the channel of the call's timer armed for what is left of the command
+// timeout (nil without one).
+func (c *Client) submitOwn(cl *call) (bool, <-chan time.Time) {
+	d := c.opts.CommandTimeout
+	var deadline time.Time
+	if d > 0 {
+		deadline = time.Now().Add(d)
+	}
+	if c.eng.SubmitGroupReadOwn(cl.own[:], deadline) {
+		return true, nil
+	}
+	if d <= 0 {
+		return false, nil
+	}
+	left := max(time.Until(deadline), time.Nanosecond)
+	if cl.timer == nil {
+		cl.timer = time.NewTimer(left)
+	} else {
+		cl.timer.Reset(left)
+	}
+	return false, cl.timer.C
 }
 
 // completion turns a completed command into nil (reply available) or an error, recycling the
