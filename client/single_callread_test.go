@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/respire-go/respire/client"
+	"github.com/respire-go/respire/netio/redistest"
 )
 
 // Tests of a single command whose caller reads its reply itself (Client.submitOwn: a lone
@@ -164,5 +166,76 @@ func TestSingleCommandTimeoutWhileTheCallerReads(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSingleCommandsReadByTheirCallerOnRedis: against a real redis-server, under RESP2 and
+// RESP3, a lone caller with a context that cannot be cancelled reads its commands' replies
+// itself, and every typed result is what the same commands give a caller that waits for the
+// connection's reader (a cancellable context): strings, integers, maps and scored members.
+func TestSingleCommandsReadByTheirCallerOnRedis(t *testing.T) {
+	redistest.Require(t)
+	srv := redistest.Start(t, redistest.Config{})
+	for _, proto := range []client.Protocol{client.ProtocolRESP2, client.ProtocolRESP3} {
+		t.Run(proto.String(), func(t *testing.T) {
+			var mu sync.Mutex
+			readers := map[int]int{}
+			var d net.Dialer
+			c, err := client.Connect(context.Background(), client.Options{
+				Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Protocol: proto,
+				Dialer: func(ctx context.Context, ep client.Endpoint) (net.Conn, error) {
+					nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
+					if err != nil {
+						return nil, err
+					}
+					return readersConn{Conn: nc, mu: &mu, readers: readers}, nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			warmUntilTheCallerReads(t, c, &mu, readers)
+			cancellable, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			prefix := "own:" + proto.String() + ":"
+			results := map[string][]string{}
+			me := callerGoroutine()
+			for pass, ctx := range []context.Context{context.Background(), cancellable} {
+				before := readsOf(&mu, readers, me)
+				var got []string
+				for i := 0; i < 20; i++ {
+					k := prefix + strconv.Itoa(pass) + ":" + strconv.Itoa(i) // fresh keys in each pass
+					if err := c.Set(ctx, k, "v"+strconv.Itoa(i)); err != nil {
+						t.Fatal(err)
+					}
+					v, ok, err := c.Get(ctx, k)
+					n, ierr := c.Incr(ctx, k+":n")
+					_, herr := c.HSet(ctx, k+":h", "f", "x", "g", strconv.Itoa(i))
+					h, hgerr := c.HGetAll(ctx, k+":h")
+					_, zerr := c.ZAdd(ctx, k+":z", client.ZMember{Member: "a", Score: float64(i)}, client.ZMember{Member: "b", Score: 0.5})
+					z, zrerr := c.ZRangeWithScores(ctx, k+":z", 0, -1)
+					if err := errors.Join(err, ierr, herr, hgerr, zerr, zrerr); err != nil || !ok {
+						t.Fatalf("%s: %v (found %v)", k, err, ok)
+					}
+					got = append(got, v, strconv.FormatInt(n, 10), h["f"]+"/"+h["g"], strconv.Itoa(len(z))+z[0].Member)
+				}
+				mine := readsOf(&mu, readers, me) - before
+				if ctx == cancellable {
+					if mine != 0 {
+						t.Fatalf("with a cancellable context the caller read %d replies itself, want none", mine)
+					}
+					results["cancellable"] = got
+				} else {
+					if mine < 70 { // 140 commands; most read by the caller
+						t.Fatalf("the caller read %d of 140 replies itself, want most of them", mine)
+					}
+					results["own"] = got
+				}
+			}
+			if !reflect.DeepEqual(results["own"], results["cancellable"]) {
+				t.Fatalf("results differ:\nread by the caller: %v\nread by the reader: %v", results["own"], results["cancellable"])
+			}
+		})
 	}
 }
