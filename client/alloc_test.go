@@ -38,3 +38,33 @@ func TestTypedHotPathAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestListRepliesAllocateOncePerValue: a typed MGET of 10 keys allocates its result slice, one
+// string per value and one element cursor for the whole reply, not one cursor per element.
+func TestListRepliesAllocateOncePerValue(t *testing.T) {
+	redistest.Require(t)
+	srv := redistest.Start(t, redistest.Config{})
+	ctx := context.Background()
+	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Connections: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	keys := make([]string, 10)
+	for i := range keys {
+		keys[i] = "alloc:m" + string(rune('0'+i))
+		if err := c.Set(ctx, keys[i], "value"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mget := func() {
+		vs, err := c.MGet(ctx, keys...)
+		if err != nil || len(vs) != len(keys) || vs[9].Value != "value" {
+			t.Fatalf("MGET: %v %v", vs, err)
+		}
+	}
+	mget() // warm the pool
+	if n := testing.AllocsPerRun(200, mget); n > float64(len(keys)+2) {
+		t.Errorf("MGET of %d keys: %v allocations per call, want at most %d", len(keys), n, len(keys)+2)
+	}
+}

@@ -276,12 +276,14 @@ func decEach[T any](v *resp.Value, dec func(*resp.Value) (T, error)) ([]T, error
 		return nil, unexpected("list", v)
 	}
 	out := make([]T, v.Len())
-	for i, e := range v.All() {
-		x, err := dec(&e)
+	var e resp.Value // one variable for every element: dec takes its address, which escapes
+	for i, x := range v.All() {
+		e = x
+		d, err := dec(&e)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = x
+		out[i] = d
 	}
 	return out, nil
 }
