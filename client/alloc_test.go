@@ -16,14 +16,8 @@ import (
 // TestTypedHotPathAllocates nothing: a typed GET, SET or INCR on a healthy shared connection
 // makes no allocation, whichever executor the generated method reaches it through.
 func TestTypedHotPathAllocatesNothing(t *testing.T) {
-	redistest.Require(t)
-	srv := redistest.Start(t, redistest.Config{})
 	ctx := context.Background()
-	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Connections: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := allocClient(t)
 	if err := c.Set(ctx, "alloc:k", "v"); err != nil {
 		t.Fatal(err)
 	}
@@ -42,14 +36,8 @@ func TestTypedHotPathAllocatesNothing(t *testing.T) {
 // TestListRepliesAllocateOncePerValue: a typed MGET of 10 keys allocates its result slice, one
 // string per value and one element cursor for the whole reply, not one cursor per element.
 func TestListRepliesAllocateOncePerValue(t *testing.T) {
-	redistest.Require(t)
-	srv := redistest.Start(t, redistest.Config{})
 	ctx := context.Background()
-	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Connections: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := allocClient(t)
 	keys := make([]string, 10)
 	for i := range keys {
 		keys[i] = "alloc:m" + string(rune('0'+i))
@@ -67,4 +55,17 @@ func TestListRepliesAllocateOncePerValue(t *testing.T) {
 	if n := testing.AllocsPerRun(200, mget); n > float64(len(keys)+2) {
 		t.Errorf("MGET of %d keys: %v allocations per call, want at most %d", len(keys), n, len(keys)+2)
 	}
+}
+
+// allocClient returns a client of one connection to a redis-server of its own, closed with the test.
+func allocClient(t *testing.T) *client.Client {
+	t.Helper()
+	redistest.Require(t)
+	srv := redistest.Start(t, redistest.Config{})
+	c, err := client.Connect(context.Background(), client.Options{Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Connections: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

@@ -42,6 +42,19 @@ func (c readersConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// readersDialer returns a dialer whose connections record, in readers (under mu), the goroutines
+// that read replies from the socket.
+func readersDialer(mu *sync.Mutex, readers map[int]int) func(context.Context, client.Endpoint) (net.Conn, error) {
+	var d net.Dialer
+	return func(ctx context.Context, ep client.Endpoint) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
+		if err != nil {
+			return nil, err
+		}
+		return readersConn{Conn: nc, mu: mu, readers: readers}, nil
+	}
+}
+
 // TestBatchLostReplyWhileTheCallerReads: a caller that runs pipelines one after another with a
 // context that cannot be cancelled reads their replies on its own goroutine (the connection's
 // caller-reads mode), and the no-replay rule holds there too: when the connection fails after
@@ -53,18 +66,9 @@ func TestBatchLostReplyWhileTheCallerReads(t *testing.T) {
 	f := startDropFake(t, 3)
 	var mu sync.Mutex
 	readers := map[int]int{}
-	var d net.Dialer
 	ctx := context.Background()
 	c, err := client.Connect(ctx, client.Options{
-		Endpoints: []client.Endpoint{f.endpoint()}, Protocol: client.ProtocolRESP2,
-		Dialer: func(ctx context.Context, ep client.Endpoint) (net.Conn, error) {
-			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-			if err != nil {
-				return nil, err
-			}
-			return readersConn{Conn: nc, mu: &mu, readers: readers}, nil
-		},
-	})
+		Endpoints: []client.Endpoint{f.endpoint()}, Protocol: client.ProtocolRESP2, Dialer: readersDialer(&mu, readers)})
 	if err != nil {
 		t.Fatal(err)
 	}

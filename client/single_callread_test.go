@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"net"
 	"reflect"
 	"strconv"
 	"sync"
@@ -23,17 +22,9 @@ func readersClient(t *testing.T, f *dropFake, timeout time.Duration) (*client.Cl
 	t.Helper()
 	var mu sync.Mutex
 	readers := map[int]int{}
-	var d net.Dialer
 	c, err := client.Connect(context.Background(), client.Options{
 		Endpoints: []client.Endpoint{f.endpoint()}, Protocol: client.ProtocolRESP2, CommandTimeout: timeout,
-		Dialer: func(ctx context.Context, ep client.Endpoint) (net.Conn, error) {
-			nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-			if err != nil {
-				return nil, err
-			}
-			return readersConn{Conn: nc, mu: &mu, readers: readers}, nil
-		},
-	})
+		Dialer: readersDialer(&mu, readers)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,17 +171,9 @@ func TestSingleCommandsReadByTheirCallerOnRedis(t *testing.T) {
 		t.Run(proto.String(), func(t *testing.T) {
 			var mu sync.Mutex
 			readers := map[int]int{}
-			var d net.Dialer
 			c, err := client.Connect(context.Background(), client.Options{
 				Endpoints: []client.Endpoint{{Host: "127.0.0.1", Port: srv.Port()}}, Protocol: proto,
-				Dialer: func(ctx context.Context, ep client.Endpoint) (net.Conn, error) {
-					nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)))
-					if err != nil {
-						return nil, err
-					}
-					return readersConn{Conn: nc, mu: &mu, readers: readers}, nil
-				},
-			})
+				Dialer: readersDialer(&mu, readers)})
 			if err != nil {
 				t.Fatal(err)
 			}

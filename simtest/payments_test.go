@@ -61,28 +61,60 @@ func positiveControl(t *testing.T) {
 	setFlag(t, "rapid.checks", checks)
 }
 
-// TestNaivePaymentsDoubleChargeUnderOneLostReply is the worked example's failing half: rapid
-// must find that the naive handler charges a payment twice, and shrink the timeline to one
-// lost reply. The test fails if the property passes (the bug not found), if shrinking leaves
-// more than that fault, or if the saved scenario does not load and replay the failure.
-func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
+// mustFail runs Check over space with the property body, which must fail: it returns the
+// smallest failing run and fails the test when Check did not return or found no failure (the
+// positive control found nothing). Check runs on a goroutine of its own, as a test function
+// does: it must return the failing run rather than end the goroutine (FailNow) before it can be
+// saved.
+func mustFail(t *testing.T, cfg simtest.Config, space simtest.FaultSpace, body func(*simtest.Env), what string) (*simtest.Result, *recorder) {
+	t.Helper()
 	positiveControl(t)
 	rec := &recorder{}
-	cfg := simtest.Config{Scenario: paymentScenario()}
-	// Check runs on a goroutine of its own, as a test function does: it must return the
-	// failing run rather than end the goroutine (FailNow) before it can be saved.
 	result := make(chan *simtest.Result, 1)
 	go func() {
 		defer close(result)
-		result <- simtest.Check(rec, cfg, simtest.FaultSpace{}, payments(chargeNaive))
+		result <- simtest.Check(rec, cfg, space, body)
 	}()
 	failing, returned := <-result
 	if !returned {
 		t.Fatal("Check ended its goroutine instead of returning the failing run")
 	}
 	if !rec.failed || failing == nil {
-		t.Fatalf("rapid did not find the naive handler's double charge: %v", rec.msgs)
+		t.Fatalf("rapid did not find %s: %v", what, rec.msgs)
 	}
+	return failing, rec
+}
+
+// saveAndReplay saves the failing run's scenario under name, loads it back and replays it with
+// body (keeping the trace): the replay must fail as the run did, with the same trace. It returns
+// the loaded scenario and the replay.
+func saveAndReplay(t *testing.T, failing *simtest.Result, name string, body func(*simtest.Env)) (*scenario.Scenario, *simtest.Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := simtest.WriteScenario(path, failing.Scenario); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := scenario.Load(path)
+	if err != nil {
+		t.Fatalf("the saved scenario does not load: %v", err)
+	}
+	if !reflect.DeepEqual(loaded.Faults, failing.Scenario.Faults) || loaded.Seed != failing.Seed {
+		t.Fatalf("the saved scenario differs: faults %+v seed %d, want %+v seed %d", loaded.Faults, loaded.Seed, failing.Scenario.Faults, failing.Seed)
+	}
+	replay := simtest.Run(simtest.Config{Scenario: loaded, Seed: loaded.Seed, KeepTrace: true}, body)
+	if !reflect.DeepEqual(replay.Failures, failing.Failures) || replay.TraceHash != failing.TraceHash {
+		t.Fatalf("the saved scenario does not replay the failure: %s\nwant: %s", replay.Summary(), failing.Summary())
+	}
+	return loaded, replay
+}
+
+// TestNaivePaymentsDoubleChargeUnderOneLostReply is the worked example's failing half: rapid
+// must find that the naive handler charges a payment twice, and shrink the timeline to one
+// lost reply. The test fails if the property passes (the bug not found), if shrinking leaves
+// more than that fault, or if the saved scenario does not load and replay the failure.
+func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
+	cfg := simtest.Config{Scenario: paymentScenario()}
+	failing, rec := mustFail(t, cfg, simtest.FaultSpace{}, payments(chargeNaive), "the naive handler's double charge")
 	faults := failing.Scenario.Faults
 	if len(faults) != 1 || faults[0].LoseReply == nil {
 		t.Fatalf("the smallest failing timeline is %d fault(s) (want one lost reply): %s", len(faults), failing.Summary())
@@ -96,22 +128,7 @@ func TestNaivePaymentsDoubleChargeUnderOneLostReply(t *testing.T) {
 			t.Log(strings.SplitN(m, "\n", 2)[0])
 		}
 	}
-
-	path := filepath.Join(t.TempDir(), "double-charge.yaml")
-	if err := simtest.WriteScenario(path, failing.Scenario); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := scenario.Load(path)
-	if err != nil {
-		t.Fatalf("the saved scenario does not load: %v", err)
-	}
-	if !reflect.DeepEqual(loaded.Faults, faults) || loaded.Seed != failing.Seed {
-		t.Fatalf("the saved scenario differs: faults %+v seed %d, want %+v seed %d", loaded.Faults, loaded.Seed, faults, failing.Seed)
-	}
-	replay := simtest.Run(simtest.Config{Scenario: loaded, Seed: loaded.Seed}, payments(chargeNaive))
-	if !reflect.DeepEqual(replay.Failures, failing.Failures) || replay.TraceHash != failing.TraceHash {
-		t.Fatalf("the saved scenario does not replay the failure: %s\nwant: %s", replay.Summary(), failing.Summary())
-	}
+	saveAndReplay(t, failing, "double-charge.yaml", payments(chargeNaive))
 }
 
 // noFences returns paymentScenario without fences: the world of a client that can only read
@@ -129,39 +146,15 @@ func noFences() *scenario.Scenario {
 // first passes that very timeline, with fences enabled, and its trace shows the fence's kill
 // (the fault occurred and the fence acted).
 func TestReadFirstPaymentsDoubleChargeUnderAPartition(t *testing.T) {
-	positiveControl(t)
-	rec := &recorder{}
 	cfg := simtest.Config{Scenario: noFences()}
 	space := simtest.FaultSpace{Kinds: []simtest.FaultKind{simtest.Partition}}
-	result := make(chan *simtest.Result, 1)
-	go func() {
-		defer close(result)
-		result <- simtest.Check(rec, cfg, space, payments(chargeReadFirst))
-	}()
-	failing, returned := <-result
-	if !returned {
-		t.Fatal("Check ended its goroutine instead of returning the failing run")
-	}
-	if !rec.failed || failing == nil {
-		t.Fatalf("rapid did not find the read-first handler's double charge: %v", rec.msgs)
-	}
+	failing, _ := mustFail(t, cfg, space, payments(chargeReadFirst), "the read-first handler's double charge")
 	faults := failing.Scenario.Faults
 	if len(faults) != 1 || faults[0].Blackhole == nil {
 		t.Fatalf("the smallest failing timeline is %d fault(s) (want one partition): %s", len(faults), failing.Summary())
 	}
 	t.Logf("smallest failing run: %s (partition at %v for %v)", failing.Summary(), faults[0].At.Value(), faults[0].Blackhole.For.Value())
-	path := filepath.Join(t.TempDir(), "read-first.yaml")
-	if err := simtest.WriteScenario(path, failing.Scenario); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := scenario.Load(path)
-	if err != nil {
-		t.Fatalf("the saved scenario does not load: %v", err)
-	}
-	replay := simtest.Run(simtest.Config{Scenario: loaded, Seed: loaded.Seed}, payments(chargeReadFirst))
-	if !reflect.DeepEqual(replay.Failures, failing.Failures) || replay.TraceHash != failing.TraceHash {
-		t.Fatalf("the saved scenario does not replay the failure: %s\nwant: %s", replay.Summary(), failing.Summary())
-	}
+	loaded, _ := saveAndReplay(t, failing, "read-first.yaml", payments(chargeReadFirst))
 
 	fenced := loaded.Clone()
 	fenced.Client.EnableFences = true

@@ -1,12 +1,10 @@
 package simtest_test
 
 import (
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/respire-go/respire/sim/scenario"
 	"github.com/respire-go/respire/simtest"
 )
 
@@ -57,21 +55,8 @@ func TestFaultSpaceDrawsReplyFaults(t *testing.T) {
 // the saved scenario must replay the failure, and the settling handler must pass that timeline,
 // whose trace shows the fault (it occurred).
 func TestNaivePaymentsDoubleChargeUnderAReplyFault(t *testing.T) {
-	positiveControl(t)
-	rec := &recorder{}
 	cfg := simtest.Config{Scenario: paymentScenario()}
-	result := make(chan *simtest.Result, 1)
-	go func() {
-		defer close(result)
-		result <- simtest.Check(rec, cfg, replySpace, payments(chargeNaive))
-	}()
-	failing, returned := <-result
-	if !returned {
-		t.Fatal("Check ended its goroutine instead of returning the failing run")
-	}
-	if !rec.failed || failing == nil {
-		t.Fatalf("rapid did not find the naive handler's double charge under reply faults: %v", rec.msgs)
-	}
+	failing, _ := mustFail(t, cfg, replySpace, payments(chargeNaive), "the naive handler's double charge under reply faults")
 	faults := failing.Scenario.Faults
 	if len(faults) != 1 || faults[0].MalformedReply == nil {
 		t.Fatalf("the smallest failing timeline is %d fault(s) (want one reply fault): %s", len(faults), failing.Summary())
@@ -82,18 +67,7 @@ func TestNaivePaymentsDoubleChargeUnderAReplyFault(t *testing.T) {
 	t.Logf("smallest failing run: %s (wrong kind %v at %v for %v)", failing.Summary(), faults[0].MalformedReply.WrongKind,
 		faults[0].At.Value(), faults[0].MalformedReply.For.Value())
 
-	path := filepath.Join(t.TempDir(), "reply-fault.yaml")
-	if err := simtest.WriteScenario(path, failing.Scenario); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := scenario.Load(path)
-	if err != nil {
-		t.Fatalf("the saved scenario does not load: %v", err)
-	}
-	replay := simtest.Run(simtest.Config{Scenario: loaded, Seed: loaded.Seed, KeepTrace: true}, payments(chargeNaive))
-	if !reflect.DeepEqual(replay.Failures, failing.Failures) || replay.TraceHash != failing.TraceHash {
-		t.Fatalf("the saved scenario does not replay the failure: %s\nwant: %s", replay.Summary(), failing.Summary())
-	}
+	loaded, replay := saveAndReplay(t, failing, "reply-fault.yaml", payments(chargeNaive))
 	want := "fault malformed"
 	if faults[0].MalformedReply.WrongKind {
 		want = "fault wrong-kind"
