@@ -33,6 +33,8 @@ type recordedConn struct {
 	reply   resp.Value
 
 	named map[string]int // complete commands written, by name as sent
+	// readers counts the reads that returned bytes, by the goroutine that made them.
+	readers map[int]int
 }
 
 func (c *recordedConn) Write(p []byte) (int, error) {
@@ -59,7 +61,17 @@ func (c *recordedConn) Write(p []byte) (int, error) {
 
 func (c *recordedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	g := 0
+	if n > 0 {
+		g = callerGoroutine()
+	}
 	c.mu.Lock()
+	if n > 0 {
+		if c.readers == nil {
+			c.readers = map[int]int{}
+		}
+		c.readers[g]++
+	}
 	c.in = append(c.in, p[:n]...)
 	for {
 		m, perr := resp.Parse(c.in, &c.reply, nil)
@@ -102,6 +114,19 @@ func (w *wireRecorder) dial(ctx context.Context, ep client.Endpoint) (net.Conn, 
 	w.conns = append(w.conns, rc)
 	w.mu.Unlock()
 	return rc, nil
+}
+
+// readsBy returns how many reads the goroutine g made on every connection, with bytes.
+func (w *wireRecorder) readsBy(g int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, c := range w.conns {
+		c.mu.Lock()
+		n += c.readers[g]
+		c.mu.Unlock()
+	}
+	return n
 }
 
 // pending returns the commands written on live connections and not answered yet.
@@ -187,13 +212,22 @@ const (
 type killReport struct {
 	ok, unknown, failed int
 	interrupted         int      // commands written on connections that died unanswered
+	callerReads         int      // reads made by the callers' own goroutines
 	replays             []string // keys the client wrote more than once
 	violations          []string // outcomes the server contradicts
 }
 
 func (r *killReport) String() string {
-	return fmt.Sprintf("ok=%d unknown=%d failed=%d interrupted=%d replays=%d violations=%d",
-		r.ok, r.unknown, r.failed, r.interrupted, len(r.replays), len(r.violations))
+	return fmt.Sprintf("ok=%d unknown=%d failed=%d interrupted=%d caller-reads=%d replays=%d violations=%d",
+		r.ok, r.unknown, r.failed, r.interrupted, r.callerReads, len(r.replays), len(r.violations))
+}
+
+// killRun is how the kill scenario runs: its callers, whether they use a context that cannot
+// be cancelled (so that a lone caller reads its replies itself), and the defect to plant.
+type killRun struct {
+	callers    int
+	background bool
+	plant      func(*client.Client)
 }
 
 // runKillDuringIncrStream runs 32 callers that INCR a fresh key each time over two connections
@@ -208,6 +242,12 @@ func (r *killReport) String() string {
 // once (the reply was 1), a definite failure means never written and not applied, an unknown
 // outcome means applied at most once.
 func runKillDuringIncrStream(t *testing.T, plant func(*client.Client)) *killReport {
+	return runKill(t, killRun{callers: 32, plant: plant})
+}
+
+// runKill is runKillDuringIncrStream with run's callers (a paused kill waits for as many
+// commands as there are callers, at most 16) and context.
+func runKill(t *testing.T, run killRun) *killReport {
 	redistest.Require(t)
 	checkNoLeaks(t)
 	srv := redistest.Start(t, redistest.Config{})
@@ -220,11 +260,16 @@ func runKillDuringIncrStream(t *testing.T, plant func(*client.Client)) *killRepo
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if plant != nil {
-		plant(c)
+	if run.plant != nil {
+		run.plant(c)
 	}
-	const callers = 32
+	callers := run.callers
+	cctx := ctx
+	if run.background {
+		cctx = context.Background()
+	}
 	results := make([][]outcome, callers)
+	gids := make([]int, callers)
 	var progress atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -232,13 +277,14 @@ func runKillDuringIncrStream(t *testing.T, plant func(*client.Client)) *killRepo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			gids[g] = callerGoroutine()
 			for seq := 0; ; seq++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				n, err := c.Incr(ctx, "kill:"+strconv.Itoa(g)+":"+strconv.Itoa(seq))
+				n, err := c.Incr(cctx, "kill:"+strconv.Itoa(g)+":"+strconv.Itoa(seq))
 				switch {
 				case err == nil:
 					results[g] = append(results[g], outcome{kind: outcomeOK, reply: n})
@@ -258,7 +304,7 @@ func runKillDuringIncrStream(t *testing.T, plant func(*client.Client)) *killRepo
 		paused := round%2 == 1
 		if paused {
 			srv.Do(t, "CLIENT", "PAUSE", "10000", "WRITE")
-			eventually(t, "commands waiting on the paused server", 10*time.Second, func() bool { return rec.pending() >= 16 })
+			eventually(t, "commands waiting on the paused server", 10*time.Second, func() bool { return rec.pending() >= min(16, callers) })
 		}
 		srv.Do(t, "CLIENT", "KILL", "TYPE", "normal")
 		if paused {
@@ -270,6 +316,9 @@ func runKillDuringIncrStream(t *testing.T, plant func(*client.Client)) *killRepo
 	wg.Wait()
 
 	report := &killReport{interrupted: rec.interrupted()}
+	for _, g := range gids {
+		report.callerReads += rec.readsBy(g)
+	}
 	written := rec.writes()
 	for k, n := range written {
 		if n > 1 {
@@ -336,16 +385,38 @@ func TestClientKillDuringIncrStream(t *testing.T) {
 	}
 }
 
+// TestClientKillDuringLoneCallerIncrStream is the kill scenario with one caller whose context
+// cannot be cancelled, which reads its replies itself on its idle connections: the kills, three
+// of them while the server holds the caller's INCR unanswered, cut the caller's own reads
+// short. No command is replayed and every outcome is honest; the test fails when the kills
+// interrupted nothing or the caller never read a reply itself.
+func TestClientKillDuringLoneCallerIncrStream(t *testing.T) {
+	r := runKill(t, killRun{callers: 1, background: true})
+	if r.interrupted == 0 || r.unknown == 0 {
+		t.Fatalf("the kills interrupted nothing (%v): the test proved nothing", r)
+	}
+	if r.callerReads == 0 {
+		t.Fatalf("the caller never read a reply itself (%v): the test does not exercise its path", r)
+	}
+	for _, v := range append(r.replays, r.violations...) {
+		t.Error(v)
+	}
+}
+
 // TestClientKillDuringIncrStreamCatchesPlantedReplay plants the defect the kill test exists
-// for, a client that sends a command of unknown outcome again, and checks the test catches it:
+// for, a client that sends a command of unknown outcome again, and checks the test catches it,
+// with 32 callers and with a lone caller that reads its own replies:
 // the paused kills guarantee commands of unknown outcome, so the replay happens, and the wire
 // record shows their keys written twice, every run.
 func TestClientKillDuringIncrStreamCatchesPlantedReplay(t *testing.T) {
-	r := runKillDuringIncrStream(t, client.PlantReplayOfUnknownOutcomes)
-	if r.interrupted == 0 {
-		t.Fatalf("the kills interrupted nothing (%v)", r)
-	}
-	if len(r.replays) == 0 {
-		t.Fatalf("the planted replay went unnoticed (%v)", r)
+	for _, run := range []killRun{{callers: 32}, {callers: 1, background: true}} {
+		run.plant = client.PlantReplayOfUnknownOutcomes
+		r := runKill(t, run)
+		if r.interrupted == 0 {
+			t.Fatalf("%d caller(s): the kills interrupted nothing (%v)", run.callers, r)
+		}
+		if len(r.replays) == 0 {
+			t.Fatalf("%d caller(s): the planted replay went unnoticed (%v)", run.callers, r)
+		}
 	}
 }
