@@ -469,21 +469,16 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 // submitReadOwn submits the group cmds and lets the caller read its replies itself, on its own
 // goroutine, when the connection that took the group allows it (engine.Engine.SubmitGroupReadOwn:
 // a lone caller that wrote its group on an idle connection). That spares the hand-off from the
-// connection's reader goroutine to the caller. It reads within the command timeout, and only for
-// a context that cannot be cancelled: a read blocked on the socket does not watch a context. It
-// returns the budget left for awaitGroup, which then finds the group complete or waits for the
-// rest.
+// connection's reader goroutine to the caller. It reads within the command timeout and until ctx
+// ends. It returns the budget left for awaitGroup, which then finds the group complete or waits
+// for the rest (and sees ctx's end).
 func (c *Client) submitReadOwn(ctx context.Context, cmds []*engine.Command) time.Duration {
 	budget := c.opts.CommandTimeout
-	if ctx.Done() != nil {
-		c.eng.SubmitGroup(cmds)
-		return budget
-	}
 	var deadline time.Time
 	if budget > 0 {
 		deadline = time.Now().Add(budget)
 	}
-	if c.eng.SubmitGroupReadOwn(cmds, deadline) || budget <= 0 {
+	if c.eng.SubmitGroupReadOwn(ctx, cmds, deadline) || budget <= 0 {
 		return budget
 	}
 	// Stopped early (the deadline, or a failure): wait for the rest within what is left.

@@ -295,12 +295,15 @@ type dropFake struct {
 	l      net.Listener
 	answer int
 	// stall keeps the connection open, reading and never answering, instead of closing it.
-	stall  bool
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	seen   map[string]int
-	conns  []net.Conn
-	closed atomic.Bool
+	stall bool
+	// slowKey's INCR is answered only after slowFor.
+	slowKey string
+	slowFor time.Duration
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	seen    map[string]int
+	conns   []net.Conn
+	closed  atomic.Bool
 }
 
 func startDropFake(t *testing.T, answer int) *dropFake {
@@ -376,6 +379,9 @@ func (f *dropFake) serve(nc net.Conn) {
 			}
 			answered++
 			reply = ":" + strconv.Itoa(n) + "\r\n"
+			if f.slowKey != "" && string(args[1]) == f.slowKey {
+				time.Sleep(f.slowFor)
+			}
 			if inMulti {
 				reply = "+QUEUED\r\n"
 			}

@@ -452,14 +452,14 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	case cl.node != 0:
 		c.eng.SubmitNode(&cl.cmd, cl.node)
 		timeout = c.armTimeout(cl)
-	case ctx.Done() == nil && !c.opts.UseCluster:
+	case !c.opts.UseCluster:
 		var done bool
-		if done, timeout = c.submitOwn(cl); done {
+		if done, timeout = c.submitOwn(ctx, cl); done {
 			<-cl.done
 			return c.completion(cl)
 		}
 	default:
-		c.eng.Submit(&cl.cmd)
+		c.eng.Submit(&cl.cmd) // a Cluster engine never lends a connection's read side
 		timeout = c.armTimeout(cl)
 	}
 	cl.relaxStart = time.Time{}
@@ -491,20 +491,20 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	}
 }
 
-// submitOwn submits the call's command for a caller whose context cannot be cancelled, and
-// reads its reply on the caller's goroutine when the connection that takes it lets it (a lone
-// caller on an idle connection: engine.Engine.SubmitGroupReadOwn, as a pipeline's run does),
-// which spares the hand-off from the connection's reader goroutine. It reports whether the
-// command completed (its done then holds the signal). Otherwise the caller waits as usual, and
-// submitOwn returns the channel of the call's timer armed for what is left of the command
-// timeout (nil without one).
-func (c *Client) submitOwn(cl *call) (bool, <-chan time.Time) {
+// submitOwn submits the call's command and reads its reply on the caller's goroutine when the
+// connection that takes it lets it (a lone caller on an idle connection:
+// engine.Engine.SubmitGroupReadOwn, as a pipeline's run does), which spares the hand-off from
+// the connection's reader goroutine; the read stops at the command timeout or when ctx ends. It
+// reports whether the command completed (its done then holds the signal). Otherwise the caller
+// waits as usual (and sees ctx's end there), and submitOwn returns the channel of the call's
+// timer armed for what is left of the command timeout (nil without one).
+func (c *Client) submitOwn(ctx context.Context, cl *call) (bool, <-chan time.Time) {
 	d := c.opts.CommandTimeout
 	var deadline time.Time
 	if d > 0 {
 		deadline = time.Now().Add(d)
 	}
-	if c.eng.SubmitGroupReadOwn(cl.own[:], deadline) {
+	if c.eng.SubmitGroupReadOwn(ctx, cl.own[:], deadline) {
 		return true, nil
 	}
 	if d <= 0 {

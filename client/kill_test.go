@@ -385,21 +385,23 @@ func TestClientKillDuringIncrStream(t *testing.T) {
 	}
 }
 
-// TestClientKillDuringLoneCallerIncrStream is the kill scenario with one caller whose context
-// cannot be cancelled, which reads its replies itself on its idle connections: the kills, three
-// of them while the server holds the caller's INCR unanswered, cut the caller's own reads
-// short. No command is replayed and every outcome is honest; the test fails when the kills
-// interrupted nothing or the caller never read a reply itself.
+// TestClientKillDuringLoneCallerIncrStream is the kill scenario with one caller, which reads
+// its replies itself on its idle connections, with a context that cannot be cancelled and with
+// one that can: the kills, three of them while the server holds the caller's INCR unanswered,
+// cut the caller's own reads short. No command is replayed and every outcome is honest; the
+// test fails when the kills interrupted nothing or the caller never read a reply itself.
 func TestClientKillDuringLoneCallerIncrStream(t *testing.T) {
-	r := runKill(t, killRun{callers: 1, background: true})
-	if r.interrupted == 0 || r.unknown == 0 {
-		t.Fatalf("the kills interrupted nothing (%v): the test proved nothing", r)
-	}
-	if r.callerReads == 0 {
-		t.Fatalf("the caller never read a reply itself (%v): the test does not exercise its path", r)
-	}
-	for _, v := range append(r.replays, r.violations...) {
-		t.Error(v)
+	for _, background := range []bool{true, false} {
+		r := runKill(t, killRun{callers: 1, background: background})
+		if r.interrupted == 0 || r.unknown == 0 {
+			t.Fatalf("background %v: the kills interrupted nothing (%v): the test proved nothing", background, r)
+		}
+		if r.callerReads == 0 {
+			t.Fatalf("background %v: the caller never read a reply itself (%v): the test does not exercise its path", background, r)
+		}
+		for _, v := range append(r.replays, r.violations...) {
+			t.Error(v)
+		}
 	}
 }
 

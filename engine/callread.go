@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // CallerReader is an optional interface of a Conn: the caller that submitted a group and is
 // about to wait for it may read the group's replies on its own goroutine, instead of being
@@ -10,11 +13,12 @@ import "time"
 // calling goroutine, when the connection lets it: the group was written by that caller on an
 // idle connection and nothing reads the connection meanwhile. It returns false at once,
 // having read nothing, otherwise. Once it read, it returns true when last has completed, or
-// false when it stopped first: deadline passed (zero: none), or the connection failed (the
-// connection then completes what is pending, as usual). Either way the commands still
-// complete through their Done, exactly once; the caller waits for them as it would have.
+// false when it stopped first: deadline passed (zero: none), ctx ended, or the
+// connection failed (the connection then completes what is pending, as usual). Either way the
+// commands still complete through their Done, exactly once; the caller waits for them as it
+// would have, and sees ctx's end there.
 type CallerReader interface {
-	ReadOwn(lead, last *Command, deadline time.Time) bool
+	ReadOwn(ctx context.Context, lead, last *Command, deadline time.Time) bool
 }
 
 // OwnGroupOfferer is an optional interface of a Conn that implements CallerReader.
@@ -27,17 +31,17 @@ type OwnGroupOfferer interface {
 
 // SubmitGroupReadOwn is SubmitGroup for a caller that then reads its group's replies itself,
 // on the calling goroutine, when the connection that took the group lets it (see CallerReader),
-// within deadline (zero: none): the connection that takes the group at once knows that its
-// caller comes to read (OwnGroupOfferer). It reports whether every command of the group
+// within deadline (zero: none) and until ctx ends: the connection that takes the
+// group at once knows that its caller comes to read (OwnGroupOfferer). It reports whether every command of the group
 // completed; on false the caller waits for the group as usual. It never reads on a Cluster
 // engine, nor for a group that had to wait for a connection.
 //
 // It asks only the connection that took the group on this goroutine: a connection that took it
 // as its caller's own (OwnGroupOfferer) waits for that caller's ReadOwn, which must therefore
 // reach it even when the routing snapshot changed meanwhile.
-func (e *Engine) SubmitGroupReadOwn(cmds []*Command, deadline time.Time) bool {
+func (e *Engine) SubmitGroupReadOwn(ctx context.Context, cmds []*Command, deadline time.Time) bool {
 	if r, ok := e.submitGroup(cmds, true).(CallerReader); ok {
-		return r.ReadOwn(cmds[0], cmds[len(cmds)-1], deadline)
+		return r.ReadOwn(ctx, cmds[0], cmds[len(cmds)-1], deadline)
 	}
 	return false
 }

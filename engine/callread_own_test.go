@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func (c *ownConn) OfferOwnGroup(cmds []*Command) bool {
 	return true
 }
 
-func (c *ownConn) ReadOwn(lead, _ *Command, _ time.Time) bool {
+func (c *ownConn) ReadOwn(_ context.Context, lead, _ *Command, _ time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads = append(c.reads, lead)
@@ -49,7 +50,7 @@ func TestSubmitGroupReadOwnAsksTheConnectionThatTookIt(t *testing.T) {
 	}
 	h.run()
 	cmds := group(3, &doneLog{})
-	if !h.eng.SubmitGroupReadOwn(cmds, time.Time{}) {
+	if !h.eng.SubmitGroupReadOwn(context.Background(), cmds, time.Time{}) {
 		t.Fatal("SubmitGroupReadOwn reported false; the connection's ReadOwn reported true")
 	}
 	took := 0
@@ -81,7 +82,7 @@ func TestSubmitGroupReadOwnAsksTheConnectionThatTookIt(t *testing.T) {
 // its caller: SubmitGroupReadOwn reports false and asks nobody.
 func TestSubmitGroupReadOwnWithoutAConnection(t *testing.T) {
 	h := newHarness(t, Config{Slots: 1})
-	if h.eng.SubmitGroupReadOwn(group(2, &doneLog{}), time.Time{}) {
+	if h.eng.SubmitGroupReadOwn(context.Background(), group(2, &doneLog{}), time.Time{}) {
 		t.Fatal("SubmitGroupReadOwn reported true with no connection")
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestMultiOnClusterFails(t *testing.T) {
 		{"Submit", func(cmds []*Command) { h.eng.Submit(cmds[0]) }},
 		{"SubmitGroup", h.eng.SubmitGroup},
 		{"SubmitGroupReadOwn", func(cmds []*Command) {
-			if h.eng.SubmitGroupReadOwn(cmds, time.Time{}) {
+			if h.eng.SubmitGroupReadOwn(context.Background(), cmds, time.Time{}) {
 				t.Error("SubmitGroupReadOwn read a group on a Cluster engine")
 			}
 		}},

@@ -1,6 +1,7 @@
 package netio_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"runtime"
@@ -31,7 +32,7 @@ func readingBLPOP(t *testing.T, conn *netio.Conn, key string) (group []*cmd, rea
 	group, unit := groupOf([]string{"PING"}, []string{"BLPOP", key, "0"})
 	offer(t, conn, unit)
 	read = make(chan bool, 1)
-	go func() { read <- conn.ReadOwn(unit[0], unit[1], time.Time{}) }()
+	go func() { read <- conn.ReadOwn(context.Background(), unit[0], unit[1], time.Time{}) }()
 	if !waitFor(func() bool { return netio.CallerReads(conn) > before }) {
 		t.Fatal("the caller did not take the free read side")
 	}
@@ -182,7 +183,7 @@ func TestCallerReadOffWhereTheReaderHasDuties(t *testing.T) {
 			for range 20 {
 				group, unit := groupOf([]string{"PING"}, []string{"PING"})
 				offer(t, conn, unit)
-				conn.ReadOwn(unit[0], unit[1], time.Now().Add(waitBound))
+				conn.ReadOwn(context.Background(), unit[0], unit[1], time.Now().Add(waitBound))
 				for _, c := range group {
 					if c.wait(t); c.Err != nil || string(c.Reply.Str) != "PONG" {
 						t.Fatalf("PING: %v %s", c.Err, c.Reply.String())
@@ -233,7 +234,9 @@ func TestCallerReadNeedsAReadDeadline(t *testing.T) {
 		group, unit := groupOf([]string{"PING"}, []string{"BLPOP", key, "0"})
 		offer(t, conn, unit)
 		read := make(chan bool, 1)
-		go func() { read <- conn.ReadOwn(unit[0], unit[1], time.Now().Add(100*time.Millisecond)) }()
+		go func() {
+			read <- conn.ReadOwn(context.Background(), unit[0], unit[1], time.Now().Add(100*time.Millisecond))
+		}()
 		select {
 		case ok := <-read:
 			if ok {
@@ -317,7 +320,7 @@ func TestCallerReadHandOverStress(t *testing.T) {
 		if !conn.OfferGroup(unit) {
 			return nil // closed
 		}
-		conn.ReadOwn(unit[0], unit[len(unit)-1], time.Now().Add(time.Duration(i%7)*20*time.Microsecond))
+		conn.ReadOwn(context.Background(), unit[0], unit[len(unit)-1], time.Now().Add(time.Duration(i%7)*20*time.Microsecond))
 		for k, c := range group {
 			if err := check(c, tokens[k]); err != nil {
 				return err

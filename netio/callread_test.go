@@ -1,6 +1,7 @@
 package netio_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -53,7 +54,7 @@ func lendSide(t *testing.T, conn *netio.Conn) {
 	for range 100 {
 		group, unit := groupOf([]string{"PING"})
 		offer(t, conn, unit)
-		conn.ReadOwn(unit[0], unit[0], time.Time{})
+		conn.ReadOwn(context.Background(), unit[0], unit[0], time.Time{})
 		group[0].wait(t)
 		for range 100 {
 			if netio.ReadSideFree(conn) {
@@ -78,7 +79,7 @@ func TestCallerReadsItsOwnGroup(t *testing.T) {
 	for range rounds {
 		group, unit := groupOf(incrs("callread:n", size)...)
 		offer(t, conn, unit)
-		conn.ReadOwn(unit[0], unit[len(unit)-1], time.Now().Add(waitBound))
+		conn.ReadOwn(context.Background(), unit[0], unit[len(unit)-1], time.Now().Add(waitBound))
 		for _, c := range group {
 			c.wait(t)
 			if c.Err != nil || c.Reply.Int != next {
@@ -125,7 +126,7 @@ func TestCallerReadHandsBackToTheReader(t *testing.T) {
 	group, unit := groupOf([]string{"PING"}, []string{"BLPOP", "callread:list", "0"})
 	offer(t, conn, unit)
 	read := make(chan bool, 1)
-	go func() { read <- conn.ReadOwn(unit[0], unit[1], time.Now().Add(waitBound)) }()
+	go func() { read <- conn.ReadOwn(context.Background(), unit[0], unit[1], time.Now().Add(waitBound)) }()
 	if !waitFor(func() bool { return netio.CallerReads(conn) > before }) {
 		t.Fatal("the caller did not take the free read side")
 	}
@@ -283,11 +284,53 @@ func TestCallerReadDeadlineMidReplyResumes(t *testing.T) {
 	g.hold(1000) // the header and part of the payload
 	offer(t, conn, unit)
 	start := time.Now()
-	if conn.ReadOwn(unit[0], unit[0], time.Now().Add(200*time.Millisecond)) {
+	if conn.ReadOwn(context.Background(), unit[0], unit[0], time.Now().Add(200*time.Millisecond)) {
 		t.Fatal("ReadOwn reported the GET complete while its reply was held")
 	}
 	if time.Since(start) < 200*time.Millisecond {
 		t.Fatal("ReadOwn returned before its deadline")
+	}
+	if group[0].completed() {
+		t.Fatal("the GET completed with a partial reply")
+	}
+	g.release()
+	group[0].wait(t)
+	if group[0].Err != nil || string(group[0].Reply.Str) != value {
+		t.Fatalf("GET after the hand-back: err %v, %d bytes, want the %d-byte value", group[0].Err, len(group[0].Reply.Str), len(value))
+	}
+	if v := do(t, conn, "PING"); string(v.Str) != "PONG" {
+		t.Fatalf("PING after: %s", v.String())
+	}
+	if n := s.losts.Load(); n != 0 {
+		t.Fatalf("Lost reported %d times, want none", n)
+	}
+}
+
+// TestCallerReadContextEndMidReplyResumes: a caller without a deadline whose context ends in
+// the middle of a reply stops reading at once, without failing the connection (the context's
+// watch moves the socket's read deadline into the past); the reader goroutine continues the
+// reply and completes the command with the whole value, and the connection serves the next
+// command. Without the watch the read would block until the reply was released.
+func TestCallerReadContextEndMidReplyResumes(t *testing.T) {
+	netio.SetParkIdle(t, time.Minute) // the side stays free until the test's group takes it
+	srv := redistest.Start(t, redistest.Config{})
+	g, ep := startGate(t, srv.Addr())
+	conn, s := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), ep)
+	value := strings.Repeat("w", 20<<10)
+	do(t, conn, "SET", "callread:ctx", value)
+	lendSide(t, conn)
+
+	group, unit := groupOf([]string{"GET", "callread:ctx"})
+	g.hold(1000) // the header and part of the payload
+	offer(t, conn, unit)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if conn.ReadOwn(ctx, unit[0], unit[0], time.Time{}) {
+		t.Fatal("ReadOwn reported the GET complete while its reply was held")
+	}
+	if d := time.Since(start); d < 100*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("ReadOwn returned after %v, want soon after its context's end at 100ms", d)
 	}
 	if group[0].completed() {
 		t.Fatal("the GET completed with a partial reply")
@@ -319,7 +362,7 @@ func TestCallerReadFailureFailsOnce(t *testing.T) {
 	g.hold(0)
 	offer(t, conn, unit)
 	read := make(chan bool, 1)
-	go func() { read <- conn.ReadOwn(unit[0], unit[2], time.Time{}) }()
+	go func() { read <- conn.ReadOwn(context.Background(), unit[0], unit[2], time.Time{}) }()
 	if !waitFor(func() bool { return netio.CallerReads(conn) > 0 }) {
 		t.Fatal("the caller did not take the free read side")
 	}
@@ -398,7 +441,7 @@ func TestOverlappingCallersStopTheLending(t *testing.T) {
 	for range rounds {
 		group, unit := groupOf([]string{"PING"}, []string{"PING"})
 		offer(t, conn, unit)
-		conn.ReadOwn(unit[0], unit[1], time.Time{})
+		conn.ReadOwn(context.Background(), unit[0], unit[1], time.Time{})
 		group[1].wait(t)
 	}
 	if got := netio.CallerReads(conn); got != 0 {

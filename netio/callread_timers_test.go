@@ -1,6 +1,7 @@
 package netio_test
 
 import (
+	"context"
 	"net"
 	"sync"
 	"testing"
@@ -62,7 +63,7 @@ func TestOwnGroupsLeaveTheTimersAlone(t *testing.T) {
 		if !conn.OfferOwnGroup(unit) {
 			t.Fatal("the open connection refused a group")
 		}
-		conn.ReadOwn(unit[0], unit[len(unit)-1], time.Now().Add(budget))
+		conn.ReadOwn(context.Background(), unit[0], unit[len(unit)-1], time.Now().Add(budget))
 		for _, c := range group {
 			c.wait(t)
 			if c.Err != nil || c.Reply.Int != next {

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,12 @@ import (
 // reader resumes a value where a read error (the caller's deadline) cut it, so the reader
 // goroutine continues the reply the caller stopped in. Replies stay in FIFO order: whoever
 // holds the side completes the oldest command in flight.
+//
+// A read blocked on the socket does not watch a context. A caller whose context can end
+// registers context.AfterFunc once it holds the side, for that read only (numbered: reading);
+// the context's end moves the socket's read deadline into the past (interrupt), which stops the
+// read as the caller's own deadline would, and the reader goroutine continues the reply. The
+// watch is stopped when the read ends, and a late one finds another read number and does nothing.
 //
 // The mode is off on connections whose reading has other duties on the reader goroutine: a
 // push handler or maintenance notices (which promise the reader goroutine), and the idle-read
@@ -116,6 +123,12 @@ type callRead struct {
 	// deadline is the read deadline a reading caller left on the socket (zero: none). Only the
 	// owner of the side touches it.
 	deadline time.Time
+
+	// reading numbers the reads of callers whose context can end (under fmu): a cancellation
+	// cuts the read it was registered for only while that read still holds the side.
+	reading uint64
+	// cut: the reading caller's context ended and its read was cut short (interrupt).
+	cut atomic.Bool
 
 	// reads counts the groups callers read themselves, resets the moves of the park timer
 	// (tests).
@@ -224,6 +237,21 @@ func (c *Conn) keepDeadline(deadline time.Time) bool {
 	return !kept.After(deadline) && time.Until(kept) >= deadline.Sub(kept)
 }
 
+// interrupt cuts short the caller's read numbered read, whose context ended, if that read still
+// holds the side: the socket's read deadline moves into the past, which ends the read as the
+// caller's own deadline would, and stays recorded (deadline) so that the next owner of the side
+// sets its own. Run by context.AfterFunc on a goroutine of its own.
+func (c *Conn) interrupt(read uint64) {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.cr.side != sideCaller || c.cr.reading != read {
+		return
+	}
+	c.cr.cut.Store(true)
+	_ = c.nc.SetReadDeadline(pastDeadline)
+	c.cr.deadline = pastDeadline
+}
+
 // busyRequests is how many requests to read are ignored after callers were seen to overlap.
 const busyRequests = 256
 
@@ -285,18 +313,24 @@ func (c *Conn) wakeParked() {
 
 // ReadOwn implements engine.CallerReader: when lead leads the group this caller just wrote on
 // an idle connection and the read side is free, the caller takes it and reads replies until
-// last completes, deadline passes (zero: none) or the connection fails; it then leaves the side
-// free, or gives it back to the reader goroutine when other replies are pending. It reports
-// whether last completed. When the side is not free for lead it returns false at once, and asks
-// the reader goroutine to free the side the next time nothing is in flight. A caller with a
-// deadline never reads a socket that refused a read deadline: it returns false at once and the
-// reader goroutine reads its replies.
-func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
+// last completes, deadline passes (zero: none), ctx ends or the connection fails; it then
+// leaves the side free, or gives it back to the reader goroutine when other replies are
+// pending. It reports whether last completed. When the side is not free for lead it returns
+// false at once, and asks the reader goroutine to free the side the next time nothing is in
+// flight. A caller with a deadline, or with a context that can end, never reads a socket that
+// refused a read deadline: it returns false at once and the reader goroutine reads its replies.
+//
+// A context that can end is watched with context.AfterFunc, registered only once the caller
+// holds the side: its end moves the socket's read deadline into the past (interrupt), which
+// cuts the read short as the caller's own deadline would; the reader goroutine continues the
+// reply.
+func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline time.Time) bool {
 	if !c.cr.on {
 		return false
 	}
+	cancellable := ctx.Done() != nil
 	c.fmu.Lock()
-	if c.cr.noDeadline && !deadline.IsZero() {
+	if c.cr.noDeadline && (!deadline.IsZero() || cancellable) {
 		if c.cr.side == sideFree && c.cr.ticket == lead {
 			c.giveBack() // its replies are pending: the reader goroutine reads them
 		}
@@ -339,24 +373,40 @@ func (c *Conn) ReadOwn(lead, last *engine.Command, deadline time.Time) bool {
 		}
 	}
 	c.cr.reads.Add(1)
+	c.cr.cut.Store(false) // an earlier read's interrupt that came too late may have left it set
+	var stop func() bool
+	if cancellable {
+		c.fmu.Lock()
+		c.cr.reading++
+		read := c.cr.reading
+		c.fmu.Unlock()
+		stop = context.AfterFunc(ctx, func() { c.interrupt(read) })
+	}
 	var fail error
 	for last.Stage() != engine.StageDone {
 		if err := c.rd.Read(&c.scratch); err != nil {
-			if !isTimeout(err) || deadline.IsZero() {
+			if !isTimeout(err) || (deadline.IsZero() && !c.cr.cut.Load()) {
 				fail = c.ioError("read", err)
 			}
-			// A timeout is this caller's deadline: the connection is fine, and the reader
-			// goroutine continues the reply where the read stopped.
+			// A timeout is this caller's deadline, or its context's end: the connection is
+			// fine, and the reader goroutine continues the reply where the read stopped.
 			break
 		}
 		if err := c.handle(); err != nil {
 			fail = err
 			break
 		}
+		if c.cr.cut.Load() {
+			break // the context ended between two reads: the reader goroutine goes on
+		}
 	}
 	done := last.Stage() == engine.StageDone
+	if stop != nil {
+		stop() // an interrupt already under way finds the read over (reading moves on below)
+	}
 
 	c.fmu.Lock()
+	c.cr.reading++
 	if fail == nil && c.p.InFlight() == 0 && c.rd.Buffered() == 0 && !c.failed.Load() {
 		c.cr.side = sideFree
 		now := time.Now()

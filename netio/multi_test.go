@@ -1,6 +1,7 @@
 package netio_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strconv"
@@ -419,7 +420,7 @@ func callerReadsItsOwnPipeline(t *testing.T, runs bool) {
 	if !conn.OfferOwnGroup([]*engine.Command{&m.Command}) {
 		t.Fatal("OfferOwnGroup refused the pipeline")
 	}
-	if !conn.ReadOwn(&m.Command, &m.Command, time.Now().Add(waitBound)) {
+	if !conn.ReadOwn(context.Background(), &m.Command, &m.Command, time.Now().Add(waitBound)) {
 		t.Fatal("ReadOwn did not read the pipeline to its end")
 	}
 	if netio.CallerReads(conn) != reads+1 {
@@ -434,7 +435,7 @@ func callerReadsItsOwnPipeline(t *testing.T, runs bool) {
 	if !conn.OfferOwnGroup([]*engine.Command{&m.Command}) {
 		t.Fatal("OfferOwnGroup refused the pipeline")
 	}
-	if conn.ReadOwn(&m.Command, &m.Command, time.Now().Add(200*time.Millisecond)) {
+	if conn.ReadOwn(context.Background(), &m.Command, &m.Command, time.Now().Add(200*time.Millisecond)) {
 		t.Fatal("ReadOwn reported the pipeline complete while its replies were held")
 	}
 	if arrived := m.Multi.Arrived(); arrived == 0 || arrived >= n || m.completed() {
