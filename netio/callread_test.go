@@ -266,85 +266,57 @@ func (g *gate) cut() {
 	g.mu.Unlock()
 }
 
-// TestCallerReadDeadlineMidReplyResumes: a caller whose deadline passes in the middle of a reply
-// stops reading without failing the connection; the reader goroutine continues the reply where
-// the caller's read stopped, and completes the command with the whole value. Without the
-// resumable hand-back (a caller treating its timeout as a failure) the connection would fail and
-// the GET would end with an unknown outcome.
-func TestCallerReadDeadlineMidReplyResumes(t *testing.T) {
-	netio.SetParkIdle(t, time.Minute) // the side stays free until the test's group takes it
-	srv := redistest.Start(t, redistest.Config{})
-	g, ep := startGate(t, srv.Addr())
-	conn, s := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), ep)
-	value := strings.Repeat("v", 20<<10)
-	do(t, conn, "SET", "callread:big", value)
-	lendSide(t, conn)
+// TestCallerReadStoppedMidReplyResumes: a caller whose read stops in the middle of a reply, at
+// its deadline or at its context's end (the context's watch moves the socket's read deadline
+// into the past), returns at that moment without failing the connection; the reader goroutine
+// continues the reply where the caller's read stopped, completes the command with the whole
+// value, and the connection serves the next command. Without the resumable hand-back (a caller
+// treating its timeout as a failure) the connection would fail and the GET would end with an
+// unknown outcome; without the context's watch the read would block until the reply came.
+func TestCallerReadStoppedMidReplyResumes(t *testing.T) {
+	for _, byContext := range []bool{false, true} {
+		t.Run(map[bool]string{false: "deadline", true: "context"}[byContext], func(t *testing.T) {
+			netio.SetParkIdle(t, time.Minute) // the side stays free until the test's group takes it
+			srv := redistest.Start(t, redistest.Config{})
+			g, ep := startGate(t, srv.Addr())
+			conn, s := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), ep)
+			value := strings.Repeat("v", 20<<10)
+			do(t, conn, "SET", "callread:big", value)
+			lendSide(t, conn)
 
-	group, unit := groupOf([]string{"GET", "callread:big"})
-	g.hold(1000) // the header and part of the payload
-	offer(t, conn, unit)
-	start := time.Now()
-	if conn.ReadOwn(context.Background(), unit[0], unit[0], time.Now().Add(200*time.Millisecond)) {
-		t.Fatal("ReadOwn reported the GET complete while its reply was held")
-	}
-	if time.Since(start) < 200*time.Millisecond {
-		t.Fatal("ReadOwn returned before its deadline")
-	}
-	if group[0].completed() {
-		t.Fatal("the GET completed with a partial reply")
-	}
-	g.release()
-	group[0].wait(t)
-	if group[0].Err != nil || string(group[0].Reply.Str) != value {
-		t.Fatalf("GET after the hand-back: err %v, %d bytes, want the %d-byte value", group[0].Err, len(group[0].Reply.Str), len(value))
-	}
-	if v := do(t, conn, "PING"); string(v.Str) != "PONG" {
-		t.Fatalf("PING after: %s", v.String())
-	}
-	if n := s.losts.Load(); n != 0 {
-		t.Fatalf("Lost reported %d times, want none", n)
-	}
-}
-
-// TestCallerReadContextEndMidReplyResumes: a caller without a deadline whose context ends in
-// the middle of a reply stops reading at once, without failing the connection (the context's
-// watch moves the socket's read deadline into the past); the reader goroutine continues the
-// reply and completes the command with the whole value, and the connection serves the next
-// command. Without the watch the read would block until the reply was released.
-func TestCallerReadContextEndMidReplyResumes(t *testing.T) {
-	netio.SetParkIdle(t, time.Minute) // the side stays free until the test's group takes it
-	srv := redistest.Start(t, redistest.Config{})
-	g, ep := startGate(t, srv.Addr())
-	conn, s := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), ep)
-	value := strings.Repeat("w", 20<<10)
-	do(t, conn, "SET", "callread:ctx", value)
-	lendSide(t, conn)
-
-	group, unit := groupOf([]string{"GET", "callread:ctx"})
-	g.hold(1000) // the header and part of the payload
-	offer(t, conn, unit)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	if conn.ReadOwn(ctx, unit[0], unit[0], time.Time{}) {
-		t.Fatal("ReadOwn reported the GET complete while its reply was held")
-	}
-	if d := time.Since(start); d < 100*time.Millisecond || d > 2*time.Second {
-		t.Fatalf("ReadOwn returned after %v, want soon after its context's end at 100ms", d)
-	}
-	if group[0].completed() {
-		t.Fatal("the GET completed with a partial reply")
-	}
-	g.release()
-	group[0].wait(t)
-	if group[0].Err != nil || string(group[0].Reply.Str) != value {
-		t.Fatalf("GET after the hand-back: err %v, %d bytes, want the %d-byte value", group[0].Err, len(group[0].Reply.Str), len(value))
-	}
-	if v := do(t, conn, "PING"); string(v.Str) != "PONG" {
-		t.Fatalf("PING after: %s", v.String())
-	}
-	if n := s.losts.Load(); n != 0 {
-		t.Fatalf("Lost reported %d times, want none", n)
+			group, unit := groupOf([]string{"GET", "callread:big"})
+			g.hold(1000) // the header and part of the payload
+			offer(t, conn, unit)
+			const stopAt = 200 * time.Millisecond
+			ctx, deadline := context.Background(), time.Now().Add(stopAt)
+			if byContext {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, stopAt)
+				defer cancel()
+				deadline = time.Time{}
+			}
+			start := time.Now()
+			if conn.ReadOwn(ctx, unit[0], unit[0], deadline) {
+				t.Fatal("ReadOwn reported the GET complete while its reply was held")
+			}
+			if d := time.Since(start); d < stopAt || d > 10*stopAt {
+				t.Fatalf("ReadOwn returned after %v, want soon after %v", d, stopAt)
+			}
+			if group[0].completed() {
+				t.Fatal("the GET completed with a partial reply")
+			}
+			g.release()
+			group[0].wait(t)
+			if group[0].Err != nil || string(group[0].Reply.Str) != value {
+				t.Fatalf("GET after the hand-back: err %v, %d bytes, want the %d-byte value", group[0].Err, len(group[0].Reply.Str), len(value))
+			}
+			if v := do(t, conn, "PING"); string(v.Str) != "PONG" {
+				t.Fatalf("PING after: %s", v.String())
+			}
+			if n := s.losts.Load(); n != 0 {
+				t.Fatalf("Lost reported %d times, want none", n)
+			}
+		})
 	}
 }
 
