@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/client"
 )
@@ -127,6 +128,72 @@ func TestBatchLostReplyWhileTheCallerReads(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		if n := f.seen[fmt.Sprintf("k%d", i)]; n > 1 || (i < 4 && n != 1) {
 			t.Errorf("k%d reached the server %d times", i, n)
+		}
+	}
+}
+
+// TestPipelineCancelledWhileTheCallerReads: a pipeline whose caller reads its replies itself,
+// with a context that ends while the third reply is late: the caller stops at once (not at the
+// late reply), the two answered entries keep their replies, the three others report unknown
+// outcomes from the context, and the late replies, read by the connection's reader goroutine,
+// pair with their own commands: the next pipeline gets its own replies, and nothing ran twice.
+func TestPipelineCancelledWhileTheCallerReads(t *testing.T) {
+	f := startDropFake(t, 1000)
+	f.slowKey, f.slowFor = "p2", 300*time.Millisecond
+	var mu sync.Mutex
+	readers := map[int]int{}
+	c, err := client.Connect(context.Background(), client.Options{
+		Endpoints: []client.Endpoint{f.endpoint()}, Protocol: client.ProtocolRESP2, Dialer: readersDialer(&mu, readers)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	warmUntilTheCallerReads(t, c, &mu, readers)
+	me := callerGoroutine()
+	before := readsOf(&mu, readers, me)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	var b client.Batch
+	var fs []*client.Future[int64]
+	for i := 0; i < 5; i++ {
+		fs = append(fs, b.Incr(fmt.Sprintf("p%d", i)))
+	}
+	start := time.Now()
+	err = c.Pipeline(ctx, &b)
+	if elapsed := time.Since(start); elapsed > 250*time.Millisecond {
+		t.Fatalf("the context's end stopped the pipeline after %v, want about 50ms", elapsed)
+	}
+	if !errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Pipeline: %v, want the first unknown outcome, from the context", err)
+	}
+	if readsOf(&mu, readers, me) == before {
+		t.Fatal("the caller read none of the pipeline's replies itself: the test does not exercise its path")
+	}
+	for i, fu := range fs {
+		n, err := fu.Result()
+		switch {
+		case i < 2 && (err != nil || n != 1):
+			t.Errorf("answered entry %d: %d %v", i, n, err)
+		case i >= 2 && (!errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded)):
+			t.Errorf("late entry %d: %v, want its own unknown outcome from the context", i, err)
+		}
+	}
+	var next client.Batch
+	again := []*client.Future[int64]{next.Incr("q"), next.Incr("q")}
+	if err := c.Pipeline(context.Background(), &next); err != nil {
+		t.Fatalf("the next pipeline: %v", err)
+	}
+	for i, fu := range again {
+		if n, err := fu.Result(); err != nil || n != int64(i+1) {
+			t.Fatalf("the next pipeline's entry %d: %d %v, want %d", i, n, err, i+1)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < 5; i++ {
+		if got := f.seen[fmt.Sprintf("p%d", i)]; got != 1 {
+			t.Errorf("p%d reached the server %d times, want once", i, got)
 		}
 	}
 }
