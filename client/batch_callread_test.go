@@ -170,15 +170,7 @@ func TestPipelineCancelledWhileTheCallerReads(t *testing.T) {
 	if readsOf(&mu, readers, me) == before {
 		t.Fatal("the caller read none of the pipeline's replies itself: the test does not exercise its path")
 	}
-	for i, fu := range fs {
-		n, err := fu.Result()
-		switch {
-		case i < 2 && (err != nil || n != 1):
-			t.Errorf("answered entry %d: %d %v", i, n, err)
-		case i >= 2 && (!errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded)):
-			t.Errorf("late entry %d: %v, want its own unknown outcome from the context", i, err)
-		}
-	}
+	checkAnsweredThenTimedOut(t, fs, 2)
 	var next client.Batch
 	again := []*client.Future[int64]{next.Incr("q"), next.Incr("q")}
 	if err := c.Pipeline(context.Background(), &next); err != nil {

@@ -462,6 +462,22 @@ func TestBatchLostReplyMidBatch(t *testing.T) {
 	}
 }
 
+// checkAnsweredThenTimedOut checks the INCR entries of a pipeline whose context's deadline
+// passed after the first answered replies: those entries hold 1, each of the others its own
+// unknown outcome wrapping context.DeadlineExceeded.
+func checkAnsweredThenTimedOut(t *testing.T, fs []*client.Future[int64], answered int) {
+	t.Helper()
+	for i, fu := range fs {
+		n, err := fu.Result()
+		switch {
+		case i < answered && (err != nil || n != 1):
+			t.Errorf("answered entry %d: %d %v", i, n, err)
+		case i >= answered && (!errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded)):
+			t.Errorf("pending entry %d: %v, want its own unknown outcome from the context", i, err)
+		}
+	}
+}
+
 // TestBatchCancelledMidBatch: the context ends while replies are pending (the server answered
 // two commands of four and stalls): the commands whose replies arrived keep them, and each of
 // the others reports an unknown outcome wrapping the context's error (it was sent and may
@@ -486,15 +502,7 @@ func TestBatchCancelledMidBatch(t *testing.T) {
 	if !errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Pipeline: %v", err)
 	}
-	for i, fu := range fs {
-		n, err := fu.Result()
-		switch {
-		case i < 2 && (err != nil || n != 1):
-			t.Errorf("answered entry %d: %d %v", i, n, err)
-		case i >= 2 && (!errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded)):
-			t.Errorf("pending entry %d: %v", i, err)
-		}
-	}
+	checkAnsweredThenTimedOut(t, fs, 2)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := 0; i < 4; i++ {

@@ -13,8 +13,8 @@ import (
 // calling goroutine, when the connection lets it: the group was written by that caller on an
 // idle connection and nothing reads the connection meanwhile. It returns false at once,
 // having read nothing, otherwise. Once it read, it returns true when last has completed, or
-// false when it stopped first: deadline passed (zero: none), ctx ended, or the
-// connection failed (the connection then completes what is pending, as usual). Either way the
+// false when it stopped first: deadline passed (zero: none), ctx ended, or the connection
+// failed (the connection then completes what is pending, as usual). Either way the
 // commands still complete through their Done, exactly once; the caller waits for them as it
 // would have, and sees ctx's end there.
 type CallerReader interface {
@@ -31,10 +31,10 @@ type OwnGroupOfferer interface {
 
 // SubmitGroupReadOwn is SubmitGroup for a caller that then reads its group's replies itself,
 // on the calling goroutine, when the connection that took the group lets it (see CallerReader),
-// within deadline (zero: none) and until ctx ends: the connection that takes the
-// group at once knows that its caller comes to read (OwnGroupOfferer). It reports whether every command of the group
-// completed; on false the caller waits for the group as usual. It never reads on a Cluster
-// engine, nor for a group that had to wait for a connection.
+// within deadline (zero: none) and until ctx ends: the connection that takes the group at once
+// knows that its caller comes to read (OwnGroupOfferer). It reports whether every command of the
+// group completed; on false the caller waits for the group as usual. It never reads on a
+// Cluster engine, nor for a group that had to wait for a connection.
 //
 // It asks only the connection that took the group on this goroutine: a connection that took it
 // as its caller's own (OwnGroupOfferer) waits for that caller's ReadOwn, which must therefore

@@ -121,11 +121,12 @@ type callRead struct {
 	// fires (zero: stopped or fired). Guarded by fmu.
 	due, armedAt time.Time
 	// deadline is the read deadline a reading caller left on the socket (zero: none). Only the
-	// owner of the side touches it.
+	// owner of the side touches it, and the watch on a reading caller's context (interrupt,
+	// under fmu, after the caller set it).
 	deadline time.Time
 
-	// reading numbers the reads of callers whose context can end (under fmu): a cancellation
-	// cuts the read it was registered for only while that read still holds the side.
+	// reading numbers the callers' reads (under fmu), moving on when each starts and ends: a
+	// context's watch cuts the read it was registered for only while that read holds the side.
 	reading uint64
 	// cut: the reading caller's context ended and its read was cut short (interrupt).
 	cut atomic.Bool
@@ -350,6 +351,8 @@ func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline
 	c.cr.side = sideCaller
 	c.cr.ticket = nil
 	c.cr.due = time.Time{}
+	c.cr.reading++ // this read's number, for its context's watch (interrupt)
+	read := c.cr.reading
 	if at := c.cr.armedAt; !at.IsZero() && time.Until(at) < c.cr.idle/2 {
 		// A claim window's timer would fire during the read, waking the reader goroutine for
 		// nothing; the idle timer of an earlier read, further off, is left to run.
@@ -376,10 +379,7 @@ func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline
 	c.cr.cut.Store(false) // an earlier read's interrupt that came too late may have left it set
 	var stop func() bool
 	if cancellable {
-		c.fmu.Lock()
-		c.cr.reading++
-		read := c.cr.reading
-		c.fmu.Unlock()
+		// Registered after the deadline above: the watch writes the deadline too.
 		stop = context.AfterFunc(ctx, func() { c.interrupt(read) })
 	}
 	var fail error
