@@ -350,7 +350,7 @@ type call struct {
 	policy   uint8
 	// hedgeable: a read that may be hedged (replica.go).
 	hedgeable bool
-	// own is the call's command as a group of one, for engine.Engine.SubmitGroupReadOwn.
+	// own is the call's command as a group of one, for engine.Engine.SubmitReadOwn.
 	own [1]*engine.Command
 }
 
@@ -452,15 +452,12 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 	case cl.node != 0:
 		c.eng.SubmitNode(&cl.cmd, cl.node)
 		timeout = c.armTimeout(cl)
-	case !c.opts.UseCluster:
+	default:
 		var done bool
 		if done, timeout = c.submitOwn(ctx, cl); done {
 			<-cl.done
 			return c.completion(cl)
 		}
-	default:
-		c.eng.Submit(&cl.cmd) // a Cluster engine never lends a connection's read side
-		timeout = c.armTimeout(cl)
 	}
 	cl.relaxStart = time.Time{}
 	var shrunk <-chan struct{} // the maintenance window keeping the command alive shrank (maint.go)
@@ -493,8 +490,9 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 
 // submitOwn submits the call's command and reads its reply on the caller's goroutine when the
 // connection that takes it lets it (a lone caller on an idle connection:
-// engine.Engine.SubmitGroupReadOwn, as a pipeline's run does), which spares the hand-off from
-// the connection's reader goroutine; the read stops at the command timeout or when ctx ends. It
+// engine.Engine.SubmitReadOwn, as a pipeline's run does; on a Cluster client, the connection of
+// the node serving the command's slot), which spares the hand-off from the connection's reader
+// goroutine; the read stops at the command timeout or when ctx ends. It
 // reports whether the command completed (its done then holds the signal). Otherwise the caller
 // waits as usual (and sees ctx's end there), and submitOwn returns the channel of the call's
 // timer armed for what is left of the command timeout (nil without one).
@@ -504,7 +502,7 @@ func (c *Client) submitOwn(ctx context.Context, cl *call) (bool, <-chan time.Tim
 	if d > 0 {
 		deadline = time.Now().Add(d)
 	}
-	if c.eng.SubmitGroupReadOwn(ctx, cl.own[:], deadline) {
+	if c.eng.SubmitReadOwn(ctx, cl.own[:], deadline) {
 		return true, nil
 	}
 	if d <= 0 {

@@ -24,7 +24,8 @@ import (
 
 // TestClusterReal runs the tests that leave the Cluster whole on one Cluster, one after the
 // other (starting Clusters is the slow part, and on two loaded cores the flaky one): the client's
-// features, sharded pub/sub following a slot, a non-zero database, a manual failover and a
+// features, a lone caller reading its own replies through a slot's move, sharded pub/sub
+// following a slot, a non-zero database, a manual failover and a
 // resharding under load. The kill and the node replacement have Clusters of their own.
 func TestClusterReal(t *testing.T) {
 	rc := redistest.StartCluster(t, redistest.ClusterConfig{})
@@ -33,6 +34,7 @@ func TestClusterReal(t *testing.T) {
 		run  func(*testing.T, *redistest.Cluster)
 	}{
 		{"Features", testClusterFeatures},
+		{"LoneCallerReadsAndFollowsMoved", testClusterLoneCallerReads},
 		{"ShardedPubSubFollowsTheSlot", testClusterShardedPubSubFollowsTheSlot},
 		{"NonZeroDatabase", testClusterNonZeroDatabase},
 		{"Failover", testClusterRealFailover},

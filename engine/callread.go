@@ -13,8 +13,10 @@ import (
 // calling goroutine, when the connection lets it: the group was written by that caller on an
 // idle connection and nothing reads the connection meanwhile. It returns false at once,
 // having read nothing, otherwise. Once it read, it returns true when last has completed, or
-// false when it stopped first: deadline passed (zero: none), ctx ended, or the connection
-// failed (the connection then completes what is pending, as usual). Either way the
+// false when it stopped first: deadline passed (zero: none), ctx ended, the connection
+// failed (the connection then completes what is pending, as usual), or last left the
+// connection, nothing more in flight there (a Cluster redirect, run by the completion it read,
+// sent it on). Either way the
 // commands still complete through their Done, exactly once; the caller waits for them as it
 // would have, and sees ctx's end there.
 type CallerReader interface {
@@ -29,12 +31,35 @@ type OwnGroupOfferer interface {
 	OfferOwnGroup(cmds []*Command) bool
 }
 
+// SubmitReadOwn is Submit for a caller that then reads its command's reply itself, on the
+// calling goroutine, when the connection that took the command lets it (see CallerReader),
+// within deadline (zero: none) and until ctx ends. own holds the command, own[0], as a group of
+// one (the caller keeps the slice, so that submitting allocates nothing). It reports whether the
+// command completed; on false the caller waits for it as usual.
+//
+// On a standalone engine it is SubmitGroupReadOwn. On a Cluster engine the command is routed
+// as Submit routes it, redirects included: when the connection of the node serving its slot is
+// ready and takes it as its caller's own (OwnGroupOfferer), the caller reads there. A reply
+// that redirects the command (MOVED, ASK, TRYAGAIN...) sends it on from inside that read, to
+// another node or later; the read then stops once the connection has nothing more in flight,
+// and the caller waits for the command's completion wherever it runs.
+func (e *Engine) SubmitReadOwn(ctx context.Context, own []*Command, deadline time.Time) bool {
+	if e.cl == nil {
+		return e.SubmitGroupReadOwn(ctx, own, deadline)
+	}
+	if r, ok := e.submitClusterAs(own[0], own).(CallerReader); ok {
+		return r.ReadOwn(ctx, own[0], own[0], deadline)
+	}
+	return false
+}
+
 // SubmitGroupReadOwn is SubmitGroup for a caller that then reads its group's replies itself,
 // on the calling goroutine, when the connection that took the group lets it (see CallerReader),
 // within deadline (zero: none) and until ctx ends: the connection that takes the group at once
 // knows that its caller comes to read (OwnGroupOfferer). It reports whether every command of the
 // group completed; on false the caller waits for the group as usual. It never reads on a
-// Cluster engine, nor for a group that had to wait for a connection.
+// Cluster engine (whose single commands read through SubmitReadOwn), nor for a group that had
+// to wait for a connection.
 //
 // It asks only the connection that took the group on this goroutine: a connection that took it
 // as its caller's own (OwnGroupOfferer) waits for that caller's ReadOwn, which must therefore

@@ -77,20 +77,24 @@ func (c *Command) heldByCluster() bool { return c.cl.eng != nil && c.cl.redirect
 func (c *Command) Redirects() int { return int(c.cl.redirects) }
 
 // submitCluster is Submit for a Cluster engine.
-func (e *Engine) submitCluster(cmd *Command) {
+func (e *Engine) submitCluster(cmd *Command) { e.submitClusterAs(cmd, nil) }
+
+// submitClusterAs is submitCluster; with own (cmd as a group of one, see routeAs) it returns
+// the connection that took cmd as its caller's own, whose ReadOwn the caller calls next, or nil.
+func (e *Engine) submitClusterAs(cmd *Command, own []*Command) Conn {
 	cs := &cmd.cl
 	if !cs.routed {
 		slot, err := FrameSlot(cmd.Frame)
 		if err != nil {
 			cmd.failQueued(err)
-			return
+			return nil
 		}
 		cs.routed, cs.slot, cs.eng = true, int32(slot), e
 	}
 	if !cmd.Enqueued() {
-		return // abandoned by its caller
+		return nil // abandoned by its caller
 	}
-	e.routeFrom(cmd, true)
+	return e.routeAs(cmd, true, own)
 }
 
 // route sends a command that the engine holds (StageBuffered, not abandonable) to the node it
@@ -100,13 +104,18 @@ func (e *Engine) route(cmd *Command) { e.routeFrom(cmd, false) }
 
 // routeFrom is route; caller says that the submitting caller runs it, so that the caller can
 // withdraw the demand it may become.
-func (e *Engine) routeFrom(cmd *Command, caller bool) {
+func (e *Engine) routeFrom(cmd *Command, caller bool) { e.routeAs(cmd, caller, nil) }
+
+// routeAs is routeFrom. own, when not nil, is cmd as a group of one whose caller runs routeAs
+// and reads the reply itself next (SubmitReadOwn): a ready connection takes it as that caller's
+// own group (OwnGroupOfferer), and routeAs returns that connection; otherwise it returns nil.
+func (e *Engine) routeAs(cmd *Command, caller bool, own []*Command) Conn {
 	cs := &cmd.cl
 	s := e.cl.snap.Load()
 	if s.closed {
 		cmd.stage.Store(uint32(StageQueued))
 		cmd.failQueued(&AcquireError{Outcome: fsm.OutcomeClosed})
-		return
+		return nil
 	}
 	idx := -1
 	switch {
@@ -121,12 +130,15 @@ func (e *Engine) routeFrom(cmd *Command, caller bool) {
 	default:
 		idx = s.anyReadyPrimary(e.cl)
 	}
-	if idx >= 0 && idx < len(s.nodes) && e.sendToNode(&s.nodes[idx], cmd) {
-		return
+	if idx >= 0 && idx < len(s.nodes) {
+		if sent, reader := e.sendToNodeAs(&s.nodes[idx], cmd, own); sent {
+			return reader
+		}
 	}
 	// Only a rejection the command got can answer it when its new node cannot be reached:
 	// reroutes (reroute) count against the budget too, but leave no reply behind.
 	e.demandCluster(cmd, clusterWait{on: true, redirected: cs.orig != nil}, caller)
+	return nil
 }
 
 // anyReadyPrimary returns the index of a primary with a ready connection, rotating among them,
@@ -150,9 +162,16 @@ func (s *clusterSnap) anyReadyPrimary(cl *clusterState) int {
 // and reports whether it did. A slot it passed that awaits use is noticed (one attempt per
 // use, as for a standalone client).
 func (e *Engine) sendToNode(v *nodeView, cmd *Command) bool {
+	sent, _ := e.sendToNodeAs(v, cmd, nil)
+	return sent
+}
+
+// sendToNodeAs is sendToNode; with own (see routeAs) it also returns the connection that took
+// cmd as its caller's own group, or nil when the connection took it otherwise.
+func (e *Engine) sendToNodeAs(v *nodeView, cmd *Command, own []*Command) (bool, Conn) {
 	n := uint32(len(v.slots))
 	if n == 0 {
-		return false
+		return false, nil
 	}
 	start := v.rr.Add(1)
 	var passed *slotView
@@ -167,33 +186,50 @@ func (e *Engine) sendToNode(v *nodeView, cmd *Command) bool {
 			continue
 		}
 		cmd.cl.sender, cmd.cl.senderNum = v.addr, v.num
+		var reader Conn
 		if cmd.cl.read && !cmd.cl.ask && int(i) < len(v.readOnly) {
 			if !e.deliverRead(sv.conn, cmd, v.readOnly[i]) {
-				return false
+				return false, nil
 			}
-		} else if !e.deliver(sv.conn, cmd) {
-			return false
+		} else if sent, ownRead := e.deliverAs(sv.conn, cmd, own); !sent {
+			return false, nil
+		} else if ownRead {
+			reader = sv.conn
 		}
 		if passed != nil && passed.noticed.CompareAndSwap(false, true) {
 			e.post(item{ev: fsm.Event{Kind: fsm.Noticed, Machine: fsm.MachineNodeMux, Node: v.num, Slot: int(passedAt)}})
 		}
-		return true
+		return true, reader
 	}
-	return false
+	return false, nil
 }
 
 // deliver gives a held command to conn (preceded by ASKING after an ASK redirect) and reports
 // whether conn took it; a connection that stopped taking commands leaves it untouched.
 func (e *Engine) deliver(conn Conn, cmd *Command) bool {
+	sent, _ := e.deliverAs(conn, cmd, nil)
+	return sent
+}
+
+// deliverAs is deliver; with own (see routeAs), a connection that takes groups as their
+// caller's own (OwnGroupOfferer) takes cmd as one, and ownRead reports it: the caller must
+// then call the connection's ReadOwn next.
+func (e *Engine) deliverAs(conn Conn, cmd *Command, own []*Command) (sent, ownRead bool) {
 	cmd.sentOn(relaxOf(conn)) // a Cluster node connection relaxes too (maint.go)
 	if cmd.cl.ask {
-		return e.deliverAsking(conn, cmd)
+		return e.deliverAsking(conn, cmd), false
+	}
+	if own != nil {
+		if o, ok := conn.(OwnGroupOfferer); ok {
+			sent = o.OfferOwnGroup(own)
+			return sent, sent
+		}
 	}
 	if o := offerOf(conn); o != nil {
-		return o.Offer(cmd)
+		return o.Offer(cmd), false
 	}
 	conn.Send(cmd)
-	return true
+	return true, false
 }
 
 // askingFrame is the encoded ASKING command.

@@ -94,6 +94,8 @@ type fakeClusterTransport struct {
 	dials []string
 	// conns are the connections it opened, in order.
 	conns []*fakeClusterConn
+	// wrap, when set, is what the engine gets for each connection opened.
+	wrap func(*fakeClusterConn) Conn
 }
 
 func (t *fakeClusterTransport) Open(_ context.Context, req OpenRequest) {
@@ -116,7 +118,12 @@ func (t *fakeClusterTransport) Open(_ context.Context, req OpenRequest) {
 		opened: req.ReadOnly}
 	t.mu.Lock()
 	t.conns = append(t.conns, conn)
+	wrap := t.wrap
 	t.mu.Unlock()
+	if wrap != nil {
+		req.Sink.Ready(req.Conn, wrap(conn))
+		return
+	}
 	req.Sink.Ready(req.Conn, conn)
 }
 

@@ -314,12 +314,14 @@ func (c *Conn) wakeParked() {
 
 // ReadOwn implements engine.CallerReader: when lead leads the group this caller just wrote on
 // an idle connection and the read side is free, the caller takes it and reads replies until
-// last completes, deadline passes (zero: none), ctx ends or the connection fails; it then
-// leaves the side free, or gives it back to the reader goroutine when other replies are
-// pending. It reports whether last completed. When the side is not free for lead it returns
-// false at once, and asks the reader goroutine to free the side the next time nothing is in
-// flight. A caller with a deadline, or with a context that can end, never reads a socket that
-// refused a read deadline: it returns false at once and the reader goroutine reads its replies.
+// last completes, deadline passes (zero: none), ctx ends, the connection fails, or last left
+// the connection with nothing more in flight there (a Cluster redirect, run by the completion
+// the caller read, sent it on); it then leaves the side free, or gives it back to the reader
+// goroutine when other replies are pending. It reports whether last completed. When the side
+// is not free for lead it returns false at once, and asks the reader goroutine to free the side
+// the next time nothing is in flight. A caller with a deadline, or with a context that can end,
+// never reads a socket that refused a read deadline: it returns false at once and the reader
+// goroutine reads its replies.
 //
 // A context that can end is watched with context.AfterFunc, registered only once the caller
 // holds the side: its end moves the socket's read deadline into the past (interrupt), which
@@ -398,6 +400,12 @@ func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline
 		}
 		if c.cr.cut.Load() {
 			break // the context ended between two reads: the reader goroutine goes on
+		}
+		if last.Stage() != engine.StageDone && c.inFlight.Load() == 0 {
+			// last left the connection: its reply redirected it (a Cluster client sends a
+			// command that got MOVED or ASK on to another node, or later), and nothing in
+			// flight here answers it. Its caller waits for it wherever it goes.
+			break
 		}
 	}
 	done := last.Stage() == engine.StageDone
