@@ -471,15 +471,13 @@ func (c *Client) runBatchIn(ctx context.Context, b *Batch, mode batchMode, ns *n
 // a lone caller that wrote its group on an idle connection). That spares the hand-off from the
 // connection's reader goroutine to the caller. It reads within the command timeout and until ctx
 // ends. It returns the budget left for awaitGroup, which then finds the group complete or waits
-// for the rest (and sees ctx's end).
+// for the rest (and sees ctx's end): all of it when the caller did not read (the clock is then
+// not read here: submitting took microseconds).
 func (c *Client) submitReadOwn(ctx context.Context, cmds []*engine.Command) time.Duration {
 	budget := c.opts.CommandTimeout
-	var deadline time.Time
-	if budget > 0 {
-		deadline = time.Now().Add(budget)
-	}
-	if c.eng.SubmitGroupReadOwn(ctx, cmds, deadline) || budget <= 0 {
-		return budget
+	done, deadline := c.eng.SubmitGroupReadOwn(ctx, cmds, c.readDeadline)
+	if done || budget <= 0 || deadline.IsZero() {
+		return budget // complete, or not read by this caller: the whole budget to wait in
 	}
 	// Stopped early (the deadline, or a failure): wait for the rest within what is left.
 	return max(time.Until(deadline), time.Nanosecond)

@@ -55,6 +55,10 @@ type Client struct {
 	// shardSlot is the slot of a Cluster client's shard channels, or -1 before the first
 	// SSubscribe (cluster_exec.go).
 	shardSlot atomic.Int32
+	// readDeadline returns the deadline of a caller that reads its own replies, CommandTimeout
+	// from now (engine.Engine.SubmitReadOwn calls it only when the caller can read); nil
+	// without a command timeout.
+	readDeadline func() time.Time
 	// hooks is the composed chain of Options.Hooks and the OpenTelemetry hooks (hook.go); nil
 	// when none wraps commands or batches, which keeps the hot path as it is.
 	hooks *hookChain
@@ -114,6 +118,9 @@ func create(opts Options, host simbind.Host) (*Client, error) {
 	}
 	o.allHooks = append(telemetry, o.Hooks...)
 	c := &Client{opts: o, ep: o.Endpoints[0], ns: newNamespace(o.KeyPrefix, o.PubSubPrefix), pubsub: newPubSubState(&o)}
+	if d := o.CommandTimeout; d > 0 {
+		c.readDeadline = func() time.Time { return time.Now().Add(d) }
+	}
 	c.Commands = Commands{x: c}
 	c.hooks = buildHooks(o.allHooks, o.ObserveArguments)
 	c.shardSlot.Store(-1)
@@ -492,23 +499,25 @@ func (c *Client) execute(ctx context.Context, cl *call) error {
 // connection that takes it lets it (a lone caller on an idle connection:
 // engine.Engine.SubmitReadOwn, as a pipeline's run does; on a Cluster client, the connection of
 // the node serving the command's slot), which spares the hand-off from the connection's reader
-// goroutine; the read stops at the command timeout or when ctx ends. It
-// reports whether the command completed (its done then holds the signal). Otherwise the caller
-// waits as usual (and sees ctx's end there), and submitOwn returns the channel of the call's
-// timer armed for what is left of the command timeout (nil without one).
+// goroutine; the read stops at the command timeout or when ctx ends. It reports whether the
+// command completed (its done then holds the signal). Otherwise the caller waits as usual (and
+// sees ctx's end there), and submitOwn returns the channel of the call's timer armed for what is
+// left of the command timeout (nil without one): all of it when the caller did not read, in
+// which case the clock is not read here at all (submitting took microseconds, and a caller
+// among many rarely reads).
 func (c *Client) submitOwn(ctx context.Context, cl *call) (bool, <-chan time.Time) {
 	d := c.opts.CommandTimeout
-	var deadline time.Time
-	if d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	if c.eng.SubmitReadOwn(ctx, cl.own[:], deadline) {
+	done, deadline := c.eng.SubmitReadOwn(ctx, cl.own[:], c.readDeadline)
+	if done {
 		return true, nil
 	}
 	if d <= 0 {
 		return false, nil
 	}
-	left := max(time.Until(deadline), time.Nanosecond)
+	left := d
+	if !deadline.IsZero() {
+		left = max(time.Until(deadline), time.Nanosecond) // it read, and stopped early
+	}
 	if cl.timer == nil {
 		cl.timer = time.NewTimer(left)
 	} else {

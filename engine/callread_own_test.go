@@ -14,7 +14,13 @@ type ownConn struct {
 	own   int
 	reads []*Command // the lead of every ReadOwn
 	read  bool       // what ReadOwn reports
+	// refuse: MayRead reports false (the group went through the writer).
+	refuse bool
+	// deadlines are the deadlines ReadOwn got.
+	deadlines []time.Time
 }
+
+func (c *ownConn) MayRead(*Command) bool { return !c.refuse }
 
 func (c *ownConn) OfferOwnGroup(cmds []*Command) bool {
 	if !c.OfferGroup(cmds) {
@@ -26,10 +32,11 @@ func (c *ownConn) OfferOwnGroup(cmds []*Command) bool {
 	return true
 }
 
-func (c *ownConn) ReadOwn(_ context.Context, lead, _ *Command, _ time.Time) bool {
+func (c *ownConn) ReadOwn(_ context.Context, lead, _ *Command, deadline time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads = append(c.reads, lead)
+	c.deadlines = append(c.deadlines, deadline)
 	return c.read
 }
 
@@ -50,16 +57,17 @@ func TestSubmitGroupReadOwnAsksTheConnectionThatTookIt(t *testing.T) {
 	}
 	h.run()
 	cmds := group(3, &doneLog{})
-	if !h.eng.SubmitGroupReadOwn(context.Background(), cmds, time.Time{}) {
-		t.Fatal("SubmitGroupReadOwn reported false; the connection's ReadOwn reported true")
+	at := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	if done, deadline := h.eng.SubmitGroupReadOwn(context.Background(), cmds, func() time.Time { return at }); !done || !deadline.Equal(at) {
+		t.Fatalf("SubmitGroupReadOwn reported %v with deadline %v; the connection's ReadOwn reported true, read within %v", done, deadline, at)
 	}
 	took := 0
 	for _, c := range conns {
 		switch {
 		case c.own == 1 && c.groups == 1:
 			took++
-			if len(c.reads) != 1 || c.reads[0] != cmds[0] {
-				t.Fatalf("the connection that took the group was asked to read %v", c.reads)
+			if len(c.reads) != 1 || c.reads[0] != cmds[0] || !c.deadlines[0].Equal(at) {
+				t.Fatalf("the connection that took the group was asked to read %v within %v", c.reads, c.deadlines)
 			}
 		case c.own != 0 || c.groups != 0 || len(c.reads) != 0:
 			t.Fatalf("another connection was used: %d own, %d groups, %d reads", c.own, c.groups, len(c.reads))
@@ -82,7 +90,36 @@ func TestSubmitGroupReadOwnAsksTheConnectionThatTookIt(t *testing.T) {
 // its caller: SubmitGroupReadOwn reports false and asks nobody.
 func TestSubmitGroupReadOwnWithoutAConnection(t *testing.T) {
 	h := newHarness(t, Config{Slots: 1})
-	if h.eng.SubmitGroupReadOwn(context.Background(), group(2, &doneLog{}), time.Time{}) {
-		t.Fatal("SubmitGroupReadOwn reported true with no connection")
+	asked := false
+	if done, deadline := h.eng.SubmitGroupReadOwn(context.Background(), group(2, &doneLog{}),
+		func() time.Time { asked = true; return time.Now() }); done || !deadline.IsZero() || asked {
+		t.Fatalf("SubmitGroupReadOwn with no connection: done %v, deadline %v, deadline asked %v", done, deadline, asked)
+	}
+}
+
+// TestSubmitGroupReadOwnOnlyWhenMayRead: a connection whose MayRead turns the caller away (the
+// group went through its writer) is not asked to read, the deadline is not computed (the clock
+// is not read for a caller among many), and SubmitGroupReadOwn reports false with no deadline.
+func TestSubmitGroupReadOwnOnlyWhenMayRead(t *testing.T) {
+	h := newHarness(t, Config{Slots: 1})
+	h.eng.Acquire(fsm.NeedAll, func(Grant) {})
+	h.run()
+	var conns []*ownConn
+	for _, req := range h.tr.take() {
+		c := &ownConn{read: true, refuse: true}
+		conns = append(conns, c)
+		req.Sink.Dialed(req.Conn)
+		req.Sink.Ready(req.Conn, c)
+	}
+	h.run()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections, want 1", len(conns))
+	}
+	asked := false
+	done, deadline := h.eng.SubmitGroupReadOwn(context.Background(), group(2, &doneLog{}),
+		func() time.Time { asked = true; return time.Now() })
+	if done || !deadline.IsZero() || asked || len(conns[0].reads) != 0 || conns[0].own != 1 {
+		t.Fatalf("done %v, deadline %v, deadline asked %v, %d reads asked, %d own offers; want false, none, no, 0, 1",
+			done, deadline, asked, len(conns[0].reads), conns[0].own)
 	}
 }

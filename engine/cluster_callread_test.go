@@ -28,6 +28,8 @@ func (c *ownClusterConn) OfferOwnGroup(cmds []*Command) bool {
 	return c.OfferGroup(cmds)
 }
 
+func (c *ownClusterConn) MayRead(*Command) bool { return true }
+
 func (c *ownClusterConn) ReadOwn(_ context.Context, lead, last *Command, _ time.Time) bool {
 	c.mu.Lock()
 	c.reads = append(c.reads, lead)
@@ -78,7 +80,8 @@ func submitReadOwn(eng *Engine, args ...string) (*Command, bool) {
 		frame = resp.AppendBulkString(frame, a)
 	}
 	cmd := &Command{Name: strings.ToUpper(args[0]), Frame: frame, Done: func(*Command) {}}
-	return cmd, eng.SubmitReadOwn(context.Background(), []*Command{cmd}, time.Time{})
+	done, _ := eng.SubmitReadOwn(context.Background(), []*Command{cmd}, nil)
+	return cmd, done
 }
 
 // TestClusterSubmitReadOwnAsksTheNodeConnection: on a Cluster engine SubmitReadOwn routes a

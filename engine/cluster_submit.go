@@ -158,16 +158,10 @@ func (s *clusterSnap) anyReadyPrimary(cl *clusterState) int {
 	return -1
 }
 
-// sendToNode hands a held command to a ready connection of node v, rotating among its slots,
-// and reports whether it did. A slot it passed that awaits use is noticed (one attempt per
-// use, as for a standalone client).
-func (e *Engine) sendToNode(v *nodeView, cmd *Command) bool {
-	sent, _ := e.sendToNodeAs(v, cmd, nil)
-	return sent
-}
-
-// sendToNodeAs is sendToNode; with own (see routeAs) it also returns the connection that took
-// cmd as its caller's own group, or nil when the connection took it otherwise.
+// sendToNodeAs hands a held command to a ready connection of node v, rotating among its slots,
+// and reports whether it did; with own (see routeAs) it also returns the connection that took
+// cmd as its caller's own group, or nil when the connection took it otherwise. A slot it passed
+// that awaits use is noticed (one attempt per use, as for a standalone client).
 func (e *Engine) sendToNodeAs(v *nodeView, cmd *Command, own []*Command) (bool, Conn) {
 	n := uint32(len(v.slots))
 	if n == 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/respire-go/respire/netio/resp"
 )
@@ -26,7 +25,7 @@ func TestMultiOnClusterFails(t *testing.T) {
 		{"Submit", func(cmds []*Command) { h.eng.Submit(cmds[0]) }},
 		{"SubmitGroup", h.eng.SubmitGroup},
 		{"SubmitGroupReadOwn", func(cmds []*Command) {
-			if h.eng.SubmitGroupReadOwn(context.Background(), cmds, time.Time{}) {
+			if done, _ := h.eng.SubmitGroupReadOwn(context.Background(), cmds, nil); done {
 				t.Error("SubmitGroupReadOwn read a group on a Cluster engine")
 			}
 		}},

@@ -423,3 +423,43 @@ func TestOverlappingCallersStopTheLending(t *testing.T) {
 		t.Fatalf("%d requests left to ignore after %d ignored", got, rounds)
 	}
 }
+
+// TestMayReadOnlyTheLastDirectGroup: MayRead admits the caller of the group its caller wrote
+// directly on an idle connection (and ReadOwn then reads it), and turns away the caller of a
+// group the writer wrote behind a command still in flight, whose replies the reader goroutine
+// reads: the engine then neither asks ReadOwn nor computes a deadline for it.
+func TestMayReadOnlyTheLastDirectGroup(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	conn := mustConnectDefault(t, tcp(t, srv.Addr()))
+	lendSide(t, conn)
+	for i := 0; ; i++ {
+		group, unit := groupOf([]string{"PING"}, []string{"PING"})
+		if !conn.OfferOwnGroup(unit) {
+			t.Fatal("the open connection refused a group")
+		}
+		if !conn.MayRead(unit[0]) {
+			t.Fatal("MayRead turned away the caller of the group it just wrote directly")
+		}
+		read := conn.ReadOwn(context.Background(), unit[0], unit[1], time.Now().Add(waitBound))
+		group[1].wait(t)
+		if read {
+			break
+		}
+		if i == 100 {
+			t.Fatal("the caller of a group written directly never read it")
+		}
+	}
+	blpop := newCmd("BLPOP", "callread:mayread", "0")
+	conn.Send(&blpop.Command)
+	if !waitFor(func() bool { return blpop.Stage() == engine.StageAwaitingReply }) {
+		t.Fatal("the BLPOP was never written")
+	}
+	group, unit := groupOf([]string{"PING"})
+	offer(t, conn, unit) // behind the BLPOP: the writer writes it
+	if conn.MayRead(unit[0]) {
+		t.Fatal("MayRead admitted the caller of a group written behind a command in flight")
+	}
+	do(t, mustConnectDefault(t, tcp(t, srv.Addr())), "LPUSH", "callread:mayread", "x")
+	blpop.wait(t)
+	group[0].wait(t)
+}

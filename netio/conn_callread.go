@@ -99,7 +99,9 @@ type callRead struct {
 	// Guarded by fmu.
 	// busy counts down the requests to read that are ignored since the writer last put
 	// commands in flight behind others (callers overlap: lending the side would only add
-	// hand-offs); a lone caller's requests count again once it reaches zero.
+	// hand-offs); a lone caller's requests count again once it reaches zero. The engine asks
+	// ReadOwn only for groups that MayRead admits, the last written directly, so those are the
+	// requests counted.
 	busy   int
 	side   int32
 	ticket *engine.Command // the lead of the direct group whose caller may take the side
@@ -130,6 +132,8 @@ type callRead struct {
 	reading uint64
 	// cut: the reading caller's context ended and its read was cut short (interrupt).
 	cut atomic.Bool
+	// lastDirect mirrors last for MayRead, which reads it without fmu. Written under fmu.
+	lastDirect atomic.Pointer[engine.Command]
 
 	// reads counts the groups callers read themselves, resets the moves of the park timer
 	// (tests).
@@ -282,6 +286,7 @@ func (c *Conn) offerReadSide(lead *engine.Command, group bool) {
 		return
 	}
 	c.cr.last = lead
+	c.cr.lastDirect.Store(lead)
 	if c.cr.side == sideFree {
 		c.cr.ticket = lead
 		c.cr.due = time.Time{} // until the write is done (armClaim)
@@ -310,6 +315,14 @@ func (c *Conn) wakeParked() {
 		c.giveBack()
 	}
 	c.fmu.Unlock()
+}
+
+// MayRead implements engine.CallerReader: only the caller of the last group written directly on
+// an idle connection (offerReadSide) may read, and a group that went through the writer behind
+// others never does. It reads one atomic: with many callers, most of them are turned away here
+// without the flight lock, and without a read deadline to compute.
+func (c *Conn) MayRead(lead *engine.Command) bool {
+	return c.cr.on && c.cr.lastDirect.Load() == lead
 }
 
 // ReadOwn implements engine.CallerReader: when lead leads the group this caller just wrote on
