@@ -15,7 +15,7 @@ import (
 	"github.com/respire-go/respire/client"
 )
 
-// The Cluster benchmark: GET and SET at 64 and 256 callers against a Cluster of three primaries
+// The Cluster benchmark: GET and SET at 1, 64 and 256 callers against a Cluster of three primaries
 // (bench/run.sh starts one), respire's Cluster client beside rueidis's and go-redis's, each with
 // default options but for the Cluster switch. The same keys as the standalone benchmark spread
 // over the three shards.
@@ -103,7 +103,7 @@ func openAllCluster(b *testing.B) []target {
 	return out
 }
 
-// BenchmarkClusterClients compares the Cluster clients on GET and SET at 64 and 256 callers,
+// BenchmarkClusterClients compares the Cluster clients on GET and SET at 1, 64 and 256 callers,
 // side by side, respire first: ClusterClients/GET/callers=64/client=rueidis.
 func BenchmarkClusterClients(b *testing.B) {
 	for _, w := range workloads {
@@ -111,7 +111,7 @@ func BenchmarkClusterClients(b *testing.B) {
 			continue
 		}
 		b.Run(w.name, func(b *testing.B) {
-			for _, callers := range []int{64, 256} {
+			for _, callers := range []int{1, 64, 256} {
 				b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
 					targets := openAllCluster(b)
 					for i, k := range clusterKinds {

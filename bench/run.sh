@@ -12,7 +12,7 @@
 # Against that one server and that Cluster it runs, in rounds so that slow drifts of a shared
 # machine hit every client alike:
 #   - the client benchmarks of bench/ (respire, rueidis and go-redis side by side, -benchmem);
-#   - the Cluster client benchmarks (GET and SET at 64 and 256 callers over three shards);
+#   - the Cluster client benchmarks (GET and SET at 1, 64 and 256 callers over three shards);
 #   - redis-benchmark -P 16 -c 64 -t get,set, the pipelined ceiling;
 # then the simulator's benchmarks (sim/) and the state machines' (fsm/), and finally benchstat
 # (golang.org/x/perf/cmd/benchstat, installed into a temporary GOBIN) and bench/cmd/perftable,
