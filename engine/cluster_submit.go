@@ -80,7 +80,8 @@ func (c *Command) Redirects() int { return int(c.cl.redirects) }
 func (e *Engine) submitCluster(cmd *Command) { e.submitClusterAs(cmd, nil) }
 
 // submitClusterAs is submitCluster; with own (cmd as a group of one, see routeAs) it returns
-// the connection that took cmd as its caller's own, whose ReadOwn the caller calls next, or nil.
+// the connection that took cmd as its caller's own, which the caller asks next (readOwn), or
+// nil.
 func (e *Engine) submitClusterAs(cmd *Command, own []*Command) Conn {
 	cs := &cmd.cl
 	if !cs.routed {
@@ -207,7 +208,7 @@ func (e *Engine) deliver(conn Conn, cmd *Command) bool {
 
 // deliverAs is deliver; with own (see routeAs), a connection that takes groups as their
 // caller's own (OwnGroupOfferer) takes cmd as one, and ownRead reports it: the caller must
-// then call the connection's ReadOwn next.
+// then ask the connection's MayRead, and call its ReadOwn when that reports true.
 func (e *Engine) deliverAs(conn Conn, cmd *Command, own []*Command) (sent, ownRead bool) {
 	cmd.sentOn(relaxOf(conn)) // a Cluster node connection relaxes too (maint.go)
 	if cmd.cl.ask {
