@@ -92,7 +92,7 @@ func TestSubmitGroupReadOwnWithoutAConnection(t *testing.T) {
 	h := newHarness(t, Config{Slots: 1})
 	asked := false
 	if done, deadline := h.eng.SubmitGroupReadOwn(context.Background(), group(2, &doneLog{}),
-		func() time.Time { asked = true; return time.Now() }); done || !deadline.IsZero() || asked {
+		func() time.Time { asked = true; return time.Unix(1, 0) }); done || !deadline.IsZero() || asked {
 		t.Fatalf("SubmitGroupReadOwn with no connection: done %v, deadline %v, deadline asked %v", done, deadline, asked)
 	}
 }
@@ -117,7 +117,7 @@ func TestSubmitGroupReadOwnOnlyWhenMayRead(t *testing.T) {
 	}
 	asked := false
 	done, deadline := h.eng.SubmitGroupReadOwn(context.Background(), group(2, &doneLog{}),
-		func() time.Time { asked = true; return time.Now() })
+		func() time.Time { asked = true; return time.Unix(1, 0) })
 	if done || !deadline.IsZero() || asked || len(conns[0].reads) != 0 || conns[0].own != 1 {
 		t.Fatalf("done %v, deadline %v, deadline asked %v, %d reads asked, %d own offers; want false, none, no, 0, 1",
 			done, deadline, asked, len(conns[0].reads), conns[0].own)
