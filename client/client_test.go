@@ -488,18 +488,21 @@ func TestCloseFromStateHandler(t *testing.T) {
 	checkNoLeaks(t)
 	srv := redistest.Start(t, redistest.Config{})
 	closed := make(chan struct{})
-	var c *client.Client
+	// The handler learns of the client through an atomic: the disconnect that runs it follows
+	// Connect's return only through the server (CLIENT KILL), which the race detector cannot see.
+	var cp atomic.Pointer[client.Client]
 	var once sync.Once
 	ctx := ctxT(t)
 	c, err := client.Connect(ctx, client.Options{Endpoints: []client.Endpoint{endpointOf(srv)},
 		OnConnectionStateChange: func(ch client.ConnectionStateChange) {
-			if ch.SourceState == client.SourceDisconnected {
+			if c := cp.Load(); c != nil && ch.SourceState == client.SourceDisconnected {
 				once.Do(func() { c.Close(); close(closed) })
 			}
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cp.Store(c)
 	srv.Do(t, "CLIENT", "KILL", "TYPE", "normal")
 	select {
 	case <-closed:
