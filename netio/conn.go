@@ -74,9 +74,11 @@ const (
 // An expired bound fails the connection like any other I/O error: an *IOError (Timeout true)
 // whose cause is a *LivenessError; written commands end with an unknown outcome, Lost is reported.
 type Conn struct {
-	id    fsm.ConnID
-	ep    engine.Endpoint
-	nc    net.Conn
+	id fsm.ConnID
+	ep engine.Endpoint
+	nc net.Conn
+	// sys is nc when it makes raw system calls (sysio_linux.go), else nil.
+	sys   *sysConn
 	sink  engine.Sink
 	push  func(resp.Value)
 	proto int
@@ -159,7 +161,9 @@ var (
 
 // newConn wraps an established transport connection; its goroutines start with start.
 func newConn(nc net.Conn, req *engine.OpenRequest, cfg *TransportConfig) *Conn {
+	nc = wrapSys(nc)
 	c := &Conn{
+		sys:        sysOf(nc),
 		id:         req.Conn,
 		ep:         req.Endpoint,
 		nc:         nc,
@@ -363,6 +367,7 @@ func (c *Conn) run() {
 // caller and wait until it comes back (conn_callread.go).
 func (c *Conn) readLoop() error {
 	for {
+		c.sys.readerReads(true)
 		if err := c.rd.Read(&c.scratch); err != nil {
 			return c.ioError("read", err)
 		}
@@ -556,6 +561,7 @@ func (c *Conn) flush() bool {
 	c.fmu.Lock()
 	first, last, wasIdle := c.p.Handoff()
 	c.resumeForWriter(!wasIdle) // replies become pending: somebody must read them (conn_callread.go)
+	c.sys.writerWrites(true)
 	return c.writeHanded(c.buf, first, last, wasIdle)
 }
 

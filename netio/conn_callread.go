@@ -398,6 +398,7 @@ func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline
 		stop = context.AfterFunc(ctx, func() { c.interrupt(read) })
 	}
 	var fail error
+	c.sys.readerReads(false) // a caller's own reads go through net (sysio_linux.go)
 	for last.Stage() != engine.StageDone {
 		if err := c.rd.Read(&c.scratch); err != nil {
 			if !isTimeout(err) || (deadline.IsZero() && !c.cr.cut.Load()) {

@@ -53,6 +53,7 @@ func (c *Conn) writeDirect(cmds []*engine.Command, group, own bool) {
 	c.qmu.Unlock()
 	// From here on the commands belong to the flight: once fmu is released, the reader may
 	// complete them at any time.
+	c.sys.writerWrites(false) // a caller's own write goes through net (sysio_linux.go)
 	if !c.writeHanded(c.buf, first, last, wasIdle) {
 		return // failed: the reader completes everything pending (finish)
 	}
