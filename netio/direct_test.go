@@ -147,26 +147,5 @@ func TestIdleSendWritesOnTheCallersGoroutine(t *testing.T) {
 func TestDirectWritesKeepOrderUnderConcurrency(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	conn := mustConnectDefault(t, tcp(t, srv.Addr()))
-	const callers, rounds = 8, 300
-	var wg sync.WaitGroup
-	failures := make(chan string, callers)
-	for g := range callers {
-		wg.Go(func() {
-			key := "direct:ctr:" + strconv.Itoa(g)
-			for i := 1; i <= rounds; i++ {
-				c := newCmd("INCR", key)
-				conn.Send(&c.Command)
-				c.wait(t)
-				if c.Err != nil || c.Reply.Kind != resp.KindInteger || c.Reply.Int != int64(i) {
-					failures <- key + " got " + c.Reply.String()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(failures)
-	for f := range failures {
-		t.Fatal(f)
-	}
+	incrFromCallers(t, conn, "direct:ctr:", 8, 300)
 }

@@ -317,3 +317,31 @@ func checkNoLeaks(t testing.TB) {
 		t.Fatalf("%d netio goroutines still running:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 }
+
+// incrFromCallers has callers goroutines each INCR their own key (prefix and the goroutine's
+// number) rounds times, one command at a time, and fails the test unless every reply is the
+// count so far: replies reach their callers in order.
+func incrFromCallers(t *testing.T, conn *netio.Conn, prefix string, callers, rounds int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	failures := make(chan string, callers)
+	for g := range callers {
+		wg.Go(func() {
+			key := prefix + strconv.Itoa(g)
+			for i := 1; i <= rounds; i++ {
+				c := newCmd("INCR", key)
+				conn.Send(&c.Command)
+				c.wait(t)
+				if c.Err != nil || c.Reply.Kind != resp.KindInteger || c.Reply.Int != int64(i) {
+					failures <- key + " got " + c.Reply.String()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Fatal(f)
+	}
+}

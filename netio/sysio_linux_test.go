@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -151,27 +150,7 @@ func TestConnGoroutinesMakeRawCalls(t *testing.T) {
 		t.Fatal("a plain TCP connection does not make raw calls")
 	}
 	const callers, rounds = 32, 200
-	var wg sync.WaitGroup
-	failures := make(chan string, callers)
-	for g := range callers {
-		wg.Go(func() {
-			key := "sys:ctr:" + strconv.Itoa(g)
-			for i := 1; i <= rounds; i++ {
-				c := newCmd("INCR", key)
-				conn.Send(&c.Command)
-				c.wait(t)
-				if c.Err != nil || c.Reply.Int != int64(i) {
-					failures <- key + " got " + c.Reply.String()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(failures)
-	for f := range failures {
-		t.Fatal(f)
-	}
+	incrFromCallers(t, conn, "sys:ctr:", callers, rounds)
 	reads, writes, _ := netio.SysCounts(conn)
 	if reads == 0 || writes == 0 {
 		t.Fatalf("raw reads %d, raw writes %d after %d commands from %d callers: want some of each", reads, writes, callers*rounds, callers)
