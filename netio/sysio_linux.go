@@ -187,5 +187,10 @@ func (s *sysConn) opError(op string, err error) error {
 	if errors.As(err, &oe) {
 		err = oe.Err
 	}
-	return &net.OpError{Op: op, Net: s.LocalAddr().Network(), Source: s.LocalAddr(), Addr: s.RemoteAddr(), Err: err}
+	local, remote := s.LocalAddr(), s.RemoteAddr()
+	network := "tcp"
+	if _, unix := s.Conn.(*net.UnixConn); unix {
+		network = "unix"
+	}
+	return &net.OpError{Op: op, Net: network, Source: local, Addr: remote, Err: err}
 }
