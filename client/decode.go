@@ -437,11 +437,13 @@ func zmembersFrom(name string, v *resp.Value) ([]ZMember, error) {
 	first := v.Elem(0)
 	if isList(&first) {
 		out := make([]ZMember, 0, n)
+		var buf [2]resp.Value
 		for _, p := range v.All() {
-			if !isList(&p) || p.Len() != 2 {
+			pair := p.AppendElems(buf[:0])
+			if !isList(&p) || len(pair) != 2 {
 				return nil, unexpected(name, &p)
 			}
-			z, err := zmemberOf(name, p.Elem(0), p.Elem(1))
+			z, err := zmemberOf(name, &pair[0], &pair[1])
 			if err != nil {
 				return nil, err
 			}
@@ -459,7 +461,7 @@ func zmembersFrom(name string, v *resp.Value) ([]ZMember, error) {
 			m = e
 			continue
 		}
-		z, err := zmemberOf(name, m, e)
+		z, err := zmemberOf(name, &m, &e)
 		if err != nil {
 			return nil, err
 		}
@@ -468,12 +470,13 @@ func zmembersFrom(name string, v *resp.Value) ([]ZMember, error) {
 	return out, nil
 }
 
-func zmemberOf(name string, m, s resp.Value) (ZMember, error) {
-	member, _, err := stringReply(name, &m)
+// zmemberOf decodes a member and its score.
+func zmemberOf(name string, m, s *resp.Value) (ZMember, error) {
+	member, _, err := stringReply(name, m)
 	if err != nil {
 		return ZMember{}, err
 	}
-	score, err := floatReply(name, &s)
+	score, err := floatReply(name, s)
 	if err != nil {
 		return ZMember{}, err
 	}
@@ -731,7 +734,8 @@ type KeyMember struct {
 // decKeyMember decodes BZPOPMIN's [key, member, score]; null when the timeout expired.
 func decKeyMember(v *resp.Value) (Optional[KeyMember], error) {
 	key, z, ok, err := decKeyed("BZPOP", 3, v, func(v *resp.Value) (ZMember, error) {
-		return zmemberOf("BZPOP", v.Elem(1), v.Elem(2))
+		m, sc := v.Elem(1), v.Elem(2)
+		return zmemberOf("BZPOP", &m, &sc)
 	})
 	return Optional[KeyMember]{Value: KeyMember{Key: key, ZMember: z}, Valid: ok}, err
 }

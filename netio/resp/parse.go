@@ -250,8 +250,56 @@ func validDouble(b []byte) bool {
 // parseDouble converts text already accepted by validDouble. Out-of-range
 // magnitudes saturate to ±Inf or zero, as strconv does.
 func parseDouble(b []byte) float64 {
+	if f, ok := shortDouble(b); ok {
+		return f
+	}
 	f, _ := strconv.ParseFloat(string(b), 64)
 	return f
+}
+
+// exactPow10 holds the powers of ten that a float64 represents exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// shortDouble converts the common form of a score, [-]digits[.digits] with at most 15
+// significant digits in all, and reports false for anything else, which strconv then
+// converts. Both the digits, as an integer below 10^15, and the power of ten are exact in a
+// float64, so one division, which IEEE 754 rounds correctly, gives the correctly rounded value,
+// as strconv.ParseFloat does.
+func shortDouble(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		i, neg = 1, true
+	}
+	var mant uint64
+	digits, frac, dot, seen := 0, 0, false, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			seen = true
+			if mant == 0 && c == '0' && !dot {
+				continue // a leading zero of the integer part counts for nothing
+			}
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if !seen || digits > 15 || frac >= len(exactPow10) || (dot && frac == 0) {
+		return 0, false
+	}
+	f := float64(mant) / exactPow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // findCR returns the index of the first CR at or after buf[i], which the

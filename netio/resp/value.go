@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"iter"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -276,6 +277,26 @@ func (v Value) All() iter.Seq2[int, Value] {
 			}
 		}
 	}
+}
+
+// AppendElems appends the elements of an aggregate value to dst, in order, and returns the
+// extended slice; for other kinds it returns dst unchanged. Parsed elements share v's storage,
+// as Elem's do. It walks the elements once, where a call of Elem per element locates each
+// anew: to read a short aggregate such as a RESP3 pair, pass a small array's slice, which
+// spares the allocation:
+//
+//	var buf [2]resp.Value
+//	if pair := v.AppendElems(buf[:0]); len(pair) == 2 { ... }
+func (v *Value) AppendElems(dst []Value) []Value {
+	it := v.elements()
+	dst = slices.Grow(dst, it.left)
+	for it.left > 0 {
+		dst = dst[:len(dst)+1]
+		if e := it.next(&dst[len(dst)-1]); e != &dst[len(dst)-1] {
+			dst[len(dst)-1] = *e
+		}
+	}
+	return dst
 }
 
 // Attrs returns the RESP3 attributes attached to v as a KindAttribute
