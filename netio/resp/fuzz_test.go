@@ -91,8 +91,28 @@ func FuzzParse(f *testing.F) {
 		if c := v.Clone(); !strictEqual(c, v) {
 			t.Fatalf("clone %v differs from %v", c, v)
 		}
+		checkAppendElems(t, &v)
 		_ = v.String()
 	})
+}
+
+// checkAppendElems fails t unless AppendElems gives every aggregate of v's tree the elements
+// Elem gives it, in order.
+func checkAppendElems(t *testing.T, v *Value) {
+	t.Helper()
+	if !v.Kind.IsAggregate() {
+		return
+	}
+	elems := v.AppendElems(nil)
+	if len(elems) != v.Len() {
+		t.Fatalf("AppendElems gave %d elements of %v, Len %d", len(elems), v, v.Len())
+	}
+	for i := range elems {
+		if e := v.Elem(i); !strictEqual(elems[i], e) {
+			t.Fatalf("element %d of %v: AppendElems %v, Elem %v", i, v, elems[i], e)
+		}
+		checkAppendElems(t, &elems[i])
+	}
 }
 
 func FuzzParseCommand(f *testing.F) {
