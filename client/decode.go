@@ -439,10 +439,10 @@ func zmembersFrom(name string, v *resp.Value) ([]ZMember, error) {
 		out := make([]ZMember, 0, n)
 		var buf [2]resp.Value
 		for _, p := range v.All() {
-			pair := p.AppendElems(buf[:0])
-			if !isList(&p) || len(pair) != 2 {
+			if !isList(&p) || p.Len() != 2 {
 				return nil, unexpected(name, &p)
 			}
+			pair := p.AppendElems(buf[:0])
 			z, err := zmemberOf(name, &pair[0], &pair[1])
 			if err != nil {
 				return nil, err

@@ -257,13 +257,14 @@ func parseDouble(b []byte) float64 {
 	return f
 }
 
-// exactPow10 holds the powers of ten that a float64 represents exactly.
+// exactPow10 holds the powers of ten up to 10^15, which a float64 represents exactly.
 var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+	1e12, 1e13, 1e14, 1e15}
 
 // shortDouble converts the common form of a score, [-]digits[.digits] with at most 15
-// significant digits in all, and reports false for anything else, which strconv then
-// converts. Both the digits, as an integer below 10^15, and the power of ten are exact in a
+// digits in all (zeros after the point count, leading zeros before it do not), and reports
+// false for anything else, which strconv then converts. Both the digits, as an integer below
+// 10^15, and the power of ten (at most 10^15: fraction digits are among the 15) are exact in a
 // float64, so one division, which IEEE 754 rounds correctly, gives the correctly rounded value,
 // as strconv.ParseFloat does.
 func shortDouble(b []byte) (float64, bool) {
@@ -292,7 +293,7 @@ func shortDouble(b []byte) (float64, bool) {
 			return 0, false
 		}
 	}
-	if !seen || digits > 15 || frac >= len(exactPow10) || (dot && frac == 0) {
+	if !seen || digits > 15 || (dot && frac == 0) {
 		return 0, false
 	}
 	f := float64(mant) / exactPow10[frac]
