@@ -168,11 +168,10 @@ func floatReply(name string, v *resp.Value) (float64, error) {
 	case resp.KindInteger:
 		return float64(v.Int), nil
 	}
-	s, ok := textOf(v)
-	if !ok {
+	if !isText(v.Kind) {
 		return 0, unexpected(name, v)
 	}
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := v.AsFloat64()
 	if err != nil {
 		return 0, malformed(name, "not a number")
 	}

@@ -118,6 +118,9 @@ func (v Value) AsFloat64() (float64, error) {
 	case v.Kind == KindInteger:
 		return float64(v.Int), nil
 	case v.isText():
+		if f, ok := shortDouble(v.Str); ok {
+			return f, nil
+		}
 		f, err := strconv.ParseFloat(string(v.Str), 64)
 		if err != nil {
 			return 0, kindErr("a number", &v, "not a number")

@@ -106,3 +106,26 @@ func TestAppendElems(t *testing.T) {
 		t.Errorf("AppendElems of a scalar = %v, want nothing", got)
 	}
 }
+
+// TestAsFloat64MatchesStrconv draws short strings of digits, points, signs and exponents, the
+// well-formed and the malformed, and checks that AsFloat64 of a bulk string holding one gives
+// strconv.ParseFloat's bits when strconv accepts it and an error when strconv rejects it or
+// finds it out of range: the fast conversion takes only forms strconv accepts, with strconv's
+// value.
+func TestAsFloat64MatchesStrconv(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := string(rapid.SliceOfN(rapid.SampledFrom([]byte("0123456789.-+e")), 0, 20).Draw(t, "text"))
+		want, werr := strconv.ParseFloat(s, 64)
+		got, err := BulkString(s).AsFloat64()
+		switch {
+		case werr != nil: // out of range included: AsFloat64 refuses what strconv saturates
+			if err == nil {
+				t.Fatalf("AsFloat64(%q) = %v, strconv rejects it: %v", s, got, werr)
+			}
+		case err != nil:
+			t.Fatalf("AsFloat64(%q): %v, strconv gives %v", s, err, want)
+		case math.Float64bits(got) != math.Float64bits(want):
+			t.Fatalf("AsFloat64(%q) = %v, strconv gives %v", s, got, want)
+		}
+	})
+}
