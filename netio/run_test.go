@@ -133,6 +133,39 @@ func TestRepliesOfOneReadPairInRuns(t *testing.T) {
 	}
 }
 
+// TestLargeRepliesEndRunsEarly: a run also ends once the replies decoded after its first took
+// runBytes (2 KiB) of the read buffer, so that costly replies wake their callers sooner. 40
+// replies of 1 KiB in one write complete in order in runs of at most three replies (the first,
+// and two that pass the bound), at least a dozen runs where runMax alone would make two or
+// three.
+func TestLargeRepliesEndRunsEarly(t *testing.T) {
+	const n = 40
+	val := strings.Repeat("x", 1<<10)
+	var b strings.Builder
+	for i := range n {
+		v := strconv.Itoa(i) + val
+		b.WriteString("$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n")
+	}
+	conn, s := connectAnswering(t, n, b.String())
+
+	var rec completions
+	cmds := rec.group(n)
+	offerAll(t, conn, cmds)
+	for i, c := range cmds {
+		c.wait(t)
+		if c.Err != nil || string(c.Reply.Str) != strconv.Itoa(i)+val {
+			t.Fatalf("command %d: a reply of %d bytes, err %v", i, len(c.Reply.Str), c.Err)
+		}
+	}
+	rec.check(t, n)
+	if runs := netio.ReplyRuns(conn); runs < 12 {
+		t.Fatalf("%d runs of replies for %d replies of 1 KiB read together, want at least 12", runs, n)
+	}
+	if conn.Err() != nil || s.losts.Load() != 0 {
+		t.Fatalf("the connection failed: %v", conn.Err())
+	}
+}
+
 // TestMisfitInARunFailsTheRestOnce: a reply in the middle of a run that does not fit its
 // command fails the connection. The commands before it complete with their replies, it
 // completes with a *resp.ProtocolError, and the commands after it, whose replies were read in
