@@ -100,36 +100,49 @@ func offerAll(t *testing.T, conn *netio.Conn, cmds []*cmd) {
 	}
 }
 
+// answerBulks sends one GET per value to a fake server that answers them all with the values as
+// bulk strings, in one write, and checks that each command completed once, in order, with its
+// value, at the stage of a reply (awaiting-reply), and that the connection stayed healthy. It
+// returns how many runs of more than one reply the connection paired them in.
+func answerBulks(t *testing.T, values []string) uint64 {
+	t.Helper()
+	var b strings.Builder
+	for _, v := range values {
+		b.WriteString("$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n")
+	}
+	conn, s := connectAnswering(t, len(values), b.String())
+
+	var rec completions
+	cmds := rec.group(len(values))
+	offerAll(t, conn, cmds)
+	for i, c := range cmds {
+		c.wait(t)
+		if c.Err != nil || string(c.Reply.Str) != values[i] {
+			t.Fatalf("command %d: a reply of %d bytes (want %d), err %v", i, len(c.Reply.Str), len(values[i]), c.Err)
+		}
+		if c.FinalStage() != engine.StageAwaitingReply {
+			t.Fatalf("command %d ended at %v, want awaiting-reply", i, c.FinalStage())
+		}
+	}
+	rec.check(t, len(values))
+	if conn.Err() != nil || s.losts.Load() != 0 {
+		t.Fatalf("the connection failed: %v", conn.Err())
+	}
+	return netio.ReplyRuns(conn)
+}
+
 // TestRepliesOfOneReadPairInRuns: replies that arrive together are paired in runs of at most
 // runMax (32) under one hold of the flight lock, each with its own command, in order. 70 replies
 // in one write take at least 3 runs (32 + 32 + 6) and far fewer than one per reply; the
 // connection stays healthy.
 func TestRepliesOfOneReadPairInRuns(t *testing.T) {
 	const n = 70
-	var b strings.Builder
-	for i := range n {
-		b.WriteString("$" + strconv.Itoa(len("v"+strconv.Itoa(i))) + "\r\nv" + strconv.Itoa(i) + "\r\n")
+	values := make([]string, n)
+	for i := range values {
+		values[i] = "v" + strconv.Itoa(i)
 	}
-	conn, s := connectAnswering(t, n, b.String())
-
-	var rec completions
-	cmds := rec.group(n)
-	offerAll(t, conn, cmds)
-	for i, c := range cmds {
-		c.wait(t)
-		if c.Err != nil || string(c.Reply.Str) != "v"+strconv.Itoa(i) {
-			t.Fatalf("command %d: reply %q, err %v", i, c.Reply.Str, c.Err)
-		}
-		if c.FinalStage() != engine.StageAwaitingReply {
-			t.Fatalf("command %d ended at %v, want awaiting-reply", i, c.FinalStage())
-		}
-	}
-	rec.check(t, n)
-	if runs := netio.ReplyRuns(conn); runs < 3 || runs >= n/2 {
+	if runs := answerBulks(t, values); runs < 3 || runs >= n/2 {
 		t.Fatalf("%d runs of replies for %d replies read together, want between 3 and %d", runs, n, n/2-1)
-	}
-	if conn.Err() != nil || s.losts.Load() != 0 {
-		t.Fatalf("the connection failed: %v", conn.Err())
 	}
 }
 
@@ -140,29 +153,12 @@ func TestRepliesOfOneReadPairInRuns(t *testing.T) {
 // three.
 func TestLargeRepliesEndRunsEarly(t *testing.T) {
 	const n = 40
-	val := strings.Repeat("x", 1<<10)
-	var b strings.Builder
-	for i := range n {
-		v := strconv.Itoa(i) + val
-		b.WriteString("$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n")
+	values := make([]string, n)
+	for i := range values {
+		values[i] = strconv.Itoa(i) + strings.Repeat("x", 1<<10)
 	}
-	conn, s := connectAnswering(t, n, b.String())
-
-	var rec completions
-	cmds := rec.group(n)
-	offerAll(t, conn, cmds)
-	for i, c := range cmds {
-		c.wait(t)
-		if c.Err != nil || string(c.Reply.Str) != strconv.Itoa(i)+val {
-			t.Fatalf("command %d: a reply of %d bytes, err %v", i, len(c.Reply.Str), c.Err)
-		}
-	}
-	rec.check(t, n)
-	if runs := netio.ReplyRuns(conn); runs < 12 {
+	if runs := answerBulks(t, values); runs < 12 {
 		t.Fatalf("%d runs of replies for %d replies of 1 KiB read together, want at least 12", runs, n)
-	}
-	if conn.Err() != nil || s.losts.Load() != 0 {
-		t.Fatalf("the connection failed: %v", conn.Err())
 	}
 }
 
