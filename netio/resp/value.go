@@ -283,10 +283,14 @@ func (v Value) All() iter.Seq2[int, Value] {
 // extended slice; for other kinds it returns dst unchanged. Parsed elements share v's storage,
 // as Elem's do. It walks the elements once, where a call of Elem per element locates each
 // anew: to read a short aggregate such as a RESP3 pair, pass a small array's slice, which
-// spares the allocation:
+// spares the allocation. Every element becomes a whole Value, far larger than its place in
+// the parsed storage, so check Len first when the reply's shape is not yet known:
 //
 //	var buf [2]resp.Value
-//	if pair := v.AppendElems(buf[:0]); len(pair) == 2 { ... }
+//	if v.Len() == 2 {
+//		pair := v.AppendElems(buf[:0])
+//		...
+//	}
 func (v *Value) AppendElems(dst []Value) []Value {
 	it := v.elements()
 	dst = slices.Grow(dst, it.left)
