@@ -2,7 +2,6 @@ package netio_test
 
 import (
 	"context"
-	"math/bits"
 	"net"
 	"sync"
 	"testing"
@@ -102,95 +101,5 @@ func TestOwnGroupsLeaveTheTimersAlone(t *testing.T) {
 	time.Sleep(budget + 50*time.Millisecond)
 	if v := do(t, conn, "INCR", "timers:n"); v.Int != next {
 		t.Fatalf("INCR past the last caller's deadline: %s, want %d", v.String(), next)
-	}
-}
-
-// TestBusySideMovesTheParkTimerRarely: a lone caller that reads its own groups back to back
-// keeps the read side busy for many times parkIdle. The caller's reads do not move the park
-// timer (before, the read that started in the second half of parkIdle stopped it and the end
-// of that read armed it again: some two moves per parkIdle); the timer fires on the busy side
-// with a period that doubles up to BusyWatch times parkIdle. Once the caller stops, the side
-// goes back to the reader goroutine within that time, and the period starts again at
-// parkIdle.
-func TestBusySideMovesTheParkTimerRarely(t *testing.T) {
-	const idle = 5 * time.Millisecond
-	netio.SetParkIdle(t, idle)
-	srv := redistest.Start(t, redistest.Config{})
-	conn, _ := mustConnect(t, netio.NewTransport(netio.TransportConfig{}), tcp(t, srv.Addr()))
-	lendSide(t, conn)
-	resetsBefore := netio.ParkTimerResets(conn)
-	readerBefore, firesBefore, backBefore := netio.ParkTimerCounts(conn)
-
-	const run = 60 * idle
-	start := time.Now()
-	rounds := 0
-	for time.Since(start) < run {
-		group, unit := groupOf(incrs("busy:n", 4)...)
-		if !conn.OfferOwnGroup(unit) {
-			t.Fatal("the open connection refused a group")
-		}
-		conn.ReadOwn(context.Background(), unit[0], unit[len(unit)-1], time.Time{})
-		for _, c := range group {
-			c.wait(t)
-			if c.Err != nil {
-				t.Fatalf("INCR: %v", c.Err)
-			}
-		}
-		rounds++
-	}
-	elapsed := time.Since(start)
-	lastRead := time.Now()
-	free := netio.ReadSideFree(conn)
-	period := netio.ParkPeriod(conn)
-	reader, fires, backs := netio.ParkTimerCounts(conn)
-	reader, fires, backs = reader-readerBefore, fires-firesBefore, backs-backBefore
-	resets := netio.ParkTimerResets(conn) - resetsBefore
-	t.Logf("%d groups in %v: %d timer moves (%d by reading callers), %d firings on a busy side, %d take-backs, period %v",
-		rounds, elapsed, resets, reader, fires, backs, period)
-
-	if got := netio.CallerReads(conn); got < uint64(rounds)/2 {
-		t.Fatalf("the caller read %d of %d groups: the side was not its to keep busy", got, rounds)
-	}
-	// The timer fired while the side was busy, or nothing here is shown. A take-back (the
-	// caller stalled for parkIdle on a loaded machine) starts the period again.
-	if fires < 3 {
-		t.Fatalf("the park timer found the side busy %d times in %v, want at least 3", fires, elapsed)
-	}
-	if reader > 1+backs {
-		t.Fatalf("reading callers moved the park timer %d times (%d take-backs), want at most %d", reader, backs, 1+backs)
-	}
-	ramp := 2 + bits.Len(uint(netio.BusyWatch)) // arming once the side is lent, then the doubling
-	if most := uint64(ramp)*(1+backs) + uint64(elapsed/(netio.BusyWatch*idle)); resets > most {
-		t.Fatalf("the park timer moved %d times in %v (%d take-backs), want at most %d", resets, elapsed, backs, most)
-	}
-
-	if backs == 0 && period <= idle {
-		t.Fatalf("period %v after %d firings on a busy side, want it doubled", period, fires)
-	}
-
-	// The caller stops: the reader goroutine takes the side back within the longest period.
-	// (A loaded machine may have stalled the caller long enough for a take-back as the run
-	// ended: one more group frees the side again.)
-	for i := 0; !free && i < 10; i++ {
-		group, unit := groupOf([]string{"PING"})
-		if !conn.OfferOwnGroup(unit) {
-			t.Fatal("the open connection refused a group")
-		}
-		conn.ReadOwn(context.Background(), unit[0], unit[0], time.Time{})
-		group[0].wait(t)
-		lastRead = time.Now()
-		free = netio.ReadSideFree(conn)
-	}
-	if !free {
-		t.Fatal("the side is not free after the caller's last group: its going back shows nothing")
-	}
-	if !waitFor(func() bool { return !netio.ReadSideFree(conn) }) {
-		t.Fatal("the reader goroutine never took the free side back")
-	}
-	if took, most := time.Since(lastRead), netio.BusyWatch*idle+time.Second; took > most {
-		t.Fatalf("the side went back %v after the last read, want within %v", took, most)
-	}
-	if got := netio.ParkPeriod(conn); got != idle {
-		t.Fatalf("period %v once the reader goroutine owns the side, want %v", got, idle)
 	}
 }

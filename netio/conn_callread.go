@@ -26,9 +26,8 @@ import (
 //     flight and no byte is buffered. A caller whose group is the one written directly since
 //     (the ticket) may take the side; anything else that puts replies in flight gives the side
 //     back to the reader goroutine first (resumeForWriter). The park timer gives it back too
-//     when nobody took it: parkIdle after the side became free (at most busyWatch times that
-//     after a lone caller kept it busy: Timers, below), so that an idle connection is watched
-//     again (a server closing it, a push) within a few milliseconds; claimWindow after
+//     when nobody took it: parkIdle after the side became free, so that an idle connection is
+//     watched again (a server closing it, a push) within about a millisecond; claimWindow after
 //     a direct write, in case its writer is not a caller that reads (the engine's loop granting
 //     a waiting command, a Done callback). A group its caller writes as its own (OfferOwnGroup,
 //     from engine.Engine.SubmitGroupReadOwn) has no claim window: that caller's ReadOwn comes
@@ -62,22 +61,12 @@ import (
 // timer (the park timer, the socket's read deadline) may wake an idle thread of the Go runtime
 // to watch the new time, which on a two-core machine competes with the server for a core. So
 // the mode changes timers as little as it can. The park timer is lazy: the side's due time is
-// recorded (due), and an idle due time arms the timer only when it is stopped. When it fires on
-// a side free since its due time, the reader goroutine takes the side back. When it fires on a
-// busy side, one a caller reads or freed again since the timer was armed, the reader goroutine
-// arms it again, a period ahead; the period starts at parkIdle, doubles each time the timer
-// finds the side busy, up to busyWatch times parkIdle, and starts again once the reader
-// goroutine owns the side. A lone caller's round trips then move no timer, and the reader
-// goroutine wakes about every busyWatch times parkIdle while that caller keeps the side busy;
-// once it stops, the side goes back when the timer next fires, at most that long after. A
-// caller stops only a claim window's timer when it starts to read (a claim window's due time
-// moves the timer when it would fire later). Before, a caller whose read started within the
-// second half of parkIdle stopped the timer and armed it again as its read ended
-// (docs/performance.md, "Timers of a lone caller"). A reading caller keeps the read deadline
-// the last caller set when it falls within the second half of its own budget (never later
-// than its own deadline): a read stopped early by it is one the reader goroutine continues, as
-// at the caller's own deadline. The deadline is cleared when the reader goroutine takes the
-// side back.
+// recorded (due) and the timer moved only when it would fire too late for it; when it fires
+// early, on a side that is no longer free or whose due time moved later, it is re-armed for
+// the new due time or left off. A reading caller keeps the read deadline the last caller set
+// when it falls within the second half of its own budget (never later than its own deadline):
+// a read stopped early by it is one the reader goroutine continues, as at the caller's own
+// deadline. The deadline is cleared when the reader goroutine takes the side back.
 
 // Read side states.
 const (
@@ -131,17 +120,8 @@ type callRead struct {
 
 	// due is when a free side goes back to the reader goroutine (zero: not while it stays as
 	// it is: a caller reads, or a direct write is in progress); armedAt is when the park timer
-	// fires (zero: stopped or fired). dueClaim and armedClaim: due, and the timer, end a claim
-	// window. watched is the number of the read (reading) during which the timer last fired
-	// and was armed again. Guarded by fmu.
-	due, armedAt         time.Time
-	dueClaim, armedClaim bool
-	watched              uint64
-	// period is how far ahead the park timer is armed when it fires on a busy side (a caller
-	// reads, or freed the side again since the timer was armed): it starts at idle, doubles each
-	// time, up to busyWatch times idle, and starts again once the reader goroutine owns the
-	// side (Timers, above). Guarded by fmu.
-	period time.Duration
+	// fires (zero: stopped or fired). Guarded by fmu.
+	due, armedAt time.Time
 	// deadline is the read deadline a reading caller left on the socket (zero: none). Only the
 	// owner of the side touches it, and the watch on a reading caller's context (interrupt,
 	// under fmu, after the caller set it).
@@ -155,47 +135,20 @@ type callRead struct {
 	// lastDirect mirrors last for MayRead, which reads it without fmu. Written under fmu.
 	lastDirect atomic.Pointer[engine.Command]
 
-	// reads counts the groups callers read themselves, resets the moves of the park timer,
-	// readerResets those made by a caller ending its read, busyFires the times the timer
-	// found the side busy, takeBacks the times it took a free side back (tests).
-	reads, resets, readerResets, busyFires, takeBacks atomic.Uint64
+	// reads counts the groups callers read themselves, resets the moves of the park timer
+	// (tests).
+	reads, resets atomic.Uint64
 }
 
-// busyWatch bounds callRead.period: once a lone caller that kept the side busy stops, the side
-// goes back to the reader goroutine at most busyWatch times parkIdle after its last read.
-const busyWatch = 16
-
-// busier returns the period for which to arm the park timer that found the side busy, and
-// doubles it for the next time, up to busyWatch times idle. Called with fmu held.
-func (r *callRead) busier() time.Duration {
-	p := r.period
-	r.period = min(2*r.period, busyWatch*r.idle)
-	return p
-}
-
-// dueAt records when a free side goes back to the reader goroutine (claim: at the end of a claim
-// window) and reports whether it moved the park timer. A claim window's due time moves the timer
-// when it would fire later than that or not at all; an idle one only when it is stopped: a
-// running timer fires at most busyWatch times parkIdle from now, and then takes the side back
-// if it has been free since its due time. Called with fmu held.
-func (c *Conn) dueAt(now, due time.Time, claim bool) bool {
-	c.cr.due, c.cr.dueClaim = due, claim
-	if !claim && !c.cr.armedAt.IsZero() {
-		return false
+// dueAt records when a free side goes back to the reader goroutine, moving the park timer only
+// when it would fire later than that or not at all. Called with fmu held.
+func (c *Conn) dueAt(now, due time.Time) {
+	c.cr.due = due
+	if c.cr.armedAt.IsZero() || c.cr.armedAt.After(due) {
+		c.cr.park.Reset(due.Sub(now))
+		c.cr.armedAt = due
+		c.cr.resets.Add(1)
 	}
-	return c.arm(now, due, claim)
-}
-
-// arm moves the park timer to fire at when (claim: ending a claim window) if it would fire later
-// than that or not at all, and reports whether it did. Called with fmu held.
-func (c *Conn) arm(now, when time.Time, claim bool) bool {
-	if !c.cr.armedAt.IsZero() && !c.cr.armedAt.After(when) {
-		return false
-	}
-	c.cr.park.Reset(when.Sub(now))
-	c.cr.armedAt, c.cr.armedClaim = when, claim
-	c.cr.resets.Add(1)
-	return true
 }
 
 // init decides whether c lends its read side. Called by start.
@@ -205,7 +158,6 @@ func (r *callRead) init(c *Conn) {
 		return
 	}
 	r.idle, r.claim = parkIdle, claimWindow
-	r.period = r.idle
 	r.resume = make(chan struct{}, 1)
 	r.park = time.NewTimer(time.Hour)
 	r.park.Stop()
@@ -225,7 +177,7 @@ func (c *Conn) parkReader() bool {
 	c.cr.side = sideFree
 	c.cr.ticket = nil
 	now := time.Now()
-	c.dueAt(now, now.Add(c.cr.idle), false)
+	c.dueAt(now, now.Add(c.cr.idle))
 	return true
 }
 
@@ -240,34 +192,15 @@ func (c *Conn) parked() error {
 			c.fmu.Lock()
 			c.cr.armedAt = time.Time{}
 			free := c.cr.side == sideFree && !c.cr.due.IsZero()
-			switch {
-			case free:
-				now := time.Now()
-				switch {
-				case !now.Before(c.cr.due):
+			if free {
+				if now := time.Now(); now.Before(c.cr.due) {
+					c.dueAt(now, c.cr.due) // fired for an earlier due time: not yet
+					free = false
+				} else {
 					c.cr.side = sideReader
 					c.cr.ticket = nil
 					c.cr.due = time.Time{}
-					c.cr.period = c.cr.idle
-					c.cr.takeBacks.Add(1)
-				case c.cr.dueClaim:
-					c.arm(now, c.cr.due, true) // fired for an earlier due time: not yet
-					free = false
-				default:
-					// A caller freed the side again since the timer was armed: it is busy.
-					c.arm(now, now.Add(c.cr.busier()), false)
-					c.cr.busyFires.Add(1)
-					free = false
 				}
-			case c.cr.side == sideCaller && c.cr.watched != c.cr.reading:
-				// Fired while a caller reads: armed again from here, once per read, the timer
-				// fires after the side that read frees is due back, and the caller finds it
-				// armed early enough and leaves it (Timers, above). A longer read (a blocking
-				// command) lets it fire once more and arms it when it ends.
-				c.cr.watched = c.cr.reading
-				now := time.Now()
-				c.arm(now, now.Add(c.cr.busier()), false)
-				c.cr.busyFires.Add(1)
 			}
 			c.fmu.Unlock()
 			if !free {
@@ -293,8 +226,7 @@ func (c *Conn) parked() error {
 func (c *Conn) giveBack() {
 	c.cr.side = sideReader
 	c.cr.ticket = nil
-	c.cr.due = time.Time{} // the park timer, if it still runs, finds nothing to do
-	c.cr.period = c.cr.idle
+	c.cr.due = time.Time{}    // the park timer, if it still runs, finds nothing to do
 	c.cr.resume <- struct{}{} // never blocks: one send per wait of the reader goroutine
 }
 
@@ -370,7 +302,7 @@ func (c *Conn) armClaim(lead *engine.Command) {
 	c.fmu.Lock()
 	if c.cr.side == sideFree && c.cr.ticket == lead {
 		now := time.Now()
-		c.dueAt(now, now.Add(c.cr.claim), true)
+		c.dueAt(now, now.Add(c.cr.claim))
 	}
 	c.fmu.Unlock()
 }
@@ -436,9 +368,9 @@ func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline
 	c.cr.due = time.Time{}
 	c.cr.reading++ // this read's number, for its context's watch (interrupt)
 	read := c.cr.reading
-	if !c.cr.armedAt.IsZero() && c.cr.armedClaim {
+	if at := c.cr.armedAt; !at.IsZero() && time.Until(at) < c.cr.idle/2 {
 		// A claim window's timer would fire during the read, waking the reader goroutine for
-		// nothing. The idle timer of an earlier read is left to run (Timers, above).
+		// nothing; the idle timer of an earlier read, further off, is left to run.
 		c.cr.park.Stop()
 		c.cr.armedAt = time.Time{}
 	}
@@ -500,9 +432,7 @@ func (c *Conn) ReadOwn(ctx context.Context, lead, last *engine.Command, deadline
 	if fail == nil && c.p.InFlight() == 0 && c.rd.Buffered() == 0 && !c.failed.Load() {
 		c.cr.side = sideFree
 		now := time.Now()
-		if c.dueAt(now, now.Add(c.cr.idle), false) {
-			c.cr.readerResets.Add(1)
-		}
+		c.dueAt(now, now.Add(c.cr.idle))
 	} else {
 		c.cr.rerr = fail
 		c.giveBack()

@@ -40,20 +40,3 @@ func ClearReadBusy(c *Conn) {
 	c.cr.busy = 0
 	c.fmu.Unlock()
 }
-
-// ParkTimerCounts returns, for c's park timer (conn_callread.go): the moves made by callers
-// ending their reads, the firings that found the side busy, and those that took a free side
-// back.
-func ParkTimerCounts(c *Conn) (readerResets, busyFires, takeBacks uint64) {
-	return c.cr.readerResets.Load(), c.cr.busyFires.Load(), c.cr.takeBacks.Load()
-}
-
-// ParkPeriod returns how far ahead c's park timer is armed when it next finds the side busy.
-func ParkPeriod(c *Conn) time.Duration {
-	c.fmu.Lock()
-	defer c.fmu.Unlock()
-	return c.cr.period
-}
-
-// BusyWatch is busyWatch.
-const BusyWatch = busyWatch
